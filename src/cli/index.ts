@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+import { StartupError } from '../shared/startup-error.js'
+import { packageVersion } from '../shared/paths.js'
+import { UsageError } from './args.js'
+import { serve, SERVE_FLAGS, type ServeCommand } from './serve.js'
+
+const COMMANDS: Record<string, ServeCommand> = {
+  up: {
+    name: 'up',
+    summary: 'Runs every fake (the fake Orbtile; the fake Orb arrives later) with the control server. This is what `npm start` runs.',
+    flags: {
+      ...SERVE_FLAGS,
+      'orb-port': { type: 'string', placeholder: 'PORT', parse: (raw, name) => SERVE_FLAGS['control-port']!.parse!(raw, name), default: '8787', help: 'port of the fake Orb on 127.0.0.1 (accepted now; the fake Orb is not built yet)' }
+    },
+    fakes: { orbtile: true }
+  },
+  orbtile: {
+    name: 'orbtile',
+    summary: 'Runs the fake Orbtile alone (Adapter API v1.2 on a Unix socket, found through the discovery file), with the control server.',
+    flags: SERVE_FLAGS,
+    fakes: { orbtile: true }
+  }
+}
+
+const HELP = `Usage: orbtest <command> [flags]
+
+Stateful fakes and conformance tests for the Orbtile Adapter Protocol and the Orb bot API.
+
+Commands:
+  up        run every fake with the control server (npm start)
+  orbtile   run the fake Orbtile with the control server
+
+Run 'orbtest <command> --help' for a command's flags. 'orbtest --version' prints the version.
+`
+
+/** Runs the CLI; resolves to the exit code. */
+export async function main (argv: readonly string[]): Promise<number> {
+  const [first, ...rest] = argv
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    process.stdout.write(HELP)
+    return first === undefined ? 2 : 0
+  }
+  if (first === '--version' || first === '-v') {
+    process.stdout.write(`${packageVersion()}\n`)
+    return 0
+  }
+  const command = COMMANDS[first]
+  try {
+    if (command === undefined) throw new UsageError(`unknown command ${JSON.stringify(first)}`)
+    return await serve(command, rest)
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`orbtest: ${err.message}. Run 'orbtest ${command === undefined ? '' : `${command.name} `}--help'.\n`)
+      return 2
+    }
+    if (err instanceof StartupError) {
+      process.stderr.write(`orbtest: ${err.message}\n`)
+      return 1
+    }
+    throw err
+  }
+}
+
+const code = await main(process.argv.slice(2))
+// Exit at once: a stopped fake must not linger on a keep-alive socket a client left open.
+process.exit(code)

@@ -1,0 +1,116 @@
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { removeDiscoveryFile } from '../orbtile-mock/discovery.js'
+import { startOrbtest, type Orbtest, type ReadyInfo } from '../orbtest.js'
+import { packageVersion } from '../shared/paths.js'
+import { flagHelp, parse, parseFlags, type FlagSpecs } from './args.js'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/** The flags of every subcommand that runs fakes. */
+export const SERVE_FLAGS: FlagSpecs = {
+  discovery: { type: 'string', placeholder: 'PATH', parse: parse.path, help: 'discovery file to write; else $ORBTILE_DISCOVERY, else ~/Library/Application Support/Orbtile/adapter-api.json' },
+  socket: { type: 'string', placeholder: 'PATH', parse: parse.path, help: 'Unix socket to serve the Adapter API on; else $XDG_RUNTIME_DIR/orbtest/orbtile.sock or <tmp>/orbtest-<uid>/orbtile.sock' },
+  api: { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the user\'s Adapter API switch at start; off means no socket and no discovery file until switched on' },
+  'rate-limit': { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the spec\'s 20 requests/s, burst 60; off for load tests' },
+  'control-port': { type: 'string', placeholder: 'PORT', parse: parse.port, default: '8788', help: 'control server port on 127.0.0.1; 0 picks a free one' },
+  clock: { type: 'string', placeholder: 'real|virtual', parse: parse.oneOf('real', 'virtual'), default: 'real', help: 'virtual time moves only through POST /control/clock/advance' },
+  'log-level': { type: 'string', placeholder: 'LEVEL', parse: parse.oneOf(...LOG_LEVELS), default: 'warn', help: `request log to stderr: ${LOG_LEVELS.join(', ')}` },
+  'ready-file': { type: 'string', placeholder: 'PATH', parse: parse.path, help: 'once everything listens, write where it listens here as JSON (removed on exit)' },
+  help: { type: 'boolean', help: 'show this help' }
+}
+
+export interface ServeCommand {
+  name: string
+  summary: string
+  flags: FlagSpecs
+  /** Which fakes this command runs. */
+  fakes: { orbtile: boolean }
+}
+
+export function serveHelp (command: ServeCommand): string {
+  return `Usage: orbtest ${command.name} [flags]\n\n${command.summary}\n\nFlags:\n${flagHelp(command.flags)}\n`
+}
+
+/** Runs the fakes until SIGINT or SIGTERM, then removes the socket, the discovery file and the ready file. */
+export async function serve (command: ServeCommand, argv: readonly string[]): Promise<number> {
+  const flags = parseFlags(argv, command.flags)
+  if (flags.help === true) {
+    process.stdout.write(serveHelp(command))
+    return 0
+  }
+  const logLevel = flags['log-level'] as string
+  const fakes = await startOrbtest({
+    orbtile: command.fakes.orbtile && {
+      discoveryPath: flags.discovery as string | undefined,
+      socketPath: flags.socket as string | undefined,
+      apiEnabled: flags.api === 'on',
+      rateLimit: flags['rate-limit'] as 'on' | 'off'
+    },
+    controlPort: flags['control-port'] as number,
+    clockMode: flags.clock as 'real' | 'virtual',
+    logger: logLevel === 'silent'
+      ? false
+      : { level: logLevel, stream: process.stderr, redact: ['req.headers.authorization', 'req.headers["x-orbtile-adapter-token"]'] }
+  })
+  const readyFile = flags['ready-file'] as string | undefined
+  const stopped = waitForStop(fakes, readyFile)
+  process.stdout.write(banner(fakes))
+  if (readyFile !== undefined) writeReadyFile(readyFile, fakes.ready())
+  return stopped
+}
+
+function banner (fakes: Orbtest): string {
+  const lines = [`orbtest ${packageVersion()}`]
+  const orbtile = fakes.orbtile
+  if (orbtile !== undefined) {
+    const state = orbtile.control.state()
+    lines.push(`  Orbtile   socket     ${orbtile.socketPath}${state.api.listening ? '' : '  (API off: not listening)'}`)
+    lines.push(`            discovery  ${orbtile.discoveryPath}  (mode 0600; holds the token)`)
+    lines.push(`            basePath   ${orbtile.basePath}`)
+  }
+  lines.push(`  control   ${fakes.control.url}/control  (OpenAPI: ${fakes.control.url}/control/openapi.json)`)
+  lines.push(`  clock     ${fakes.clock.mode}`)
+  lines.push('Ready. Ctrl-C stops and removes the socket and the discovery file.')
+  return `${lines.join('\n')}\n`
+}
+
+// Written atomically, so a script polling for the file never reads half of it.
+function writeReadyFile (path: string, info: ReadyInfo): void {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`)
+  writeFileSync(temp, `${JSON.stringify(info, null, 2)}\n`)
+  renameSync(temp, path)
+}
+
+function waitForStop (fakes: Orbtest, readyFile: string | undefined): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false
+    const removeReadyFile = (): void => {
+      if (readyFile !== undefined) try { unlinkSync(readyFile) } catch {}
+    }
+    const stop = (): void => {
+      if (stopping) {
+        // A second Ctrl-C: the user is in a hurry.
+        process.exit(130)
+      }
+      stopping = true
+      removeReadyFile()
+      fakes.close().then(() => resolve(0), (err: unknown) => {
+        process.stderr.write(`orbtest: error while stopping: ${(err as Error).message}\n`)
+        resolve(1)
+      })
+    }
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+    process.once('SIGHUP', stop)
+    // A crash or a hurried exit still leaves no socket, discovery file or ready file behind.
+    process.once('exit', () => {
+      removeReadyFile()
+      const orbtile = fakes.orbtile
+      if (orbtile !== undefined && orbtile.control.state().api.listening) {
+        removeDiscoveryFile(orbtile.discoveryPath, orbtile.socketPath)
+        try { unlinkSync(orbtile.socketPath) } catch {}
+      }
+    })
+  })
+}

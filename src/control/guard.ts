@@ -1,0 +1,45 @@
+import { isIP } from 'node:net'
+import type { FastifyRequest } from 'fastify'
+import { ControlError } from './errors.js'
+
+/** True for names that can only mean this machine: `localhost`, 127.0.0.0/8 and ::1. */
+export function isLoopbackName (hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1')
+  if (name === 'localhost' || name.endsWith('.localhost')) return true
+  if (isIP(name) === 4) return name.startsWith('127.')
+  if (isIP(name) === 6) return name === '::1' || name === '0:0:0:0:0:0:0:1'
+  return false
+}
+
+/** Splits a Host header into its name and port; undefined when it is not a host[:port]. */
+export function parseHostHeader (host: string): { hostname: string, port: number | undefined } | undefined {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(host)
+  if (match === null) return undefined
+  return { hostname: match[1]!, port: match[2] === undefined ? undefined : Number(match[2]) }
+}
+
+/**
+ * Refuses requests that did not come from this machine's own tools: a Host that is not a loopback name (which
+ * also defeats DNS rebinding) or an Origin other than the control server's own (a web page elsewhere).
+ */
+export function checkControlRequest (request: FastifyRequest, ownPort: () => number): void {
+  const host = parseHostHeader(request.headers.host ?? '')
+  if (host === undefined || !isLoopbackName(host.hostname)) {
+    throw new ControlError('forbidden_host', 'the control API answers only requests addressed to a loopback name (localhost, 127.0.0.1, [::1])')
+  }
+  const origin = request.headers.origin
+  if (origin !== undefined && !isOwnOrigin(origin, ownPort())) {
+    throw new ControlError('forbidden_origin', `requests from ${JSON.stringify(origin)} are refused; only the control server's own origin may call it`)
+  }
+}
+
+function isOwnOrigin (origin: string, port: number): boolean {
+  let url: URL
+  try {
+    url = new URL(origin)
+  } catch {
+    return false
+  }
+  const originPort = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port)
+  return url.protocol === 'http:' && isLoopbackName(url.hostname) && originPort === port
+}

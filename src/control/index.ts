@@ -1,0 +1,144 @@
+import type { AddressInfo } from 'node:net'
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import addFormatsModule from 'ajv-formats'
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMethods } from 'fastify'
+import { ClockNotVirtualError, advanceClock, clockState, type Clock } from '../shared/clock.js'
+import { readPackageJson } from '../shared/paths.js'
+import type { OrbtileMock } from '../orbtile-mock/index.js'
+import { ControlError, sendControlError } from './errors.js'
+import { checkControlRequest, isLoopbackName } from './guard.js'
+import { StartupError } from '../shared/startup-error.js'
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
+
+/** The control API's OpenAPI 3.1 document, kept in the repo and served as it is. */
+export const CONTROL_OPENAPI_FILE = 'src/control/openapi.json'
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, unknown>>
+  components: { schemas: Record<string, object> }
+}
+
+export interface ControlServerOptions {
+  /** Loopback port; 0 picks a free one. Default 8788. */
+  port?: number
+  /** Loopback address to bind. Default 127.0.0.1. */
+  host?: string
+  /** The clock every fake shares. */
+  clock: Clock
+  orbtile?: OrbtileMock
+  logger?: FastifyServerOptions['logger']
+}
+
+export interface ControlServer {
+  /** The server's base URL, for example `http://127.0.0.1:8788`. */
+  readonly url: string
+  readonly port: number
+  readonly app: FastifyInstance
+  close(): Promise<void>
+}
+
+/**
+ * Starts the control server: loopback HTTP only, foreign Host and Origin refused, every route described by the
+ * OpenAPI document in the repo and every request body validated against that document's schemas.
+ */
+export async function startControlServer (options: ControlServerOptions): Promise<ControlServer> {
+  const document = readPackageJson<OpenApiDocument>(CONTROL_OPENAPI_FILE)
+  const bodyValidator = compileBodyValidators(document)
+  const { clock, orbtile } = options
+  const app = Fastify({ logger: options.logger ?? false, exposeHeadRoutes: false })
+  let port = 0
+
+  app.addHook('onRequest', async (request) => checkControlRequest(request, () => port))
+  app.setNotFoundHandler(() => { throw new ControlError('not_found', 'no such control route; see GET /control/openapi.json') })
+  app.setErrorHandler((err, request, reply) => {
+    if (err instanceof ControlError) return sendControlError(reply, err)
+    if (err instanceof ClockNotVirtualError) return sendControlError(reply, new ControlError('clock_not_virtual', err.message))
+    const status = (err as { statusCode?: number }).statusCode
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return sendControlError(reply, new ControlError('bad_request', 'the request could not be read; send a JSON body'))
+    }
+    request.log.error({ err }, 'control: unexpected fault')
+    return sendControlError(reply, new ControlError('internal', 'unexpected fault; see the log'))
+  })
+
+  const needOrbtile = (): OrbtileMock => {
+    if (orbtile === undefined) throw new ControlError('not_found', 'the fake Orbtile is not running in this process')
+    return orbtile
+  }
+  const body = <T>(schema: string, value: unknown): T => {
+    const validate = bodyValidator(schema)
+    if (!validate(value)) {
+      const error = validate.errors?.[0]
+      const where = error?.instancePath === '' ? 'body' : `body${error?.instancePath.replaceAll('/', '.')}`
+      throw new ControlError('bad_request', `${where} ${error?.message ?? 'is invalid'} (schema ${schema})`)
+    }
+    return value as T
+  }
+
+  app.get('/control/openapi.json', async () => document)
+  app.get('/control/orbtile/state', async () => needOrbtile().control.state())
+  app.put('/control/orbtile/api', async (request) =>
+    needOrbtile().control.setApi(body('ApiSwitch', request.body)))
+  app.post('/control/orbtile/token/regenerate', async () => needOrbtile().control.regenerateToken())
+  app.post('/control/orbtile/restart', async () => needOrbtile().control.restart())
+  app.get('/control/clock', async () => clockState(clock))
+  app.post('/control/clock/advance', async (request) =>
+    advanceClock(clock, body<{ ms: number }>('Advance', request.body).ms))
+  app.post('/control/reset', async () => {
+    if (orbtile !== undefined) await orbtile.control.reset()
+    return { reset: true }
+  })
+  registerMethodNotAllowed(app, document)
+
+  const host = options.host ?? '127.0.0.1'
+  if (!isLoopbackName(host)) throw new StartupError('ORBTEST_CONTROL_NOT_LOOPBACK', `the control server listens on loopback only, not ${host}`)
+  try {
+    await app.listen({ port: options.port ?? 8788, host })
+  } catch (err) {
+    await app.close()
+    const code = (err as { code?: string }).code
+    if (code === 'EADDRINUSE') throw new StartupError('ORBTEST_PORT_IN_USE', `port ${options.port ?? 8788} on ${host} is in use; pick another with --control-port (0 picks a free one)`)
+    throw new StartupError('ORBTEST_CONTROL_LISTEN', `the control server could not listen on ${host}:${options.port ?? 8788}: ${(err as Error).message}`)
+  }
+  port = (app.server.address() as AddressInfo).port
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    app,
+    close: () => app.close()
+  }
+}
+
+function compileBodyValidators (document: OpenApiDocument): (name: string) => ValidateFunction {
+  const ajv = new Ajv2020({ strict: false })
+  addFormats(ajv)
+  ajv.addSchema({ $id: 'control', components: document.components })
+  const cache = new Map<string, ValidateFunction>()
+  return (name) => {
+    let validate = cache.get(name)
+    if (validate === undefined) {
+      validate = ajv.compile({ $ref: `control#/components/schemas/${name}` })
+      cache.set(name, validate)
+    }
+    return validate
+  }
+}
+
+const METHODS: readonly HTTPMethods[] = ['DELETE', 'GET', 'PATCH', 'POST', 'PUT']
+
+// Every documented path answers 405 to the methods the document does not list for it.
+function registerMethodNotAllowed (app: FastifyInstance, document: OpenApiDocument): void {
+  for (const [path, operations] of Object.entries(document.paths)) {
+    const allow = Object.keys(operations).map((method) => method.toUpperCase())
+    const others = METHODS.filter((method) => !allow.includes(method))
+    app.route({
+      method: others,
+      url: path,
+      handler: async (_request, reply) => {
+        reply.header('allow', allow.join(', '))
+        throw new ControlError('method_not_allowed', `${path} accepts ${allow.join(', ')}`)
+      }
+    })
+  }
+}

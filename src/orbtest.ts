@@ -1,0 +1,63 @@
+import type { FastifyServerOptions } from 'fastify'
+import { createClock, type Clock, type ClockMode } from './shared/clock.js'
+import { startControlServer, type ControlServer } from './control/index.js'
+import { startOrbtileMock, type OrbtileMock, type OrbtileMockOptions } from './orbtile-mock/index.js'
+
+export interface OrbtestOptions {
+  /** Run the fake Orbtile (default true). */
+  orbtile?: boolean | Omit<OrbtileMockOptions, 'clock' | 'clockMode' | 'logger'>
+  /** Control server port on 127.0.0.1; 0 picks a free one. Default 8788. */
+  controlPort?: number
+  clockMode?: ClockMode
+  /** Where a virtual clock starts (epoch ms); default now. */
+  clockStart?: number
+  logger?: FastifyServerOptions['logger']
+}
+
+/** What `--ready-file` receives once every listener is up. Never a secret. */
+export interface ReadyInfo {
+  orbtile?: { discovery: string, socketPath: string, basePath: string }
+  control: { url: string }
+}
+
+/** Every fake of one `orbtest up`, sharing one clock, with the control server in front of them. */
+export interface Orbtest {
+  readonly clock: Clock
+  readonly orbtile: OrbtileMock | undefined
+  readonly control: ControlServer
+  ready(): ReadyInfo
+  close(): Promise<void>
+}
+
+/** The in-process twin of `orbtest up`. */
+export async function startOrbtest (options: OrbtestOptions = {}): Promise<Orbtest> {
+  const clock = createClock(options.clockMode ?? 'real', options.clockStart)
+  const started: Array<{ close(): Promise<void> }> = []
+  try {
+    let orbtile: OrbtileMock | undefined
+    if (options.orbtile !== false) {
+      const own = typeof options.orbtile === 'object' ? options.orbtile : {}
+      orbtile = await startOrbtileMock({ ...own, clock, logger: options.logger })
+      started.push(orbtile)
+    }
+    const control = await startControlServer({ clock, orbtile, port: options.controlPort, logger: options.logger })
+    started.push(control)
+    return {
+      clock,
+      orbtile,
+      control,
+      ready: () => ({
+        ...(orbtile === undefined ? {} : { orbtile: { discovery: orbtile.discoveryPath, socketPath: orbtile.socketPath, basePath: orbtile.basePath } }),
+        control: { url: control.url }
+      }),
+      close: async () => {
+        await Promise.allSettled(started.reverse().map((service) => service.close()))
+        clock.dispose()
+      }
+    }
+  } catch (err) {
+    await Promise.allSettled(started.reverse().map((service) => service.close()))
+    clock.dispose()
+    throw err
+  }
+}

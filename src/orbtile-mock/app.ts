@@ -1,0 +1,121 @@
+import { createServer, type Server } from 'node:http'
+import type { Socket } from 'node:net'
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod } from 'fastify'
+import { parseJsonObject } from '../shared/json-body.js'
+import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
+import { runHeadPipeline, type PipelineContext, type RouteConfig } from './pipeline.js'
+import { infoHandler } from './routes/info.js'
+import { BASE_PATH, LIMITS } from './spec.js'
+import type { OrbtileStore } from './store.js'
+
+/** One route of the protocol, relative to `basePath`. */
+export interface OrbtileRoute {
+  method: HTTPMethods
+  path: string
+  /** Adapter routes take their rate-limit token from the adapter's own bucket (OT-A20). */
+  adapterRoute: boolean
+  handler: RouteHandlerMethod
+}
+
+const METHODS: readonly HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']
+
+export interface BuildOptions {
+  store: OrbtileStore
+  rateLimit: 'on' | 'off'
+  logger: FastifyServerOptions['logger']
+}
+
+/** OT-006: the protocol's routes this fake serves. Later capabilities add theirs here. */
+export function orbtileRoutes (store: OrbtileStore): OrbtileRoute[] {
+  return [
+    { method: 'GET', path: '/info', adapterRoute: false, handler: infoHandler(store) }
+  ]
+}
+
+/**
+ * Builds the fake Orbtile's fastify instance around a plain `http.Server` that the caller listens on. The request
+ * pipeline runs in one `onRequest` hook, in the order OT-A02 fixes; body parsing and the routes follow.
+ */
+export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server> {
+  const { store } = options
+  const app = Fastify({
+    logger: options.logger,
+    // The caller owns the server so that it can close and re-open the socket (OT-A03) without a new instance.
+    serverFactory: (handler) => createServer({
+      // OT-A05: a missing Host must get the spec's JSON body, so Node may not answer it with a bare 400 first.
+      requireHostHeader: false
+    }, handler),
+    exposeHeadRoutes: false,
+    bodyLimit: LIMITS.maxBodyBytes,
+    return503OnClosing: false,
+    clientErrorHandler: (err, socket) => answerClientError(err, socket)
+  })
+
+  const ctx: PipelineContext = {
+    apiEnabled: () => store.apiEnabled,
+    token: () => store.token,
+    buckets: store.buckets,
+    rateLimit: options.rateLimit,
+    limits: LIMITS
+  }
+  app.addHook('onRequest', async (request) => runHeadPipeline(request, ctx))
+
+  // OT-154, OT-A05: every body is parsed here, whatever its type (the pipeline has refused other types already).
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+    const parsed = parseJsonObject(body as Buffer)
+    if (parsed.ok) done(null, parsed.value)
+    else done(errors.badRequest(parsed.detail))
+  })
+
+  app.setNotFoundHandler(() => { throw errors.notFound() })
+  app.setErrorHandler((err, request, reply) => {
+    const answer = toOrbtileError(err)
+    if (answer.code === 'internal') request.log.error({ err }, 'unexpected fault')
+    return sendError(reply, answer)
+  })
+
+  registerRoutes(app, orbtileRoutes(store))
+  return app
+}
+
+/** Registers each route under basePath, plus a 405 answer for every other method on the same path (OT-A01). */
+export function registerRoutes (app: FastifyInstance<Server>, routes: readonly OrbtileRoute[]): void {
+  const allowed = new Map<string, HTTPMethods[]>()
+  for (const route of routes) {
+    const url = BASE_PATH + route.path
+    allowed.set(url, [...(allowed.get(url) ?? []), route.method])
+    const config: { orbtile: RouteConfig } = { orbtile: { kind: 'route', adapterRoute: route.adapterRoute } }
+    app.route({ method: route.method, url, config, handler: route.handler })
+  }
+  for (const [url, allow] of allowed) {
+    const others = METHODS.filter((method) => !allow.includes(method))
+    const config: { orbtile: RouteConfig } = { orbtile: { kind: 'method-not-allowed', allow } }
+    app.route({ method: others, url, config, handler: async () => { throw errors.methodNotAllowed(allow) } })
+  }
+}
+
+/** Maps anything thrown during a request to the spec's error: fastify's own 4xx become their spec codes. */
+export function toOrbtileError (err: unknown): OrbtileError {
+  if (err instanceof OrbtileError) return err
+  const fastifyError = err as { code?: string, statusCode?: number }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new OrbtileError('payload_too_large', `the body is over ${LIMITS.maxBodyBytes} bytes`)
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new OrbtileError('unsupported_media_type', 'the body must be application/json')
+  }
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return errors.badRequest('the request could not be read')
+  }
+  return errors.internal()
+}
+
+// Node's HTTP parser refused the bytes (bad framing, oversized head): answer in the spec's shape and hang up.
+function answerClientError (err: Error & { code?: string }, socket: Socket): void {
+  if (err.code !== 'ECONNRESET' && socket.writable) {
+    socket.end(rawBadRequest(err.code === 'HPE_HEADER_OVERFLOW' ? 'the request head is too large' : 'the request is not valid HTTP/1.1'))
+  } else {
+    socket.destroy()
+  }
+}

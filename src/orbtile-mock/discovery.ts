@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto'
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { basename, dirname, join } from 'node:path'
+import { API_VERSION, BASE_PATH } from './spec.js'
+
+/** OT-A04: what the discovery file holds. */
+export interface DiscoveryFile {
+  api: number
+  basePath: string
+  socketPath: string
+  token: string
+}
+
+/** OT-002: where the real app keeps the file, under the user's home. */
+export const SPEC_DISCOVERY_SUFFIX = join('Library', 'Application Support', 'Orbtile', 'adapter-api.json')
+
+/**
+ * The discovery path: an explicit one (the `--discovery` flag) wins, then `ORBTILE_DISCOVERY`, then the spec's
+ * place under the home folder, so an adapter written for macOS finds the fake unchanged.
+ */
+export function resolveDiscoveryPath (explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (explicit !== undefined && explicit !== '') return explicit
+  const fromEnv = env.ORBTILE_DISCOVERY
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv
+  return join(env.HOME ?? homedir(), SPEC_DISCOVERY_SUFFIX)
+}
+
+/** OT-018 uses the same recipe for adapter tokens: 256 random bits, base64url without padding (43 characters). */
+export function newToken (): string {
+  return randomBytes(32).toString('base64url')
+}
+
+export function discoveryContents (socketPath: string, token: string): DiscoveryFile {
+  return { api: API_VERSION, basePath: BASE_PATH, socketPath, token }
+}
+
+/**
+ * OT-A04: writes the file atomically with mode 0600. The bytes go to a private temp file in the same folder,
+ * are flushed, and the temp file is renamed over the target, so a reader sees the old file or the new one, never
+ * a half-written one. Folders it creates are 0700.
+ */
+export function writeDiscoveryFile (path: string, contents: DiscoveryFile): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
+  const fd = openSync(temp, 'wx', 0o600)
+  try {
+    writeSync(fd, `${JSON.stringify(contents, null, 2)}\n`)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  try {
+    // The creation mode is masked by the umask; set it exactly.
+    chmodSync(temp, 0o600)
+    renameSync(temp, path)
+  } catch (err) {
+    try { unlinkSync(temp) } catch {}
+    throw err
+  }
+}
+
+/** Reads and parses a discovery file; undefined when it is missing or not a discovery file. */
+export function readDiscoveryFile (path: string): DiscoveryFile | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<DiscoveryFile>
+    if (typeof parsed.socketPath !== 'string' || typeof parsed.token !== 'string') return undefined
+    return parsed as DiscoveryFile
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Removes the discovery file, but only while it still points at our socket: another instance that has since
+ * written its own file keeps it.
+ */
+export function removeDiscoveryFile (path: string, socketPath: string): void {
+  const current = readDiscoveryFile(path)
+  if (current === undefined || current.socketPath !== socketPath) return
+  try { unlinkSync(path) } catch {}
+}

@@ -1,0 +1,159 @@
+import type { Server } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+import { advanceClock, clockState, createClock, type Clock, type ClockState } from '../shared/clock.js'
+import { buildOrbtileApp } from './app.js'
+import { discoveryContents, removeDiscoveryFile, resolveDiscoveryPath, writeDiscoveryFile } from './discovery.js'
+import { resolveOrbtileOptions, type OrbtileMockOptions } from './options.js'
+import { defaultSocketPath, listenPrivately, makeSocketPrivate, prepareSocketPath } from './socket.js'
+import { BASE_PATH } from './spec.js'
+import { OrbtileStore, type OrbtileSnapshot } from './store.js'
+
+export type { OrbtileMockOptions } from './options.js'
+
+/** `PUT /control/orbtile/api`: the user's switch, and whether the socket is open at all (OT-A03). */
+export interface ApiSwitch {
+  enabled: boolean
+  /** Defaults to true when enabling; when disabling, false closes the socket and removes the discovery file. */
+  listening?: boolean
+}
+
+/** Where the fake can be reached, as the discovery file tells an adapter. */
+export interface OrbtileEndpoint {
+  discoveryPath: string
+  socketPath: string
+  basePath: string
+}
+
+/** The user's side of a fake Orbtile: what the control server exposes, as a typed in-process API. */
+export interface OrbtileControl {
+  state(): OrbtileState
+  setApi(change: ApiSwitch): Promise<OrbtileState['api']>
+  regenerateToken(): OrbtileEndpoint
+  restart(): Promise<OrbtileEndpoint>
+  reset(): Promise<void>
+  /** The fake's clock. */
+  clock(): ClockState
+  /** Moves a virtual clock forward, firing what falls due; a real clock throws ClockNotVirtualError. */
+  advance(ms: number): Promise<ClockState>
+}
+
+export interface OrbtileState extends OrbtileSnapshot {
+  api: { enabled: boolean, listening: boolean }
+  discovery: OrbtileEndpoint
+  clock: ClockState
+}
+
+/** A running fake Orbtile. */
+export interface OrbtileMock extends OrbtileEndpoint {
+  /** The discovery token, for in-process tests; adapters read it from the discovery file. */
+  readonly token: string
+  readonly clock: Clock
+  readonly control: OrbtileControl
+  readonly app: FastifyInstance<Server>
+  close(): Promise<void>
+}
+
+/**
+ * Starts a fake Orbtile: binds the Unix socket (0600, in a private folder), then writes the discovery file
+ * atomically (0600), unless started with the API off (OT-001, OT-A03), in which case neither exists until the
+ * API is switched on.
+ */
+export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise<OrbtileMock> {
+  const options = resolveOrbtileOptions(input)
+  const clock = options.clock ?? createClock(options.clockMode)
+  const ownsClock = options.clock === undefined
+  const store = new OrbtileStore(clock, options.version)
+  const discoveryPath = resolveDiscoveryPath(options.discoveryPath)
+  const socketPath = options.socketPath ?? defaultSocketPath()
+  const endpoint: OrbtileEndpoint = { discoveryPath, socketPath, basePath: BASE_PATH }
+  const app = buildOrbtileApp({ store, rateLimit: options.rateLimit, logger: options.logger })
+  await app.ready()
+  const server = app.server
+  let listening = false
+
+  const writeDiscovery = (): void => writeDiscoveryFile(discoveryPath, discoveryContents(socketPath, store.token))
+
+  async function open (): Promise<void> {
+    if (listening) return
+    await prepareSocketPath(socketPath, options.socketPath === undefined)
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      listenPrivately(() => server.listen({ path: socketPath }, () => {
+        server.off('error', reject)
+        resolve()
+      }))
+    })
+    makeSocketPrivate(socketPath)
+    listening = true
+    writeDiscovery()
+  }
+
+  async function shut (): Promise<void> {
+    if (!listening) return
+    listening = false
+    // Discovery goes first: a client that finds no file never tries the closing socket.
+    removeDiscoveryFile(discoveryPath, socketPath)
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+    server.closeAllConnections()
+    await closed
+  }
+
+  if (options.apiEnabled) {
+    await open()
+  } else {
+    store.apiEnabled = false
+  }
+
+  const state = (): OrbtileState => ({
+    api: { enabled: store.apiEnabled, listening },
+    discovery: { ...endpoint },
+    clock: clockState(clock),
+    ...store.snapshot()
+  })
+
+  const control: OrbtileControl = {
+    state,
+    async setApi ({ enabled, listening: wantListening }) {
+      store.apiEnabled = enabled
+      // OT-A03: turning the API on always opens the socket; turning it off keeps it open (503) unless asked not to.
+      if (enabled || wantListening === true) await open()
+      else if (wantListening === false) await shut()
+      return state().api
+    },
+    regenerateToken () {
+      store.regenerateToken()
+      if (listening) writeDiscovery()
+      return { ...endpoint }
+    },
+    async restart () {
+      store.restart()
+      // Connections do not survive a restart of the app.
+      server.closeAllConnections()
+      if (listening) writeDiscovery()
+      return { ...endpoint }
+    },
+    async reset () {
+      store.reset()
+      await open()
+    },
+    clock: () => clockState(clock),
+    advance: (ms) => advanceClock(clock, ms)
+  }
+
+  let closing: Promise<void> | undefined
+  return {
+    ...endpoint,
+    get token () { return store.token },
+    clock,
+    control,
+    app,
+    close () {
+      closing ??= (async () => {
+        await shut()
+        await app.close()
+        if (ownsClock) clock.dispose()
+      })()
+      return closing
+    }
+  }
+}

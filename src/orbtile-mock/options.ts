@@ -1,0 +1,41 @@
+import type { FastifyServerOptions } from 'fastify'
+import type { Clock, ClockMode } from '../shared/clock.js'
+import { optionsValidator } from '../shared/options.js'
+
+/** Options of `startOrbtileMock`. Every one has a default. */
+export interface OrbtileMockOptions {
+  /** Where to write the discovery file; else `ORBTILE_DISCOVERY`, else the spec's path under `$HOME`. */
+  discoveryPath?: string
+  /** Where to bind the socket; else a private per-user default. */
+  socketPath?: string
+  /** A clock to share with other fakes; else one of `clockMode` is made for this fake alone. */
+  clock?: Clock
+  clockMode?: ClockMode
+  /** false starts with the Adapter API off: no socket, no discovery file (OT-001). Default true. */
+  apiEnabled?: boolean
+  /** `off` lifts the request rate limit, for load tests of an adapter. Default `on` (OT-026). */
+  rateLimit?: 'on' | 'off'
+  /** The `version` string `GET /info` reports (OT-A29). */
+  version?: string
+  /** fastify's logger option; default: no logging. */
+  logger?: FastifyServerOptions['logger']
+}
+
+export type ResolvedOrbtileOptions = Required<Omit<OrbtileMockOptions, 'discoveryPath' | 'socketPath' | 'clock' | 'logger'>>
+  & Pick<OrbtileMockOptions, 'discoveryPath' | 'socketPath' | 'clock' | 'logger'>
+
+const schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    discoveryPath: { type: 'string', minLength: 1 },
+    socketPath: { type: 'string', minLength: 1 },
+    clockMode: { enum: ['real', 'virtual'], default: 'real' },
+    apiEnabled: { type: 'boolean', default: true },
+    rateLimit: { enum: ['on', 'off'], default: 'on' },
+    version: { type: 'string', minLength: 1, default: '0.2.17' }
+  }
+}
+
+/** Validates, defaults and freezes the options of one fake Orbtile. */
+export const resolveOrbtileOptions = optionsValidator<ResolvedOrbtileOptions>('orbtile', schema, ['clock', 'logger'])

@@ -1,0 +1,141 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import contentType from 'content-type'
+import type { FastifyRequest } from 'fastify'
+import type { TokenBuckets } from '../shared/token-bucket.js'
+import { errors, OrbtileError } from './errors.js'
+
+/** What each route tells the pipeline about itself, through fastify's route `config`. */
+export type RouteConfig =
+  | { kind: 'route', adapterRoute: boolean }
+  | { kind: 'method-not-allowed', allow: readonly string[] }
+
+/** What the pipeline steps read from the fake. */
+export interface PipelineContext {
+  apiEnabled(): boolean
+  token(): string
+  buckets: TokenBuckets
+  rateLimit: 'on' | 'off'
+  limits: Readonly<{ maxBodyBytes: number, requestsPerSecond: number, burst: number }>
+}
+
+/** A step looks at the request's head and either lets it through or throws the error that answers it. */
+export type PipelineStep = (request: FastifyRequest, ctx: PipelineContext) => void
+
+/** The bucket shared by `GET /info` and every request that names no adapter (OT-A20). */
+export const SHARED_BUCKET = 'shared'
+
+// OT-A05: `localhost`, with or without a port.
+const LOCALHOST = /^localhost(?::\d{1,5})?$/i
+
+/** OT-A02 step 1 and OT-A05: a Host header is required and must be `localhost`. */
+export function checkHost (request: FastifyRequest): void {
+  const host = request.headers.host
+  if (host === undefined || host === '') throw errors.badRequest('the Host header is required (Host: localhost)')
+  if (!LOCALHOST.test(host)) throw errors.badRequest(`the Host header must be localhost, not ${JSON.stringify(host)}`)
+}
+
+/** OT-015: any Origin header at all, even an empty or `null` one, is refused: only local processes may call. */
+export function checkOrigin (request: FastifyRequest): void {
+  if (request.headers.origin !== undefined) {
+    throw new OrbtileError('forbidden_origin', 'requests with an Origin header are refused; adapters never send one')
+  }
+}
+
+/** OT-155, OT-A03: while the user has the API switched off, every request answers api_disabled. */
+export function checkApiEnabled (_request: FastifyRequest, ctx: PipelineContext): void {
+  if (!ctx.apiEnabled()) throw new OrbtileError('api_disabled', 'the Adapter API is turned off in Orbtile settings')
+}
+
+/** OT-016, OT-A29: `Authorization: Bearer <discovery token>` on every request, /info included. */
+export function checkBearer (request: FastifyRequest, ctx: PipelineContext): void {
+  const header = request.headers.authorization
+  if (header === undefined) throw errors.unauthorized('the Authorization header is missing; send Bearer <token from the discovery file>')
+  const match = /^Bearer +(\S+) *$/i.exec(header)
+  if (match === null) throw errors.unauthorized('the Authorization scheme must be Bearer')
+  if (!sameSecret(match[1]!, ctx.token())) throw errors.unauthorized('the bearer token does not match the discovery file')
+}
+
+/** OT-153, OT-A01: unknown paths are not_found; a known path with another method is 405 with Allow. */
+export function checkRoute (request: FastifyRequest): void {
+  if (request.is404) throw errors.notFound(`no route ${request.method} ${request.url.split('?')[0]}`)
+  const config = routeConfig(request)
+  if (config?.kind === 'method-not-allowed') throw errors.methodNotAllowed(config.allow)
+}
+
+/** OT-026, OT-A20: one token per request from the adapter's bucket, or from the shared one. */
+export function checkRateLimit (request: FastifyRequest, ctx: PipelineContext): void {
+  if (ctx.rateLimit === 'off') return
+  const config = routeConfig(request)
+  const params = request.params as { adapterId?: string }
+  const key = config?.kind === 'route' && config.adapterRoute && params.adapterId !== undefined
+    ? `adapter:${params.adapterId}`
+    : SHARED_BUCKET
+  const taken = ctx.buckets.take(key)
+  if (!taken.ok) {
+    const { requestsPerSecond, burst } = ctx.limits
+    throw new OrbtileError('rate_limited', `over ${requestsPerSecond} requests/s (burst ${burst}); retry after ${taken.retryAfterSeconds} s`, {
+      headers: { 'retry-after': String(taken.retryAfterSeconds) }
+    })
+  }
+}
+
+/**
+ * OT-025, OT-024, OT-017 (OT-A02 step 7): decided from the head alone, before a byte of the body is read.
+ * A body sent without Content-Length is length_required; one over maxBodyBytes is payload_too_large; a body
+ * that is not `application/json` (charset utf-8 allowed, OT-A05) is unsupported_media_type.
+ */
+export function checkBodyFraming (request: FastifyRequest, ctx: PipelineContext): void {
+  const length = request.headers['content-length']
+  const chunked = request.headers['transfer-encoding'] !== undefined
+  if (length === undefined && chunked) {
+    throw new OrbtileError('length_required', 'send the body with a Content-Length header, not chunked')
+  }
+  const bytes = length === undefined ? 0 : Number(length)
+  if (bytes > ctx.limits.maxBodyBytes) {
+    throw new OrbtileError('payload_too_large', `the body is ${bytes} bytes; the limit is ${ctx.limits.maxBodyBytes}`)
+  }
+  if (bytes > 0) checkMediaType(request.headers['content-type'])
+}
+
+function checkMediaType (header: string | undefined): void {
+  const refuse = (): never => {
+    throw new OrbtileError('unsupported_media_type', `the body must be application/json, not ${header === undefined ? 'untyped' : JSON.stringify(header)}`)
+  }
+  if (header === undefined) refuse()
+  let parsed: contentType.ParsedMediaType
+  try {
+    parsed = contentType.parse(header!)
+  } catch {
+    return refuse()
+  }
+  if (parsed.type !== 'application/json') refuse()
+  const charset = parsed.parameters.charset
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') refuse()
+}
+
+/** OT-A02: the order the checks run in; the first failure answers. Body parsing and later steps follow in routes. */
+export const HEAD_PIPELINE: readonly PipelineStep[] = [
+  checkHost,
+  checkOrigin,
+  checkApiEnabled,
+  checkBearer,
+  checkRoute,
+  checkRateLimit,
+  checkBodyFraming
+]
+
+/** Runs the head pipeline; throws the first step's error. */
+export function runHeadPipeline (request: FastifyRequest, ctx: PipelineContext): void {
+  for (const step of HEAD_PIPELINE) step(request, ctx)
+}
+
+function routeConfig (request: FastifyRequest): RouteConfig | undefined {
+  return (request.routeOptions.config as { orbtile?: RouteConfig }).orbtile
+}
+
+/** Compares two secrets in time that does not depend on where they differ, nor on their lengths. */
+export function sameSecret (given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest()
+  const b = createHash('sha256').update(expected).digest()
+  return timingSafeEqual(a, b)
+}

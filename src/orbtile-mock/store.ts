@@ -1,0 +1,70 @@
+import type { Clock } from '../shared/clock.js'
+import { TokenBuckets } from '../shared/token-bucket.js'
+import { newToken } from './discovery.js'
+import { LIMITS } from './spec.js'
+
+/**
+ * Everything one fake Orbtile holds, in one object created by its factory (no module-level state). The routes
+ * read and change it; the control API reads it through `snapshot()` and changes it through the methods here.
+ */
+export class OrbtileStore {
+  readonly clock: Clock
+  readonly version: string
+  /** OT-026, OT-A20: per-adapter and shared request buckets. */
+  readonly buckets: TokenBuckets
+  /** OT-001, OT-A03: the user's Adapter API switch. */
+  apiEnabled = true
+  #token = newToken()
+  #restarts = 0
+  #tokenRegenerations = 0
+  readonly #startedAt: number
+
+  constructor (clock: Clock, version: string) {
+    this.clock = clock
+    this.version = version
+    this.buckets = new TokenBuckets({ burst: LIMITS.burst, perSecond: LIMITS.requestsPerSecond }, clock)
+    this.#startedAt = clock.now()
+  }
+
+  /** The discovery token (OT-013, OT-A04). */
+  get token (): string {
+    return this.#token
+  }
+
+  /** OT-023, OT-A04: a new discovery token. The caller rewrites the discovery file. */
+  regenerateToken (): void {
+    this.#token = newToken()
+    this.#tokenRegenerations++
+  }
+
+  /** OT-023: as if Orbtile restarted: a new token, and nothing held over from the last run but the user's settings. */
+  restart (): void {
+    this.regenerateToken()
+    this.buckets.clear()
+    this.#restarts++
+  }
+
+  /** Back to the state of a fresh start, keeping the token, so clients need not re-read the discovery file. */
+  reset (): void {
+    this.apiEnabled = true
+    this.buckets.clear()
+  }
+
+  /** A JSON snapshot of what the fake holds; secrets (tokens) are never part of it. */
+  snapshot (): OrbtileSnapshot {
+    return {
+      startedAt: new Date(this.#startedAt).toISOString(),
+      restarts: this.#restarts,
+      tokenRegenerations: this.#tokenRegenerations,
+      rateLimitBuckets: this.buckets.snapshot()
+    }
+  }
+}
+
+/** The store part of `GET /control/orbtile/state`. */
+export interface OrbtileSnapshot {
+  startedAt: string
+  restarts: number
+  tokenRegenerations: number
+  rateLimitBuckets: Array<{ key: string, tokens: number }>
+}

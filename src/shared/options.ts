@@ -1,0 +1,31 @@
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
+import { StartupError } from './startup-error.js'
+
+const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: true })
+
+/**
+ * Compiles an options schema into a function that fills in defaults, validates, and freezes, failing with one
+ * coded StartupError that names the bad option (fastify's habit: options are validated once, at the door).
+ * Keys listed in `passThrough` hold live objects (a clock, a logger) and are not validated by the schema.
+ */
+export function optionsValidator<T extends object> (what: string, schema: object, passThrough: readonly string[] = []): (input: object) => Readonly<T> {
+  const validate = ajv.compile(schema)
+  return (input) => {
+    const copy: Record<string, unknown> = {}
+    const kept: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(input)) {
+      if (value === undefined) continue
+      if (passThrough.includes(key)) kept[key] = value
+      else copy[key] = value
+    }
+    if (!validate(copy)) throw new StartupError('ORBTEST_BAD_OPTION', `${what}: ${describeError(validate.errors?.[0])}`)
+    return Object.freeze({ ...copy, ...kept }) as Readonly<T>
+  }
+}
+
+function describeError (error: ErrorObject | undefined): string {
+  if (error === undefined) return 'invalid options'
+  if (error.keyword === 'additionalProperties') return `unknown option ${JSON.stringify(error.params.additionalProperty)}`
+  const name = error.instancePath.replace(/^\//, '').replaceAll('/', '.') || 'options'
+  return `option ${name} ${error.message ?? 'is invalid'}`
+}

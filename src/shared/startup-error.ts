@@ -1,0 +1,13 @@
+/**
+ * A fault that stops a fake from starting: a socket path that is too long or in use, a folder that is not
+ * private, a bad option. `code` is stable; the CLI prints `message` on one line and exits non-zero.
+ */
+export class StartupError extends Error {
+  readonly code: string
+
+  constructor (code: string, message: string) {
+    super(message)
+    this.name = 'StartupError'
+    this.code = code
+  }
+}
