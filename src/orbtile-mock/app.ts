@@ -23,6 +23,8 @@ export interface BuildOptions {
   store: OrbtileStore
   rateLimit: 'on' | 'off'
   logger: FastifyServerOptions['logger']
+  /** Routes served beside the protocol's, through the same pipeline (see OrbtileMockOptions.extraRoutes). */
+  extraRoutes?: readonly OrbtileRoute[]
 }
 
 /** OT-006: the protocol's routes this fake serves. Later capabilities add theirs here. */
@@ -75,7 +77,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     return sendError(reply, answer)
   })
 
-  registerRoutes(app, orbtileRoutes(store))
+  registerRoutes(app, [...orbtileRoutes(store), ...(options.extraRoutes ?? [])])
   return app
 }
 

@@ -9,6 +9,7 @@ import { BASE_PATH } from './spec.js'
 import { OrbtileStore, type OrbtileSnapshot } from './store.js'
 
 export type { OrbtileMockOptions } from './options.js'
+export type { OrbtileRoute } from './app.js'
 
 /** `PUT /control/orbtile/api`: the user's switch, and whether the socket is open at all (OT-A03). */
 export interface ApiSwitch {
@@ -66,7 +67,7 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
   const discoveryPath = resolveDiscoveryPath(options.discoveryPath)
   const socketPath = options.socketPath ?? defaultSocketPath()
   const endpoint: OrbtileEndpoint = { discoveryPath, socketPath, basePath: BASE_PATH }
-  const app = buildOrbtileApp({ store, rateLimit: options.rateLimit, logger: options.logger })
+  const app = buildOrbtileApp({ store, rateLimit: options.rateLimit, logger: options.logger, extraRoutes: options.extraRoutes })
   await app.ready()
   const server = app.server
   let listening = false

@@ -1,5 +1,6 @@
 import type { FastifyServerOptions } from 'fastify'
 import type { Clock, ClockMode } from '../shared/clock.js'
+import type { OrbtileRoute } from './app.js'
 import { optionsValidator } from '../shared/options.js'
 
 /** Options of `startOrbtileMock`. Every one has a default. */
@@ -19,10 +20,15 @@ export interface OrbtileMockOptions {
   version?: string
   /** fastify's logger option; default: no logging. */
   logger?: FastifyServerOptions['logger']
+  /**
+   * Routes to serve under basePath beside the protocol's own, behind the same request pipeline. For prototyping
+   * an extension of the protocol, and for tests of the pipeline itself.
+   */
+  extraRoutes?: readonly OrbtileRoute[]
 }
 
-export type ResolvedOrbtileOptions = Required<Omit<OrbtileMockOptions, 'discoveryPath' | 'socketPath' | 'clock' | 'logger'>>
-  & Pick<OrbtileMockOptions, 'discoveryPath' | 'socketPath' | 'clock' | 'logger'>
+type Live = 'discoveryPath' | 'socketPath' | 'clock' | 'logger' | 'extraRoutes'
+export type ResolvedOrbtileOptions = Required<Omit<OrbtileMockOptions, Live>> & Pick<OrbtileMockOptions, Live>
 
 const schema = {
   type: 'object',
@@ -38,4 +44,4 @@ const schema = {
 }
 
 /** Validates, defaults and freezes the options of one fake Orbtile. */
-export const resolveOrbtileOptions = optionsValidator<ResolvedOrbtileOptions>('orbtile', schema, ['clock', 'logger'])
+export const resolveOrbtileOptions = optionsValidator<ResolvedOrbtileOptions>('orbtile', schema, ['clock', 'logger', 'extraRoutes'])

@@ -1,0 +1,29 @@
+import { validatorFor } from '../../src/orbtile-mock/spec.js'
+import { ERROR_STATUS, type ErrorCode } from '../../src/orbtile-mock/errors.js'
+import type { Reply } from './client.js'
+
+const errorSchema = validatorFor('Error')
+
+/**
+ * Why a reply is not the spec's error `code` (OT-149, OT-150, OT-A01): wrong status, not JSON, a body the spec's
+ * `Error` schema refuses, or another code. Returns undefined when it is right. Usable inside properties.
+ */
+export function specErrorProblem (reply: Reply, code: ErrorCode, field?: string): string | undefined {
+  if (reply.status !== ERROR_STATUS[code] && !(code === 'bad_request' && reply.status === 405)) {
+    return `status ${reply.status}, expected ${ERROR_STATUS[code]} (${code}); body ${reply.text}`
+  }
+  if (!/^application\/json\b/.test(String(reply.headers['content-type']))) return `content-type ${reply.headers['content-type']}`
+  if (!errorSchema(reply.json)) return `body fails the spec's Error schema: ${reply.text}`
+  if (reply.json.error.code !== code) return `code ${reply.json.error.code}, expected ${code}`
+  if (field !== undefined && reply.json.error.field !== field) return `field ${reply.json.error.field}, expected ${field}`
+  return undefined
+}
+
+interface Asserter {
+  equal(found: unknown, wanted: unknown, message?: string): void
+}
+
+/** Asserts a reply is the spec's error `code`, with `field` when given. */
+export function assertSpecError (t: Asserter, reply: Reply, code: ErrorCode, field?: string): void {
+  t.equal(specErrorProblem(reply, code, field), undefined, `answers ${code}${field === undefined ? '' : ` on ${field}`}`)
+}
