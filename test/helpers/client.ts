@@ -1,4 +1,4 @@
-import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http'
+import { Agent, request as httpRequest_, type IncomingHttpHeaders } from 'node:http'
 import { connect } from 'node:net'
 
 export interface Reply {
@@ -46,7 +46,7 @@ export class SocketClient {
     }
     if (payload !== undefined && headers['transfer-encoding'] === undefined) headers['content-length'] = String(payload.length)
     return new Promise((resolve, reject) => {
-      const req = httpRequest({
+      const req = httpRequest_({
         socketPath: this.socketPath,
         method,
         path: options.target ?? `/a/v1${options.path ?? '/info'}`,
@@ -100,4 +100,26 @@ export function parseRawResponse (raw: string): { status: number, headers: Recor
   let json: unknown
   try { json = JSON.parse(rest.join('\r\n\r\n')) } catch {}
   return { status: Number(statusLine.split(' ')[1]), headers, json }
+}
+
+/** A request to the control server over loopback HTTP, with full control of Host and Origin. */
+export function httpRequest (baseUrl: string, options: { method?: string, path: string, headers?: Record<string, string>, body?: unknown }): Promise<Reply> {
+  const url = new URL(options.path, baseUrl)
+  const payload = options.body === undefined ? undefined : Buffer.from(typeof options.body === 'string' ? options.body : JSON.stringify(options.body))
+  const headers: Record<string, string> = { host: url.host, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(payload.length) }) }
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value
+  return new Promise((resolve, reject) => {
+    const req = httpRequest_({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path: url.pathname + url.search, headers, setHost: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let json: unknown
+        try { json = JSON.parse(text) } catch {}
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
+      })
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
 }
