@@ -1,0 +1,155 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { readDiscovery, scratch } from './helpers/fake.js'
+import { SocketClient } from './helpers/client.js'
+
+const CLI = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'src', 'cli', 'index.ts')
+
+interface Run {
+  child: ChildProcess
+  stdout: () => string
+  stderr: () => string
+  exit: Promise<number | null>
+}
+
+function run (args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, ['--import=tsx', CLI, ...args], {
+    env: { ...process.env, ORBTILE_DISCOVERY: '', XDG_RUNTIME_DIR: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (chunk) => { out += chunk })
+  child.stderr!.on('data', (chunk) => { err += chunk })
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  return { child, stdout: () => out, stderr: () => err, exit }
+}
+
+async function waitForFile (path: string, child: Run): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (existsSync(path)) return
+    if (child.child.exitCode !== null) throw new Error(`exited early: ${child.stderr()}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`no ${path}; stderr: ${child.stderr()}`)
+}
+
+t.test('cli: --help on the CLI and on each command exits 0 and lists the flags', async (t) => {
+  const top = run(['--help'])
+  t.equal(await top.exit, 0)
+  t.match(top.stdout(), /Usage: orbtest <command>/)
+  for (const command of ['up', 'orbtile']) {
+    const help = run([command, '--help'])
+    t.equal(await help.exit, 0)
+    for (const flag of ['--discovery', '--socket', '--control-port', '--clock', '--log-level', '--ready-file', '--rate-limit', '--api']) {
+      t.match(help.stdout(), flag, `${command} --help lists ${flag}`)
+    }
+  }
+  const up = run(['up', '-h'])
+  t.equal(await up.exit, 0)
+  t.match(up.stdout(), '--orb-port')
+})
+
+t.test('cli: unknown flags, bad values and unknown commands are refused with one line and exit code 2', async (t) => {
+  for (const args of [
+    ['up', '--bogus'], ['up', '--clock', 'fast'], ['up', '--control-port', '70000'], ['up', '--control-port', 'x'],
+    ['orbtile', '--log-level', 'loud'], ['orbtile', '--orb-port', '1'], ['up', '--api', 'maybe'], ['up', 'stray'],
+    ['up', '--discovery'], ['nonsense']
+  ]) {
+    const r = run(args)
+    t.equal(await r.exit, 2, args.join(' '))
+    t.equal(r.stderr().trim().split('\n').length, 1, `one line: ${r.stderr().trim()}`)
+    t.match(r.stderr(), /^orbtest: /)
+  }
+})
+
+t.test('OT-A04 cli: orbtile starts, writes the ready file, prints where it listens but never the token, logs no token, and SIGTERM removes socket, discovery and ready file', async (t) => {
+  const dir = scratch(t)
+  const ready = join(dir, 'ready.json')
+  const discovery = join(dir, 'd', 'adapter-api.json')
+  const socket = join(dir, 's', 'o.sock')
+  const r = run(['orbtile', '--discovery', discovery, '--socket', socket, '--control-port', '0', '--ready-file', ready, '--log-level', 'trace'])
+  t.teardown(() => r.child.kill('SIGKILL'))
+  await waitForFile(ready, r)
+  const info = JSON.parse(readFileSync(ready, 'utf8'))
+  t.same(Object.keys(info).sort(), ['control', 'orbtile'])
+  t.same(info.orbtile, { discovery, socketPath: socket, basePath: '/a/v1' })
+  t.match(info.control.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+  const { token } = readDiscovery(discovery)
+  const client = new SocketClient(socket, token)
+  t.equal((await client.request({ headers: { 'x-orbtile-adapter-token': 'secret-adapter-token' } })).status, 200)
+  t.equal((await client.request({ headers: { authorization: 'Bearer wrong-token-xyz' } })).status, 401)
+  client.close()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.match(r.stdout(), socket)
+  t.match(r.stdout(), discovery)
+  t.match(r.stdout(), info.control.url)
+  t.notMatch(r.stdout() + r.stderr(), token, 'the token is never printed or logged')
+  t.notMatch(r.stderr(), /secret-adapter-token|wrong-token-xyz/, 'no credential header is logged')
+  t.match(r.stderr(), /"level":/, 'trace logging is on, to stderr')
+  r.child.kill('SIGTERM')
+  t.equal(await r.exit, 0)
+  t.notOk(existsSync(socket), 'socket removed')
+  t.notOk(existsSync(discovery), 'discovery file removed')
+  t.notOk(existsSync(ready), 'ready file removed')
+})
+
+t.test('OT-002 cli: without --discovery the file lands at the spec\'s place under HOME, or at ORBTILE_DISCOVERY', async (t) => {
+  const dir = scratch(t)
+  const home = join(dir, 'home')
+  const ready = join(dir, 'ready.json')
+  const r = run(['up', '--socket', join(dir, 'o.sock'), '--control-port', '0', '--ready-file', ready], { HOME: home })
+  t.teardown(() => r.child.kill('SIGKILL'))
+  await waitForFile(ready, r)
+  const expected = join(home, 'Library', 'Application Support', 'Orbtile', 'adapter-api.json')
+  t.equal(JSON.parse(readFileSync(ready, 'utf8')).orbtile.discovery, expected)
+  t.ok(existsSync(expected))
+  r.child.kill('SIGINT')
+  t.equal(await r.exit, 0)
+  const viaEnv = join(dir, 'env.json')
+  const e = run(['orbtile', '--socket', join(dir, 'e.sock'), '--control-port', '0', '--ready-file', ready], { HOME: home, ORBTILE_DISCOVERY: viaEnv })
+  t.teardown(() => e.child.kill('SIGKILL'))
+  await waitForFile(ready, e)
+  t.ok(existsSync(viaEnv))
+  e.child.kill('SIGTERM')
+  t.equal(await e.exit, 0)
+})
+
+t.test('OT-A04 cli: a live socket, a socket path that is too long, or a busy control port stop start-up with one clear line', async (t) => {
+  const dir = scratch(t)
+  const socket = join(dir, 'o.sock')
+  const ready = join(dir, 'ready.json')
+  const first = run(['orbtile', '--discovery', join(dir, 'd.json'), '--socket', socket, '--control-port', '0', '--ready-file', ready])
+  t.teardown(() => first.child.kill('SIGKILL'))
+  await waitForFile(ready, first)
+  const second = run(['orbtile', '--discovery', join(dir, 'd2.json'), '--socket', socket, '--control-port', '0'])
+  t.equal(await second.exit, 1)
+  t.match(second.stderr(), /^orbtest: another process is listening on .*o\.sock/)
+  t.notMatch(second.stderr(), /\n\s+at /, 'no stack trace')
+  const long = run(['orbtile', '--discovery', join(dir, 'd3.json'), '--socket', join(dir, 'x'.repeat(110), 's.sock'), '--control-port', '0'])
+  t.equal(await long.exit, 1)
+  t.match(long.stderr(), /socket path is \d+ bytes; the OS allows 107/)
+  const port = Number(new URL(JSON.parse(readFileSync(ready, 'utf8')).control.url).port)
+  const busy = run(['orbtile', '--discovery', join(dir, 'd4.json'), '--socket', join(dir, 'p.sock'), '--control-port', String(port)])
+  t.equal(await busy.exit, 1)
+  t.match(busy.stderr(), new RegExp(`port ${port} .* in use`))
+  t.notOk(existsSync(join(dir, 'p.sock')), 'a failed start leaves no socket behind')
+  t.notOk(existsSync(join(dir, 'd4.json')), 'nor a discovery file')
+  first.child.kill('SIGTERM')
+  t.equal(await first.exit, 0)
+})
+
+t.test('OT-001 cli: --api off starts with no socket and no discovery file', async (t) => {
+  const dir = scratch(t)
+  const ready = join(dir, 'ready.json')
+  const r = run(['orbtile', '--api', 'off', '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'o.sock'), '--control-port', '0', '--ready-file', ready])
+  t.teardown(() => r.child.kill('SIGKILL'))
+  await waitForFile(ready, r)
+  t.notOk(existsSync(join(dir, 'o.sock')))
+  t.notOk(existsSync(join(dir, 'd.json')))
+  t.match(r.stdout(), /API off/)
+  r.child.kill('SIGTERM')
+  t.equal(await r.exit, 0)
+})
