@@ -7,12 +7,13 @@ import addFormatsModule from 'ajv-formats'
 import { startOrbtest } from '../src/orbtest.js'
 import { fcParams } from './helpers/fc.js'
 import { readDiscovery, scratch } from './helpers/fake.js'
+import type { Teardown } from './helpers/fake.js'
 import { httpRequest, SocketClient } from './helpers/client.js'
 import { assertSpecError } from './helpers/assert.js'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 
-async function setup (tt: typeof t, clockMode: 'real' | 'virtual' = 'virtual') {
+async function setup (tt: Teardown, clockMode: 'real' | 'virtual' = 'virtual') {
   const dir = scratch(tt)
   const fakes = await startOrbtest({
     orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock') },

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import type { OrbtileRoute } from '../src/orbtile-mock/index.js'
 import { fcParams } from './helpers/fc.js'
 import { startFake } from './helpers/fake.js'
+import type { Teardown } from './helpers/fake.js'
 import { SocketClient, parseRawResponse, rawExchange } from './helpers/client.js'
 import { assertSpecError, specErrorProblem } from './helpers/assert.js'
 
@@ -13,7 +14,7 @@ const extraRoutes: OrbtileRoute[] = [
   { method: 'GET', path: '/boom', adapterRoute: false, handler: async () => { throw new Error('secret internals at /srv/x.ts:12') } }
 ]
 
-async function setup (tt: typeof t, options = {}) {
+async function setup (tt: Teardown, options = {}) {
   const fake = await startFake(tt, { rateLimit: 'off', extraRoutes, ...options })
   const client = new SocketClient(fake.socketPath, fake.token)
   tt.teardown(() => client.close())

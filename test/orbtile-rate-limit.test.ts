@@ -4,10 +4,11 @@ import { VirtualClock } from '../src/shared/clock.js'
 import { TokenBuckets } from '../src/shared/token-bucket.js'
 import { fcParams } from './helpers/fc.js'
 import { startFake } from './helpers/fake.js'
+import type { Teardown } from './helpers/fake.js'
 import { SocketClient } from './helpers/client.js'
 import { assertSpecError } from './helpers/assert.js'
 
-async function setup (tt: typeof t, rateLimit: 'on' | 'off' = 'on') {
+async function setup (tt: Teardown, rateLimit: 'on' | 'off' = 'on') {
   const clock = new VirtualClock(Date.UTC(2026, 0, 1))
   const fake = await startFake(tt, { clock, rateLimit })
   tt.teardown(() => clock.dispose())

@@ -1,15 +1,13 @@
 import type { AddressInfo } from 'node:net'
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
-import addFormatsModule from 'ajv-formats'
+import type { ValidateFunction } from 'ajv/dist/2020.js'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMethods } from 'fastify'
 import { ClockNotVirtualError, advanceClock, clockState, type Clock } from '../shared/clock.js'
+import { createAjv } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
 import type { OrbtileMock } from '../orbtile-mock/index.js'
 import { ControlError, sendControlError } from './errors.js'
 import { checkControlRequest, isLoopbackName } from './guard.js'
 import { StartupError } from '../shared/startup-error.js'
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 
 /** The control API's OpenAPI 3.1 document, kept in the repo and served as it is. */
 export const CONTROL_OPENAPI_FILE = 'src/control/openapi.json'
@@ -111,9 +109,7 @@ export async function startControlServer (options: ControlServerOptions): Promis
 }
 
 function compileBodyValidators (document: OpenApiDocument): (name: string) => ValidateFunction {
-  const ajv = new Ajv2020({ strict: false })
-  addFormats(ajv)
-  ajv.addSchema({ $id: 'control', components: document.components })
+  const ajv = createAjv().addSchema({ $id: 'control', components: document.components })
   const cache = new Map<string, ValidateFunction>()
   return (name) => {
     let validate = cache.get(name)

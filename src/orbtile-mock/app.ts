@@ -60,7 +60,18 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     rateLimit: options.rateLimit,
     limits: LIMITS
   }
-  app.addHook('onRequest', async (request) => runHeadPipeline(request, ctx))
+  // A callback hook, not an async one: this runs on every request, and the promise costs throughput.
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      // `request.routeOptions` builds a fresh object on every read; the 404 route has no config of ours.
+      const route = request.is404 ? undefined : (request.routeOptions.config as { orbtile?: RouteConfig }).orbtile
+      runHeadPipeline(request, ctx, route)
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    done()
+  })
 
   // OT-154, OT-A05: every body is parsed here, whatever its type (the pipeline has refused other types already).
   app.removeAllContentTypeParsers()

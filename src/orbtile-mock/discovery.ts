@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { API_VERSION, BASE_PATH } from './spec.js'
@@ -43,10 +43,10 @@ export function discoveryContents (socketPath: string, token: string): Discovery
 export function writeDiscoveryFile (path: string, contents: DiscoveryFile): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
+  // No fsync: rename is atomic for readers, and the file means nothing after a crash of the machine anyway.
   const fd = openSync(temp, 'wx', 0o600)
   try {
     writeSync(fd, `${JSON.stringify(contents, null, 2)}\n`)
-    fsyncSync(fd)
   } finally {
     closeSync(fd)
   }

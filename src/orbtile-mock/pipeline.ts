@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
 import contentType from 'content-type'
 import type { FastifyRequest } from 'fastify'
 import type { TokenBuckets } from '../shared/token-bucket.js'
@@ -18,8 +18,11 @@ export interface PipelineContext {
   limits: Readonly<{ maxBodyBytes: number, requestsPerSecond: number, burst: number }>
 }
 
-/** A step looks at the request's head and either lets it through or throws the error that answers it. */
-export type PipelineStep = (request: FastifyRequest, ctx: PipelineContext) => void
+/**
+ * A step looks at the request's head and either lets it through or throws the error that answers it. `route` is
+ * what the matched route says of itself (undefined for no match), read once per request for all steps.
+ */
+export type PipelineStep = (request: FastifyRequest, ctx: PipelineContext, route: RouteConfig | undefined) => void
 
 /** The bucket shared by `GET /info` and every request that names no adapter (OT-A20). */
 export const SHARED_BUCKET = 'shared'
@@ -56,18 +59,16 @@ export function checkBearer (request: FastifyRequest, ctx: PipelineContext): voi
 }
 
 /** OT-153, OT-A01: unknown paths are not_found; a known path with another method is 405 with Allow. */
-export function checkRoute (request: FastifyRequest): void {
-  if (request.is404) throw errors.notFound(`no route ${request.method} ${request.url.split('?')[0]}`)
-  const config = routeConfig(request)
-  if (config?.kind === 'method-not-allowed') throw errors.methodNotAllowed(config.allow)
+export function checkRoute (request: FastifyRequest, _ctx: PipelineContext, route: RouteConfig | undefined): void {
+  if (route === undefined) throw errors.notFound(`no route ${request.method} ${request.url.split('?')[0]}`)
+  if (route.kind === 'method-not-allowed') throw errors.methodNotAllowed(route.allow)
 }
 
 /** OT-026, OT-A20: one token per request from the adapter's bucket, or from the shared one. */
-export function checkRateLimit (request: FastifyRequest, ctx: PipelineContext): void {
+export function checkRateLimit (request: FastifyRequest, ctx: PipelineContext, route: RouteConfig | undefined): void {
   if (ctx.rateLimit === 'off') return
-  const config = routeConfig(request)
   const params = request.params as { adapterId?: string }
-  const key = config?.kind === 'route' && config.adapterRoute && params.adapterId !== undefined
+  const key = route?.kind === 'route' && route.adapterRoute && params.adapterId !== undefined
     ? `adapter:${params.adapterId}`
     : SHARED_BUCKET
   const taken = ctx.buckets.take(key)
@@ -125,17 +126,16 @@ export const HEAD_PIPELINE: readonly PipelineStep[] = [
 ]
 
 /** Runs the head pipeline; throws the first step's error. */
-export function runHeadPipeline (request: FastifyRequest, ctx: PipelineContext): void {
-  for (const step of HEAD_PIPELINE) step(request, ctx)
+export function runHeadPipeline (request: FastifyRequest, ctx: PipelineContext, route: RouteConfig | undefined): void {
+  for (const step of HEAD_PIPELINE) step(request, ctx, route)
 }
 
-function routeConfig (request: FastifyRequest): RouteConfig | undefined {
-  return (request.routeOptions.config as { orbtile?: RouteConfig }).orbtile
-}
-
-/** Compares two secrets in time that does not depend on where they differ, nor on their lengths. */
+/**
+ * Compares a secret in time that does not depend on where it differs. Only the length can leak, and token lengths
+ * are public (43 characters, OT-018), so a length mismatch answers at once.
+ */
 export function sameSecret (given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest()
-  const b = createHash('sha256').update(expected).digest()
-  return timingSafeEqual(a, b)
+  const a = Buffer.from(given, 'utf8')
+  const b = Buffer.from(expected, 'utf8')
+  return a.length === b.length && timingSafeEqual(a, b)
 }

@@ -1,9 +1,6 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
-import addFormatsModule from 'ajv-formats'
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js'
+import { createAjv } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
-
-// ajv-formats ships CommonJS whose default export is the plugin function.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 
 /** The spec document's file, copied verbatim into `specs/` as data. */
 export const SPEC_FILE = 'specs/orbtile-adapter-protocol-v1.2.schema.json'
@@ -19,10 +16,8 @@ const document = readPackageJson<SpecDocument>(SPEC_FILE)
 export const spec: Readonly<SpecDocument> = document
 
 // One ajv instance holds the whole document; each validator is a `$ref` into its `$defs`, so nothing is copied.
-const ajv = new Ajv2020({ allErrors: false, strict: false })
-addFormats(ajv)
-ajv.addSchema(document)
-
+// It is made on first use: start-up does not pay for validators no request has needed yet.
+let ajv: Ajv2020 | undefined
 const validators = new Map<string, ValidateFunction>()
 
 /** A validator compiled from `$defs/<name>` of the spec document. */
@@ -30,6 +25,7 @@ export function validatorFor (name: string): ValidateFunction {
   let validate = validators.get(name)
   if (validate === undefined) {
     if (!(name in document.$defs)) throw new Error(`the Orbtile spec has no $defs/${name}`)
+    ajv ??= createAjv().addSchema(document)
     validate = ajv.compile({ $ref: `${document.$id}#/$defs/${name}` })
     validators.set(name, validate)
   }

@@ -1,7 +1,8 @@
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js'
+import { createAjv } from './ajv.js'
 import { StartupError } from './startup-error.js'
 
-const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: true })
+const ajv = createAjv({ useDefaults: true, strict: true })
 
 /**
  * Compiles an options schema into a function that fills in defaults, validates, and freezes, failing with one
@@ -9,8 +10,9 @@ const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: true })
  * Keys listed in `passThrough` hold live objects (a clock, a logger) and are not validated by the schema.
  */
 export function optionsValidator<T extends object> (what: string, schema: object, passThrough: readonly string[] = []): (input: object) => Readonly<T> {
-  const validate = ajv.compile(schema)
+  let validate: ValidateFunction | undefined
   return (input) => {
+    validate ??= ajv.compile(schema)
     const copy: Record<string, unknown> = {}
     const kept: Record<string, unknown> = {}
     for (const [key, value] of Object.entries(input)) {

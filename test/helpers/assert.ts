@@ -13,14 +13,16 @@ export function specErrorProblem (reply: Reply, code: ErrorCode, field?: string)
     return `status ${reply.status}, expected ${ERROR_STATUS[code]} (${code}); body ${reply.text}`
   }
   if (!/^application\/json\b/.test(String(reply.headers['content-type']))) return `content-type ${reply.headers['content-type']}`
+  // Read the body before the schema check: ajv's type guard would narrow it to unknown.
+  const { error } = reply.json ?? {}
   if (!errorSchema(reply.json)) return `body fails the spec's Error schema: ${reply.text}`
-  if (reply.json.error.code !== code) return `code ${reply.json.error.code}, expected ${code}`
-  if (field !== undefined && reply.json.error.field !== field) return `field ${reply.json.error.field}, expected ${field}`
+  if (error.code !== code) return `code ${error.code}, expected ${code}`
+  if (field !== undefined && error.field !== field) return `field ${error.field}, expected ${field}`
   return undefined
 }
 
 interface Asserter {
-  equal(found: unknown, wanted: unknown, message?: string): void
+  equal(found: unknown, wanted: unknown, message: string): unknown
 }
 
 /** Asserts a reply is the spec's error `code`, with `field` when given. */

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startOrbtileMock, type OrbtileMock, type OrbtileMockOptions } from '../../src/orbtile-mock/index.js'
 
-interface Teardown {
+/** What the helpers need of a tap test. */
+export interface Teardown {
   teardown(fn: () => unknown): void
 }
 
