@@ -134,3 +134,22 @@ function windowsHold (admitted: number[]): boolean {
   }
   return true
 }
+
+t.test('OT-A20 adapter routes draw on their adapter\'s own bucket; everything else shares one', async (t) => {
+  const clock = new VirtualClock(0)
+  t.teardown(() => clock.dispose())
+  // The adapter routes arrive with registration; a route flagged as one exercises the same keying.
+  const fake = await startFake(t, {
+    clock,
+    extraRoutes: [{ method: 'GET', path: '/adapters/:adapterId/probe', adapterRoute: true, handler: async () => ({}) }]
+  })
+  const client = new SocketClient(fake.socketPath, fake.token)
+  t.teardown(() => client.close())
+  const burst = (path: string, n: number) => Promise.all(Array.from({ length: n }, () => client.request({ path }))).then((rs) => rs.map((r) => r.status))
+  t.same(await burst('/adapters/a.one/probe', 61), [...Array(60).fill(200), 429], 'a.one spends its 60')
+  t.same(await burst('/adapters/b.two/probe', 60), Array(60).fill(200), 'b.two has its own 60')
+  t.same(await burst('/info', 60), Array(60).fill(200), 'the shared bucket is untouched by adapters')
+  t.equal((await client.request()).status, 429)
+  const buckets = fake.control.state().rateLimitBuckets.map((b) => b.key).sort()
+  t.same(buckets, ['adapter:a.one', 'adapter:b.two', 'shared'])
+})

@@ -1,4 +1,4 @@
-import { Agent, request as httpRequest_, type IncomingHttpHeaders } from 'node:http'
+import { Agent, request as httpRequest_, type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
 import { connect } from 'node:net'
 
 export interface Reply {
@@ -54,17 +54,7 @@ export class SocketClient {
         agent: this.agent,
         // Node would add Host itself; the tests decide.
         setHost: false
-      }, (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (chunk: Buffer) => chunks.push(chunk))
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8')
-          let json: unknown
-          try { json = JSON.parse(text) } catch {}
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
-        })
-        res.on('error', reject)
-      })
+      }, (res) => collect(res, resolve, reject))
       req.on('error', reject)
       req.end(payload)
     })
@@ -109,17 +99,21 @@ export function httpRequest (baseUrl: string, options: { method?: string, path: 
   const headers: Record<string, string> = { host: url.host, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(payload.length) }) }
   for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value
   return new Promise((resolve, reject) => {
-    const req = httpRequest_({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path: url.pathname + url.search, headers, setHost: false }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        let json: unknown
-        try { json = JSON.parse(text) } catch {}
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
-      })
-    })
+    const req = httpRequest_({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path: url.pathname + url.search, headers, setHost: false },
+      (res) => collect(res, resolve, reject))
     req.on('error', reject)
     req.end(payload)
   })
+}
+
+function collect (res: IncomingMessage, resolve: (reply: Reply) => void, reject: (err: Error) => void): void {
+  const chunks: Buffer[] = []
+  res.on('data', (chunk: Buffer) => chunks.push(chunk))
+  res.on('end', () => {
+    const text = Buffer.concat(chunks).toString('utf8')
+    let json: unknown
+    try { json = JSON.parse(text) } catch {}
+    resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
+  })
+  res.on('error', reject)
 }
