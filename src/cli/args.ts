@@ -62,6 +62,10 @@ export const parse = {
     if (!choices.includes(raw)) throw new UsageError(`--${name} must be one of ${choices.join(', ')}, not ${JSON.stringify(raw)}`)
     return raw
   },
+  seconds: (raw: string, name: string): number => {
+    if (!/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > 86400) throw new UsageError(`--${name} must be whole seconds from 1 to 86400, not ${JSON.stringify(raw)}`)
+    return Number(raw)
+  },
   path: (raw: string, name: string): string => {
     if (raw === '') throw new UsageError(`--${name} needs a path`)
     return raw

@@ -13,6 +13,8 @@ export const SERVE_FLAGS: FlagSpecs = {
   socket: { type: 'string', placeholder: 'PATH', parse: parse.path, help: 'Unix socket to serve the Adapter API on; else $XDG_RUNTIME_DIR/orbtest/orbtile.sock or <tmp>/orbtest-<uid>/orbtile.sock' },
   api: { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the user\'s Adapter API switch at start; off means no socket and no discovery file until switched on' },
   'rate-limit': { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the spec\'s 20 requests/s, burst 60; off for load tests' },
+  'auto-allow': { type: 'boolean', help: 'allow every adapter at its first registration, as the user would (for CI)' },
+  'lease-silence': { type: 'string', placeholder: 'SECONDS', parse: parse.seconds, default: '120', help: 'an adapter lease ends after this long without a request (OT-A08)' },
   'control-port': { type: 'string', placeholder: 'PORT', parse: parse.port, default: '8788', help: 'control server port on 127.0.0.1; 0 picks a free one' },
   clock: { type: 'string', placeholder: 'real|virtual', parse: parse.oneOf('real', 'virtual'), default: 'real', help: 'virtual time moves only through POST /control/clock/advance' },
   'log-level': { type: 'string', placeholder: 'LEVEL', parse: parse.oneOf(...LOG_LEVELS), default: 'warn', help: `request log to stderr: ${LOG_LEVELS.join(', ')}` },
@@ -45,7 +47,9 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
       discoveryPath: flags.discovery as string | undefined,
       socketPath: flags.socket as string | undefined,
       apiEnabled: flags.api === 'on',
-      rateLimit: flags['rate-limit'] as 'on' | 'off'
+      rateLimit: flags['rate-limit'] as 'on' | 'off',
+      autoAllow: flags['auto-allow'] === true,
+      leaseSilenceMs: (flags['lease-silence'] as number) * 1000
     },
     controlPort: flags['control-port'] as number,
     clockMode: flags.clock as 'real' | 'virtual',

@@ -4,7 +4,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMeth
 import { ClockNotVirtualError, advanceClock, clockState, type Clock } from '../shared/clock.js'
 import { createAjv } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
-import type { OrbtileMock } from '../orbtile-mock/index.js'
+import type { OrbtileMock, UserChange } from '../orbtile-mock/index.js'
+import { OrbtileError } from '../orbtile-mock/errors.js'
 import { ControlError, sendControlError } from './errors.js'
 import { checkControlRequest, isLoopbackName } from './guard.js'
 import { StartupError } from '../shared/startup-error.js'
@@ -33,6 +34,8 @@ export interface ControlServer {
   readonly url: string
   readonly port: number
   readonly app: FastifyInstance
+  /** Every `METHOD /path` this server answers (405 answers aside), in OpenAPI path syntax. */
+  readonly operations: readonly string[]
   close(): Promise<void>
 }
 
@@ -47,6 +50,11 @@ export async function startControlServer (options: ControlServerOptions): Promis
   const app = Fastify({ logger: options.logger ?? false, exposeHeadRoutes: false })
   let port = 0
 
+  const operations: string[] = []
+  app.addHook('onRoute', (route) => {
+    if (route.handler.name === 'methodNotAllowed') return
+    for (const method of [route.method].flat()) operations.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
+  })
   app.addHook('onRequest', async (request) => checkControlRequest(request, () => port))
   app.setNotFoundHandler(() => { throw new ControlError('not_found', 'no such control route; see GET /control/openapi.json') })
   app.setErrorHandler((err, request, reply) => {
@@ -78,6 +86,30 @@ export async function startControlServer (options: ControlServerOptions): Promis
   app.get('/control/orbtile/state', async () => needOrbtile().control.state())
   app.put('/control/orbtile/api', async (request) =>
     needOrbtile().control.setApi(body('ApiSwitch', request.body)))
+  app.get('/control/orbtile/adapters/:adapterId', async (request) => {
+    const { adapterId } = request.params as { adapterId: string }
+    const found = needOrbtile().control.adapter(adapterId)
+    if (found === undefined) throw new ControlError('not_found', `the fake has never seen adapter ${adapterId}`)
+    return found
+  })
+  app.put('/control/orbtile/adapters/:adapterId/user', async (request) => {
+    const { adapterId } = request.params as { adapterId: string }
+    const change = body<UserChange>('UserChange', request.body)
+    try {
+      return needOrbtile().control.setUser(adapterId, change)
+    } catch (err) {
+      if (err instanceof OrbtileError) throw new ControlError('bad_request', err.message)
+      throw err
+    }
+  })
+  app.get('/control/orbtile/adapters/:adapterId/icon/:file', async (request, reply) => {
+    const { adapterId, file } = request.params as { adapterId: string, file: string }
+    const size = file === '28.png' ? 28 : file === '56.png' ? 56 : undefined
+    if (size === undefined) throw new ControlError('not_found', 'icons are 28.png and 56.png')
+    const png = needOrbtile().control.icon(adapterId, size)
+    if (png === undefined) throw new ControlError('not_found', `adapter ${adapterId} has no custom icon`)
+    return reply.type('image/png').header('cache-control', 'no-store').send(png)
+  })
   app.post('/control/orbtile/token/regenerate', async () => needOrbtile().control.regenerateToken())
   app.post('/control/orbtile/restart', async () => needOrbtile().control.restart())
   app.get('/control/clock', async () => clockState(clock))
@@ -104,6 +136,7 @@ export async function startControlServer (options: ControlServerOptions): Promis
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     app,
+    operations,
     close: () => app.close()
   }
 }
@@ -130,8 +163,8 @@ function registerMethodNotAllowed (app: FastifyInstance, document: OpenApiDocume
     const others = METHODS.filter((method) => !allow.includes(method))
     app.route({
       method: others,
-      url: path,
-      handler: async (_request, reply) => {
+      url: path.replace(/\{(\w+)\}/g, ':$1'),
+      handler: async function methodNotAllowed (_request, reply) {
         reply.header('allow', allow.join(', '))
         throw new ControlError('method_not_allowed', `${path} accepts ${allow.join(', ')}`)
       }

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMeth
 import { parseJsonObject } from '../shared/json-body.js'
 import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
 import { runHeadPipeline, type PipelineContext, type RouteConfig } from './pipeline.js'
+import { registerHandler, unregisterHandler } from './routes/adapters.js'
 import { infoHandler } from './routes/info.js'
 import { BASE_PATH, LIMITS } from './spec.js'
 import type { OrbtileStore } from './store.js'
@@ -27,10 +28,12 @@ export interface BuildOptions {
   extraRoutes?: readonly OrbtileRoute[]
 }
 
-/** OT-006: the protocol's routes this fake serves. Later capabilities add theirs here. */
+/** OT-006: the protocol's routes this fake serves (and OT-A07's unregister). Later capabilities add theirs here. */
 export function orbtileRoutes (store: OrbtileStore): OrbtileRoute[] {
   return [
-    { method: 'GET', path: '/info', adapterRoute: false, handler: infoHandler(store) }
+    { method: 'GET', path: '/info', adapterRoute: false, handler: infoHandler(store) },
+    { method: 'PUT', path: '/adapters/:adapterId', adapterRoute: true, handler: registerHandler(store.adapters) },
+    { method: 'DELETE', path: '/adapters/:adapterId', adapterRoute: true, handler: unregisterHandler(store.adapters) }
   ]
 }
 
@@ -48,6 +51,8 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
       requireHostHeader: false
     }, handler),
     exposeHeadRoutes: false,
+    // Long ids must reach the adapterId check (invalid_field), not fail routing (not_found).
+    routerOptions: { maxParamLength: 4096 },
     bodyLimit: LIMITS.maxBodyBytes,
     return503OnClosing: false,
     clientErrorHandler: (err, socket) => answerClientError(err, socket)
@@ -79,6 +84,15 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     const parsed = parseJsonObject(body as Buffer)
     if (parsed.ok) done(null, parsed.value)
     else done(errors.badRequest(parsed.detail))
+  })
+
+  // OT-A05: every PUT and POST needs a JSON object; a request with no body at all never reaches the parser above.
+  app.addHook('preValidation', (request, _reply, done) => {
+    if ((request.method === 'PUT' || request.method === 'POST') && request.body === undefined) {
+      done(errors.badRequest('the body is empty; send a JSON object'))
+    } else {
+      done()
+    }
   })
 
   app.setNotFoundHandler(() => { throw errors.notFound() })

@@ -1,6 +1,8 @@
 import type { Server } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { advanceClock, clockState, createClock, type Clock, type ClockState } from '../shared/clock.js'
+import { checkAdapterId } from './adapter-id.js'
+import type { AdapterSnapshot, UserChange } from './adapters.js'
 import { buildOrbtileApp } from './app.js'
 import { discoveryContents, removeDiscoveryFile, resolveDiscoveryPath, writeDiscoveryFile } from './discovery.js'
 import { resolveOrbtileOptions, type OrbtileMockOptions } from './options.js'
@@ -10,6 +12,7 @@ import { OrbtileStore, type OrbtileSnapshot } from './store.js'
 
 export type { OrbtileMockOptions } from './options.js'
 export type { OrbtileRoute } from './app.js'
+export type { AdapterSnapshot, UserChange } from './adapters.js'
 
 /** `PUT /control/orbtile/api`: the user's switch, and whether the socket is open at all (OT-A03). */
 export interface ApiSwitch {
@@ -32,6 +35,12 @@ export interface OrbtileControl {
   regenerateToken(): OrbtileEndpoint
   restart(): Promise<OrbtileEndpoint>
   reset(): Promise<void>
+  /** One adapter as the state snapshot shows it; undefined for an id the fake has never seen. */
+  adapter(id: string): AdapterSnapshot | undefined
+  /** OT-A26: the user changes an adapter's settings (allow or disable, keypad switch, hue override, anchorAttention). */
+  setUser(id: string, change: UserChange): AdapterSnapshot
+  /** OT-068: the re-encoded icon the app would draw, as PNG bytes. */
+  icon(id: string, size: 28 | 56): Buffer | undefined
   /** The fake's clock. */
   clock(): ClockState
   /** Moves a virtual clock forward, firing what falls due; a real clock throws ClockNotVirtualError. */
@@ -63,7 +72,7 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
   const options = resolveOrbtileOptions(input)
   const clock = options.clock ?? createClock(options.clockMode)
   const ownsClock = options.clock === undefined
-  const store = new OrbtileStore(clock, options.version)
+  const store = new OrbtileStore(clock, options.version, { autoAllow: options.autoAllow, silenceMs: options.leaseSilenceMs })
   const discoveryPath = resolveDiscoveryPath(options.discoveryPath)
   const socketPath = options.socketPath ?? defaultSocketPath()
   const endpoint: OrbtileEndpoint = { discoveryPath, socketPath, basePath: BASE_PATH }
@@ -136,6 +145,16 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
     async reset () {
       store.reset()
       await open()
+    },
+    adapter: (id) => store.adapters.snapshotOf(id),
+    setUser: (id, change) => {
+      checkAdapterId(id)
+      store.adapters.setUser(id, change)
+      return store.adapters.snapshotOf(id)!
+    },
+    icon: (id, size) => {
+      const images = store.adapters.get(id)?.iconImages
+      return images == null ? undefined : size === 28 ? images.png28 : images.png56
     },
     clock: () => clockState(clock),
     advance: (ms) => advanceClock(clock, ms)

@@ -16,6 +16,10 @@ export interface OrbtileMockOptions {
   apiEnabled?: boolean
   /** `off` lifts the request rate limit, for load tests of an adapter. Default `on` (OT-026). */
   rateLimit?: 'on' | 'off'
+  /** `--auto-allow`: allow every adapter at its first registration, as a user would in CI. Default false. */
+  autoAllow?: boolean
+  /** OT-A08: how long a lease survives without a request on its routes. Default 120 000 ms. */
+  leaseSilenceMs?: number
   /** The `version` string `GET /info` reports (OT-A29). */
   version?: string
   /** fastify's logger option; default: no logging. */
@@ -39,6 +43,8 @@ const schema = {
     clockMode: { enum: ['real', 'virtual'], default: 'real' },
     apiEnabled: { type: 'boolean', default: true },
     rateLimit: { enum: ['on', 'off'], default: 'on' },
+    autoAllow: { type: 'boolean', default: false },
+    leaseSilenceMs: { type: 'integer', minimum: 1000, maximum: 86400000, default: 120000 },
     version: { type: 'string', minLength: 1, default: '0.2.17' }
   }
 }

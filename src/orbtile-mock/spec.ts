@@ -16,7 +16,8 @@ const document = readPackageJson<SpecDocument>(SPEC_FILE)
 export const spec: Readonly<SpecDocument> = document
 
 // One ajv instance holds the whole document; each validator is a `$ref` into its `$defs`, so nothing is copied.
-// It is made on first use: start-up does not pay for validators no request has needed yet.
+// It is made on first use: start-up does not pay for validators no request has needed yet. It collects every
+// error (with the failing schema) so that the reported field can be the first in the request's own order (OT-A02).
 let ajv: Ajv2020 | undefined
 const validators = new Map<string, ValidateFunction>()
 
@@ -25,14 +26,15 @@ export function validatorFor (name: string): ValidateFunction {
   let validate = validators.get(name)
   if (validate === undefined) {
     if (!(name in document.$defs)) throw new Error(`the Orbtile spec has no $defs/${name}`)
-    ajv ??= createAjv().addSchema(document)
+    ajv ??= createAjv({ allErrors: true, verbose: true }).addSchema(document)
     validate = ajv.compile({ $ref: `${document.$id}#/$defs/${name}` })
     validators.set(name, validate)
   }
   return validate
 }
 
-function def (name: string): Record<string, unknown> {
+/** A `$defs` entry of the spec document. */
+export function def (name: string): Record<string, unknown> {
   const found = document.$defs[name]
   if (found === undefined) throw new Error(`the Orbtile spec has no $defs/${name}`)
   return found

@@ -1,5 +1,6 @@
 import type { Clock } from '../shared/clock.js'
 import { TokenBuckets } from '../shared/token-bucket.js'
+import { Adapters, type AdapterSnapshot, type AdaptersOptions } from './adapters.js'
 import { newToken } from './discovery.js'
 import { LIMITS } from './spec.js'
 
@@ -12,6 +13,8 @@ export class OrbtileStore {
   readonly version: string
   /** OT-026, OT-A20: per-adapter and shared request buckets. */
   readonly buckets: TokenBuckets
+  /** Registrations, leases and the user's settings per adapter id. */
+  readonly adapters: Adapters
   /** OT-001, OT-A03: the user's Adapter API switch. */
   apiEnabled = true
   #token = newToken()
@@ -19,10 +22,11 @@ export class OrbtileStore {
   #tokenRegenerations = 0
   readonly #startedAt: number
 
-  constructor (clock: Clock, version: string) {
+  constructor (clock: Clock, version: string, adapterOptions: Omit<AdaptersOptions, 'maxAdapters'>) {
     this.clock = clock
     this.version = version
     this.buckets = new TokenBuckets({ burst: LIMITS.burst, perSecond: LIMITS.requestsPerSecond }, clock)
+    this.adapters = new Adapters(clock, { ...adapterOptions, maxAdapters: LIMITS.maxAdapters })
     this.#startedAt = clock.now()
   }
 
@@ -31,15 +35,17 @@ export class OrbtileStore {
     return this.#token
   }
 
-  /** OT-023, OT-A04: a new discovery token. The caller rewrites the discovery file. */
+  /** OT-023, OT-A04: a new discovery token, and every lease ends. The caller rewrites the discovery file. */
   regenerateToken (): void {
     this.#token = newToken()
     this.#tokenRegenerations++
+    this.adapters.endAllLeases('token_regenerated')
   }
 
   /** OT-023: as if Orbtile restarted: a new token, and nothing held over from the last run but the user's settings. */
   restart (): void {
-    this.regenerateToken()
+    this.#token = newToken()
+    this.adapters.endAllLeases('restart')
     this.buckets.clear()
     this.#restarts++
   }
@@ -48,6 +54,7 @@ export class OrbtileStore {
   reset (): void {
     this.apiEnabled = true
     this.buckets.clear()
+    this.adapters.clear()
   }
 
   /** A JSON snapshot of what the fake holds; secrets (tokens) are never part of it. */
@@ -56,7 +63,8 @@ export class OrbtileStore {
       startedAt: new Date(this.#startedAt).toISOString(),
       restarts: this.#restarts,
       tokenRegenerations: this.#tokenRegenerations,
-      rateLimitBuckets: this.buckets.snapshot()
+      rateLimitBuckets: this.buckets.snapshot(),
+      adapters: this.adapters.snapshot()
     }
   }
 }
@@ -67,4 +75,5 @@ export interface OrbtileSnapshot {
   restarts: number
   tokenRegenerations: number
   rateLimitBuckets: Array<{ key: string, tokens: number }>
+  adapters: AdapterSnapshot[]
 }

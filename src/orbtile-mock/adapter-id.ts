@@ -1,0 +1,24 @@
+import { errors, OrbtileError } from './errors.js'
+import { validatorFor } from './spec.js'
+
+// An id that would be valid but for its missing dot: the built-in adapters' namespace (OT-043).
+const DOTLESS = /^[a-z0-9]+(-[a-z0-9]+)*$/
+
+/**
+ * OT-042..044, OT-A25: checks the `adapterId` path parameter on every adapter route. Ids the built-in adapters own
+ * (dotless) and Orbtile's own (`com.orbtile`, `com.orbtile.*`) are reserved_id; anything else the spec's AdapterID
+ * refuses is invalid_field on `adapterId`.
+ */
+export function checkAdapterId (id: string): void {
+  const bytes = Buffer.byteLength(id)
+  const sized = bytes >= 3 && bytes <= 64
+  if (sized && DOTLESS.test(id)) {
+    throw new OrbtileError('reserved_id', `adapter ids without a dot are reserved for built-in adapters: ${JSON.stringify(id)}`)
+  }
+  if (!validatorFor('AdapterID')(id)) {
+    throw errors.invalidField('adapterId', 'adapterId must be lowercase reverse-DNS with at least one dot, 3 to 64 bytes')
+  }
+  if (id === 'com.orbtile' || id.startsWith('com.orbtile.')) {
+    throw new OrbtileError('reserved_id', `${JSON.stringify(id)} is in Orbtile's own namespace`)
+  }
+}

@@ -1,0 +1,345 @@
+import type { Clock, TimerHandle } from '../shared/clock.js'
+import { newToken } from './discovery.js'
+import { OrbtileError, errors } from './errors.js'
+import type { Icon } from './icon.js'
+import { pushAttentionHue, pushBaseHue } from './palette/arcs.js'
+import { generatePalette, type GeneratedPalette } from './palette/generator.js'
+import { sameSecret } from './pipeline.js'
+import { badgeOf, type Registration, type RegistrationRead } from './registration.js'
+
+/** OT-A09: where the user stands on an adapter id. Kept per id, across leases and restarts. */
+export type Approval = 'awaiting_user' | 'allowed' | 'disabled_by_user'
+
+/** The user's settings for one adapter id (OT-A26): Settings > Agents in the real app. */
+export interface UserSettings {
+  approval: Approval
+  /** OT-056: the "Approve from the keypad" switch. */
+  keypad: boolean
+  /** OT-085: the user's base hue override, or null. */
+  baseHue: number | null
+  /** OT-086 */
+  anchorAttention: boolean
+}
+
+/** A change to the user's settings; `allowed: false` is the user disabling the adapter. */
+export interface UserChange {
+  allowed?: boolean
+  keypad?: boolean
+  baseHue?: number | null
+  anchorAttention?: boolean
+}
+
+/** Why a lease ended (OT-023, OT-A07, OT-A08). */
+export type LeaseEndReason = 'unregistered' | 'silence' | 'token_regenerated' | 'restart' | 'reset'
+
+/** The header that carries an adapter's lease token (OT-019). */
+export const ADAPTER_TOKEN_HEADER = 'X-Orbtile-Adapter-Token'
+
+interface Lease {
+  token: string
+  startedAt: number
+  lastActivity: number
+  timer: TimerHandle
+}
+
+/** Everything the fake holds about one adapter id. */
+export interface AdapterRecord {
+  readonly id: string
+  user: UserSettings
+  /** The last accepted registration; kept after its lease ends, as the app keeps the adapter in Settings. */
+  registration: Registration | null
+  iconImages: Icon | null
+  palette: EffectivePalette | null
+  /** The warnings of the last registration reply. */
+  warnings: string[]
+  /** OT-057: the keypad switch as it stood at the last registration. */
+  keypadDecisions: boolean
+  lease: Lease | null
+}
+
+/** The palette an adapter gets, after the pushes and the user's settings (OT-059, OT-073, OT-085, OT-A13). */
+export interface EffectivePalette {
+  /** The reply's `adapter.palette`: what was registered, defaults filled, or the user's hue without states. */
+  echo: Registration['palette']
+  resolvedBaseHue: number
+  resolvedAttentionHue: number | undefined
+  generated: GeneratedPalette
+}
+
+export interface AdaptersOptions {
+  /** `--auto-allow`: an adapter the user never decided on is allowed at its first registration. */
+  autoAllow: boolean
+  /** OT-A08: a lease ends after this long without a request on any of its routes. */
+  silenceMs: number
+  maxAdapters: number
+}
+
+/** The registration reply (OT-041, OT-059..061, OT-018). */
+export interface RegistrationReply {
+  adapter: { id: string, palette: Registration['palette'], resolvedBaseHue: number }
+  enabled: boolean
+  reason?: 'awaiting_user' | 'disabled_by_user'
+  keypadDecisions: boolean
+  warnings: string[]
+  adapterToken: string
+}
+
+/**
+ * Every adapter id the fake knows: the user's settings, the last registration, and the live lease with its token.
+ * The lease is the ownership of the id's routes (OT-018..023); it ends on unregister, silence, token
+ * regeneration, restart, and its end is announced to listeners (sessions and events, which hang off the lease).
+ */
+export class Adapters {
+  readonly #records = new Map<string, AdapterRecord>()
+  readonly #clock: Clock
+  readonly #options: AdaptersOptions
+  readonly #leaseEndListeners: Array<(id: string, reason: LeaseEndReason) => void> = []
+
+  constructor (clock: Clock, options: AdaptersOptions) {
+    this.#clock = clock
+    this.#options = options
+  }
+
+  /** Calls `listener` whenever a lease ends. */
+  onLeaseEnd (listener: (id: string, reason: LeaseEndReason) => void): void {
+    this.#leaseEndListeners.push(listener)
+  }
+
+  get (id: string): AdapterRecord | undefined {
+    return this.#records.get(id)
+  }
+
+  liveLeases (): number {
+    let n = 0
+    for (const record of this.#records.values()) if (record.lease !== null) n++
+    return n
+  }
+
+  /**
+   * OT-021, OT-A06 (OT-A02 step 9) for `PUT /adapters/{id}`: while a lease is live, only its token may
+   * re-register. Without a live lease anything goes, and a stale token is ignored.
+   */
+  checkReRegistration (id: string, token: string | undefined): void {
+    const lease = this.#records.get(id)?.lease
+    if (lease != null) this.#checkToken(lease, token)
+  }
+
+  /**
+   * OT-020, OT-152, OT-A06 (OT-A02 step 9) for every other adapter route: the id must hold a live lease, and the
+   * request must carry its token. Counts as activity for the lease (OT-A08).
+   */
+  requireLease (id: string, token: string | undefined): AdapterRecord {
+    const record = this.#records.get(id)
+    if (record?.lease == null) throw new OrbtileError('adapter_not_registered', `no live registration for ${id}; register with PUT first`)
+    this.#checkToken(record.lease, token)
+    record.lease.lastActivity = this.#clock.now()
+    return record
+  }
+
+  /**
+   * Commits a registration (OT-041, OT-A09): starts a lease unless one is live (OT-028: at most maxAdapters live),
+   * replaces the whole registration (omitted fields back to defaults; icon cleared unless sent), snapshots the
+   * keypad switch, and builds the reply.
+   */
+  register (id: string, read: RegistrationRead): RegistrationReply {
+    const existing = this.#records.get(id)
+    if (existing?.lease == null && this.liveLeases() >= this.#options.maxAdapters) {
+      throw new OrbtileError('limit_exceeded', `${this.#options.maxAdapters} adapters already hold live registrations`)
+    }
+    const record = existing ?? this.#create(id)
+    const now = this.#clock.now()
+    if (record.user.approval === 'awaiting_user' && this.#options.autoAllow) record.user.approval = 'allowed'
+    if (record.lease === null) {
+      record.lease = { token: newToken(), startedAt: now, lastActivity: now, timer: this.#watchSilence(id, this.#options.silenceMs) }
+    } else {
+      record.lease.lastActivity = now
+    }
+    const { registration } = read
+    record.registration = registration
+    // OT-063, OT-A14: a registration without icon.png clears the custom icon; a refused one never reaches here.
+    record.iconImages = read.iconImages
+    const capabilities = registration.capabilities
+    record.keypadDecisions = record.user.keypad && (capabilities.includes('approvals') || capabilities.includes('questions'))
+    record.palette = effectivePalette(registration, record.user)
+    record.warnings = [...read.warnings, ...pushWarnings(registration), ...record.palette.generated.notes]
+    const enabled = record.user.approval === 'allowed'
+    return {
+      adapter: { id, palette: record.palette.echo, resolvedBaseHue: record.palette.resolvedBaseHue },
+      enabled,
+      // OT-060, OT-A09: a reason only when not enabled.
+      ...(enabled ? {} : { reason: record.user.approval as 'awaiting_user' | 'disabled_by_user' }),
+      keypadDecisions: record.keypadDecisions,
+      warnings: record.warnings,
+      adapterToken: record.lease.token
+    }
+  }
+
+  /** OT-A07: `DELETE /adapters/{id}` ends the lease; the user's approval stays. */
+  unregister (id: string, token: string | undefined): void {
+    this.requireLease(id, token)
+    this.endLease(id, 'unregistered')
+  }
+
+  /** Ends one lease: its token stops working and its slot frees (OT-023). */
+  endLease (id: string, reason: LeaseEndReason): void {
+    const record = this.#records.get(id)
+    if (record?.lease == null) return
+    this.#clock.clearTimer(record.lease.timer)
+    record.lease = null
+    for (const listener of this.#leaseEndListeners) listener(id, reason)
+  }
+
+  endAllLeases (reason: LeaseEndReason): void {
+    for (const id of [...this.#records.keys()]) this.endLease(id, reason)
+  }
+
+  /** OT-A26: the user changes an adapter's settings. The effective palette follows at once. */
+  setUser (id: string, change: UserChange): AdapterRecord {
+    const record = this.#records.get(id) ?? this.#create(id)
+    const { user } = record
+    if (change.allowed !== undefined) user.approval = change.allowed ? 'allowed' : 'disabled_by_user'
+    if (change.keypad !== undefined) user.keypad = change.keypad
+    if (change.baseHue !== undefined) user.baseHue = change.baseHue
+    if (change.anchorAttention !== undefined) user.anchorAttention = change.anchorAttention
+    if (record.registration !== null) record.palette = effectivePalette(record.registration, user)
+    return record
+  }
+
+  /** Forgets every adapter, settings included (control reset). */
+  clear (): void {
+    this.endAllLeases('reset')
+    this.#records.clear()
+  }
+
+  /** The adapters part of the state snapshot. Never a token. */
+  snapshot (): AdapterSnapshot[] {
+    return [...this.#records.values()].map((record) => this.#snapshotOf(record))
+  }
+
+  snapshotOf (id: string): AdapterSnapshot | undefined {
+    const record = this.#records.get(id)
+    return record === undefined ? undefined : this.#snapshotOf(record)
+  }
+
+  #snapshotOf (record: AdapterRecord): AdapterSnapshot {
+    const iso = (ms: number): string => new Date(ms).toISOString()
+    const { lease, registration, palette } = record
+    const enabled = record.user.approval === 'allowed'
+    return {
+      id: record.id,
+      user: { ...record.user },
+      enabled,
+      ...(enabled ? {} : { reason: record.user.approval as 'awaiting_user' | 'disabled_by_user' }),
+      keypadDecisions: record.keypadDecisions,
+      lease: lease === null
+        ? null
+        : { startedAt: iso(lease.startedAt), lastActivity: iso(lease.lastActivity), silenceDeadline: iso(lease.lastActivity + this.#options.silenceMs) },
+      registration,
+      badge: registration === null ? null : badgeOf(registration),
+      palette: palette === null
+        ? null
+        : {
+            baseHue: palette.echo.baseHue,
+            resolvedBaseHue: palette.resolvedBaseHue,
+            ...(palette.resolvedAttentionHue === undefined ? {} : { resolvedAttentionHue: palette.resolvedAttentionHue }),
+            waitingHue: palette.generated.waitingHue,
+            colours: palette.generated.colours,
+            sources: palette.generated.sources
+          },
+      warnings: record.warnings,
+      icon: record.iconImages === null
+        ? null
+        : { 28: `/control/orbtile/adapters/${record.id}/icon/28.png`, 56: `/control/orbtile/adapters/${record.id}/icon/56.png` }
+    }
+  }
+
+  #create (id: string): AdapterRecord {
+    const record: AdapterRecord = {
+      id,
+      user: { approval: 'awaiting_user', keypad: false, baseHue: null, anchorAttention: false },
+      registration: null,
+      iconImages: null,
+      palette: null,
+      warnings: [],
+      keypadDecisions: false,
+      lease: null
+    }
+    this.#records.set(id, record)
+    return record
+  }
+
+  #checkToken (lease: Lease, token: string | undefined): void {
+    if (token === undefined || !sameSecret(token, lease.token)) {
+      throw errors.unauthorized(`${ADAPTER_TOKEN_HEADER} is ${token === undefined ? 'missing' : 'not this adapter\'s lease token'}`, ADAPTER_TOKEN_HEADER)
+    }
+  }
+
+  // OT-A08: one timer per lease. Activity only moves `lastActivity`; when the timer fires it either ends the
+  // lease or sleeps again for the rest of the window, so a busy adapter costs no timer churn.
+  #watchSilence (id: string, delay: number): TimerHandle {
+    return this.#clock.setTimer(delay, () => {
+      const lease = this.#records.get(id)?.lease
+      if (lease == null) return
+      const quiet = this.#clock.now() - lease.lastActivity
+      if (quiet >= this.#options.silenceMs) this.endLease(id, 'silence')
+      else lease.timer = this.#watchSilence(id, this.#options.silenceMs - quiet)
+    })
+  }
+}
+
+/** One adapter in `GET /control/orbtile/state`. */
+export interface AdapterSnapshot {
+  id: string
+  user: UserSettings
+  enabled: boolean
+  reason?: 'awaiting_user' | 'disabled_by_user'
+  keypadDecisions: boolean
+  lease: { startedAt: string, lastActivity: string, silenceDeadline: string } | null
+  registration: Registration | null
+  badge: string | null
+  palette: {
+    baseHue: number
+    resolvedBaseHue: number
+    resolvedAttentionHue?: number
+    waitingHue: number
+    colours: GeneratedPalette['colours']
+    sources: GeneratedPalette['sources']
+  } | null
+  warnings: string[]
+  icon: { 28: string, 56: string } | null
+}
+
+/**
+ * OT-059, OT-073, OT-085, OT-A12, OT-A13: the palette after the pushes and the user's override. The echo shows the
+ * registered palette with defaults filled, or, under a user override, the user's hue and no states.
+ */
+export function effectivePalette (registration: Registration, user: UserSettings): EffectivePalette {
+  const { palette } = registration
+  const override = user.baseHue
+  const resolvedBaseHue = pushBaseHue(override ?? palette.baseHue)
+  const resolvedAttentionHue = palette.attentionHue === undefined ? undefined : pushAttentionHue(palette.attentionHue)
+  const { states, ...rest } = palette
+  const echo: Registration['palette'] = override === null ? { ...palette } : { ...rest, baseHue: override }
+  const generated = generatePalette({
+    baseHue: resolvedBaseHue,
+    chroma: palette.chroma,
+    lightness: palette.lightness,
+    ...(resolvedAttentionHue === undefined ? {} : { attentionHue: resolvedAttentionHue }),
+    states: override === null ? states : undefined,
+    anchorAttention: user.anchorAttention
+  })
+  return { echo, resolvedBaseHue, resolvedAttentionHue, generated }
+}
+
+/** OT-072, OT-078, OT-A11, OT-A12: one warning per hue the registration sent that a push moved. */
+export function pushWarnings (registration: Registration): string[] {
+  const { baseHue, attentionHue } = registration.palette
+  const warnings: string[] = []
+  const base = pushBaseHue(baseHue)
+  if (base !== baseHue) warnings.push(`reserved-arc: baseHue ${baseHue} moved to ${base}`)
+  if (attentionHue !== undefined) {
+    const attention = pushAttentionHue(attentionHue)
+    if (attention !== attentionHue) warnings.push(`attention-arc: attentionHue ${attentionHue} moved to ${attention}`)
+  }
+  return warnings
+}

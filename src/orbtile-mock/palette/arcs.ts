@@ -1,0 +1,30 @@
+/**
+ * The two hue pushes of the palette (OT-072, OT-078, OT-A12). Both arcs are open intervals; a hue inside moves
+ * to the nearer edge, and a hue exactly on the midpoint goes to the lower edge. Comparisons are made against the
+ * edge and midpoint literals themselves, never against computed distances, so ties land exactly as OT-A12 says.
+ */
+
+/** The error hue everything keeps clear of. */
+export const ERROR_HUE = 30.9
+
+/** OT-072: base hues within 45 degrees of the error hue, 345.9 -> 0 -> 75.9. */
+export const RESERVED_ARC = { lower: 345.9, upper: 75.9, midpoint: 30.9 } as const
+
+/** OT-078: attention hues from the error hue to past Claude's terracotta, 18.9 -> 55. */
+export const ATTENTION_ARC = { lower: 18.9, upper: 55, midpoint: 36.95 } as const
+
+/** OT-072, OT-A12: where a base hue lands. The arc wraps through 0. */
+export function pushBaseHue (hue: number): number {
+  const { lower, upper, midpoint } = RESERVED_ARC
+  const inside = hue > lower || hue < upper
+  if (!inside) return hue
+  // On the wrapped side (above 345.9) and up to the midpoint, the lower edge is nearer.
+  return hue > lower || hue <= midpoint ? lower : upper
+}
+
+/** OT-078, OT-A12: where an attention hue lands. */
+export function pushAttentionHue (hue: number): number {
+  const { lower, upper, midpoint } = ATTENTION_ARC
+  if (!(hue > lower && hue < upper)) return hue
+  return hue <= midpoint ? lower : upper
+}

@@ -1,0 +1,143 @@
+import { converter, differenceEuclidean, formatHex, inGamut, toGamut, wcagContrast, type Color, type Oklch } from 'culori'
+import { ERROR_HUE, pushAttentionHue } from './arcs.js'
+import {
+  BUILT_IN_WAITING, CALM_ARC, DEEP_STOP, DERIVED_WAITING_TURN, FAMILY_STOPS, FIXED_COLOURS, LABEL_TEXT, PROXIMITY_DELTA_E,
+  SALIENCE_MIN_DELTA_E, WAITING_STOPS, WCAG_AA, type PaletteKey, type Stop
+} from './model.js'
+
+/** The state names `palette.states` may colour (the spec's StateColours keys). */
+export type StateName = keyof typeof FAMILY_STOPS | keyof typeof WAITING_STOPS
+
+/** What the generator works from: the effective palette after the pushes and the user's settings. */
+export interface PaletteInput {
+  /** The resolved base hue (after the reserved-arc push, the user's override included). */
+  baseHue: number
+  chroma: number
+  lightness: number
+  /** The resolved attention hue, when the adapter sent one. */
+  attentionHue?: number
+  /** Explicit state colours; the caller passes none when the user's hue override replaces them (OT-085). */
+  states?: Partial<Record<StateName, string>> | null
+  /** OT-086: the user's setting that ignores the waiting overrides. */
+  anchorAttention: boolean
+}
+
+/** Where a colour came from. */
+export type ColourSource = 'generated' | 'explicit' | 'fallback' | 'fixed'
+
+export interface GeneratedPalette {
+  /** Every state colour as lowercase `#rrggbb`, plus the deep stop. */
+  colours: Record<PaletteKey, string>
+  sources: Record<PaletteKey, ColourSource>
+  /** The hue the waiting colours sit on. */
+  waitingHue: number
+  /** The generator's notes, each `"<kind>: <text>"` (OT-061, OT-A11). */
+  notes: string[]
+}
+
+const toOklch = converter('oklch')
+const inSrgb = inGamut('rgb')
+const clip = toGamut('rgb', 'oklch')
+const deltaE = differenceEuclidean('oklab')
+
+const normalise = (hue: number): number => ((hue % 360) + 360) % 360
+const fixed = (n: number, digits = 3): string => String(Number(n.toFixed(digits)))
+
+/** The waiting hue derived from a base hue: turned toward the error hue along the shorter way (OT-074's 210.9 flip). */
+export function derivedWaitingHue (baseHue: number): number {
+  const towardError = normalise(ERROR_HUE - baseHue) <= 180 ? 1 : -1
+  return pushAttentionHue(normalise(baseHue + towardError * DERIVED_WAITING_TURN))
+}
+
+/** True when a waiting hue lies in the calm arc, where it would not read as an alarm (OT-079). */
+export function inCalmArc (hue: number): boolean {
+  return hue > CALM_ARC.from && hue < CALM_ARC.to
+}
+
+const ERROR_COLOUR = clip({ mode: 'oklch', ...FIXED_COLOURS.error })
+const BUILT_INS = BUILT_IN_WAITING.map((colour) => ({ ...colour, oklch: clip({ mode: 'oklch', l: colour.l, c: colour.c, h: colour.h }) }))
+
+/** Builds every colour of an adapter's palette, with the notes the spec names. Pure: same input, same output. */
+export function generatePalette (input: PaletteInput): GeneratedPalette {
+  const notes: string[] = []
+  const colours = {} as Record<PaletteKey, string>
+  const sources = {} as Record<PaletteKey, ColourSource>
+  const waitingHue = input.attentionHue ?? derivedWaitingHue(input.baseHue)
+  const explicit = input.states ?? {}
+  const waitingExplicit: Partial<Record<StateName, string>> = input.anchorAttention ? {} : explicit
+
+  const generated = (name: string, stop: Stop, hue: number, lightnessShift: number): Oklch => {
+    const wanted: Oklch = { mode: 'oklch', l: clamp01(stop.l + lightnessShift), c: stop.c * input.chroma, h: normalise(hue + stop.dh) }
+    if (inSrgb(wanted)) return wanted
+    const clipped = toOklch(clip(wanted))
+    notes.push(`gamut: ${name} chroma ${fixed(wanted.c)} reduced to ${fixed(clipped.c)} to fit sRGB`)
+    return clipped
+  }
+  const place = (name: PaletteKey, colour: Color, source: ColourSource): void => {
+    colours[name] = formatHex(colour)
+    sources[name] = source
+  }
+
+  for (const [name, stop] of Object.entries(FAMILY_STOPS) as Array<[keyof typeof FAMILY_STOPS, Stop]>) {
+    // OT-084: thinking supplies tool and streaming when they are left out.
+    const given = explicit[name] ?? (name === 'tool' || name === 'streaming' ? explicit.thinking : undefined)
+    const source: ColourSource = explicit[name] !== undefined ? 'explicit' : given !== undefined ? 'fallback' : 'generated'
+    let colour = given !== undefined ? toOklch(given)! : generated(name, stop, input.baseHue, input.lightness)
+    colour = keepSalient(name, colour, notes)
+    place(name, liftForText(name, colour, notes), source)
+  }
+  for (const [name, stop] of Object.entries(WAITING_STOPS) as Array<[keyof typeof WAITING_STOPS, Stop]>) {
+    // OT-084: waitingPermission supplies waitingQuestion; OT-086: anchorAttention ignores both overrides.
+    const given = waitingExplicit[name] ?? (name === 'waitingQuestion' ? waitingExplicit.waitingPermission : undefined)
+    const source: ColourSource = waitingExplicit[name] !== undefined ? 'explicit' : given !== undefined ? 'fallback' : 'generated'
+    const colour = given !== undefined ? toOklch(given)! : generated(name, stop, waitingHue, 0)
+    place(name, liftForText(name, colour, notes), source)
+  }
+  for (const [name, value] of Object.entries(FIXED_COLOURS) as Array<[keyof typeof FIXED_COLOURS, Oklch]>) {
+    place(name, clip({ mode: 'oklch', l: value.l, c: value.c, h: value.h }), 'fixed')
+  }
+  place('deep', generated('deep', DEEP_STOP, input.baseHue, 0), 'generated')
+
+  if (input.attentionHue === undefined && inCalmArc(waitingHue)) {
+    notes.push(`attention: the waiting colour derived from baseHue ${fixed(input.baseHue)} sits at hue ${fixed(waitingHue, 1)}, in the calm arc (${CALM_ARC.from}..${CALM_ARC.to}); set palette.attentionHue to a hue in the alarm arc (280 -> 0 -> 76)`)
+  }
+  if (input.attentionHue !== undefined) {
+    const attention = clip({ mode: 'oklch', l: WAITING_STOPS.waitingPermission.l, c: WAITING_STOPS.waitingPermission.c * input.chroma, h: waitingHue })
+    const nearest = BUILT_INS
+      .map((builtIn) => ({ builtIn, distance: deltaE(attention, builtIn.oklch) }))
+      .sort((a, b) => a.distance - b.distance)[0]!
+    if (nearest.distance < PROXIMITY_DELTA_E) {
+      notes.push(`proximity: attentionHue ${fixed(input.attentionHue)} is ${fixed(nearest.distance * 100, 1)} deltaE_OK x100 from ${nearest.builtIn.name} (hue ${nearest.builtIn.h}); expected in the alarm arc, not an error`)
+    }
+  }
+  return { colours, sources, waitingHue, notes }
+}
+
+// The salience guard: turn an adapter colour's hue away from the error hue until it is clearly distinct.
+function keepSalient (name: string, colour: Oklch, notes: string[]): Oklch {
+  if (deltaE(colour, ERROR_COLOUR) >= SALIENCE_MIN_DELTA_E) return colour
+  const from = normalise(colour.h ?? ERROR_HUE)
+  const away = normalise(from - ERROR_HUE) <= 180 ? 1 : -1
+  let turned = colour
+  for (let step = 1; step <= 90 && deltaE(turned, ERROR_COLOUR) < SALIENCE_MIN_DELTA_E; step++) {
+    // An achromatic colour near the error colour cannot be turned; give it chroma to turn.
+    turned = toOklch(clip({ mode: 'oklch', l: colour.l, c: Math.max(colour.c, 0.05), h: normalise(from + away * 2 * step) }))
+  }
+  notes.push(`salience: ${name} turned from hue ${fixed(from, 1)} to ${fixed(turned.h ?? from, 1)} to stay clear of the error colour`)
+  return turned
+}
+
+// WCAG AA for the label drawn on the orb: lift lightness until the text reaches 4.5:1.
+function liftForText (name: string, colour: Oklch, notes: string[]): Oklch {
+  if (wcagContrast(colour, LABEL_TEXT) >= WCAG_AA) return colour
+  let lifted = colour
+  while (wcagContrast(lifted, LABEL_TEXT) < WCAG_AA && lifted.l < 1) {
+    lifted = toOklch(clip({ ...lifted, l: Math.min(1, lifted.l + 0.01) }))
+  }
+  notes.push(`wcag: ${name} lightness ${fixed(colour.l)} lifted to ${fixed(lifted.l)} for ${WCAG_AA}:1 label contrast`)
+  return lifted
+}
+
+function clamp01 (n: number): number {
+  return Math.min(1, Math.max(0, n))
+}

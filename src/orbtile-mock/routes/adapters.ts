@@ -1,0 +1,36 @@
+import type { FastifyRequest, RouteHandlerMethod } from 'fastify'
+import { checkAdapterId } from '../adapter-id.js'
+import type { Adapters } from '../adapters.js'
+import { readRegistration } from '../registration.js'
+
+type AdapterRequest = FastifyRequest<{ Params: { adapterId: string } }>
+
+/** The lease token a request carries, if any (OT-019). A repeated header arrives joined, and so never matches. */
+export function adapterToken (request: FastifyRequest): string | undefined {
+  const value = request.headers['x-orbtile-adapter-token']
+  return Array.isArray(value) ? value.join(', ') : value
+}
+
+/** `PUT /adapters/{adapterId}` (OT-041..070, OT-A09), checks in OT-A02's order from step 8 on. */
+export function registerHandler (adapters: Adapters): RouteHandlerMethod {
+  return async (request) => {
+    const { adapterId } = (request as AdapterRequest).params
+    checkAdapterId(adapterId)
+    const token = adapterToken(request)
+    adapters.checkReRegistration(adapterId, token)
+    const read = await readRegistration(request.body as Record<string, unknown>)
+    // Decoding an icon yields to the event loop, where another PUT may have started a lease: check again.
+    adapters.checkReRegistration(adapterId, token)
+    return adapters.register(adapterId, read)
+  }
+}
+
+/** `DELETE /adapters/{adapterId}` (OT-A07): 204, the lease ends. */
+export function unregisterHandler (adapters: Adapters): RouteHandlerMethod {
+  return async (request, reply) => {
+    const { adapterId } = (request as AdapterRequest).params
+    checkAdapterId(adapterId)
+    adapters.unregister(adapterId, adapterToken(request))
+    return reply.code(204).send()
+  }
+}
