@@ -1,0 +1,78 @@
+import fc from 'fast-check'
+
+type Schema = Record<string, any>
+
+/** Replaces the arbitrary at a dotted path (`icon.png`) with one of the caller's. */
+export type Overrides = Record<string, fc.Arbitrary<unknown>>
+
+/**
+ * A fast-check arbitrary of JSON values shaped by a JSON Schema (the subset the spec documents use: $ref into
+ * $defs, const, enum, type, pattern, lengths, bounds, properties and required, items, uniqueItems, propertyNames
+ * with additionalProperties, oneOf and anyOf). Conditionals (`if`/`then`) and cross-field rules are not modelled:
+ * filter the values through the schema's validator to keep only valid ones.
+ */
+export function arbitraryFor (schema: Schema, root: Schema, overrides: Overrides = {}, path = ''): fc.Arbitrary<unknown> {
+  if (overrides[path] !== undefined) return overrides[path]!
+  if (typeof schema.$ref === 'string') {
+    return arbitraryFor(root.$defs[schema.$ref.replace('#/$defs/', '')], root, overrides, path)
+  }
+  const branches = (schema.oneOf ?? schema.anyOf) as Schema[] | undefined
+  if (branches !== undefined && schema.type === undefined && schema.properties === undefined) {
+    return fc.oneof(...branches.map((branch) => arbitraryFor(branch, root, overrides, path)))
+  }
+  if ('const' in schema) return fc.constant(schema.const)
+  if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum)
+  const type = schema.type ?? (schema.properties !== undefined || schema.propertyNames !== undefined ? 'object' : undefined)
+  switch (type) {
+    case 'null': return fc.constant(null)
+    case 'boolean': return fc.boolean()
+    case 'integer': return fc.integer({ min: schema.minimum ?? -1e6, max: schema.maximum ?? (schema.exclusiveMaximum === undefined ? 1e6 : schema.exclusiveMaximum - 1) })
+    case 'number': return fc.double({
+      min: schema.minimum ?? -1e6,
+      max: schema.maximum ?? schema.exclusiveMaximum ?? 1e6,
+      maxExcluded: schema.maximum === undefined && schema.exclusiveMaximum !== undefined,
+      noNaN: true,
+      noDefaultInfinity: true
+    }).map((n) => Object.is(n, -0) ? 0 : n)
+    case 'string': return stringArbitrary(schema)
+    case 'array': {
+      const items = arbitraryFor(schema.items ?? {}, root, overrides, `${path}[]`)
+      const constraints = { minLength: schema.minItems ?? 0, maxLength: schema.maxItems ?? 5 }
+      return schema.uniqueItems === true
+        ? fc.uniqueArray(items, { ...constraints, selector: (v) => JSON.stringify(v) })
+        : fc.array(items, constraints)
+    }
+    case 'object': return objectArbitrary(schema, root, overrides, path)
+    default: return fc.jsonValue()
+  }
+}
+
+function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
+  const min = schema.minLength ?? 0
+  const max = schema.maxLength ?? 40
+  const fits = (s: string): boolean => {
+    const length = [...s].length
+    return length >= min && length <= max
+  }
+  if (schema.format === 'uri') {
+    return fc.webUrl({ validSchemes: /^\^https:/.test(schema.pattern ?? '') ? ['https'] : ['http', 'https'] }).filter(fits)
+  }
+  if (typeof schema.pattern === 'string') return fc.stringMatching(new RegExp(schema.pattern)).filter(fits)
+  return fc.string({ unit: 'binary', minLength: min, maxLength: Math.min(max, 60) })
+}
+
+function objectArbitrary (schema: Schema, root: Schema, overrides: Overrides, path: string): fc.Arbitrary<unknown> {
+  const join = (key: string): string => path === '' ? key : `${path}.${key}`
+  if (schema.properties === undefined && schema.propertyNames !== undefined) {
+    // A map with constrained keys (StateColours).
+    const keys = arbitraryFor(schema.propertyNames, root)
+    const values = arbitraryFor(schema.additionalProperties ?? {}, root)
+    return fc.dictionary(keys as fc.Arbitrary<string>, values, { minKeys: schema.minProperties ?? 0, maxKeys: schema.maxProperties ?? 10 })
+  }
+  const properties = (schema.properties ?? {}) as Record<string, Schema>
+  const record = fc.record(
+    Object.fromEntries(Object.entries(properties).map(([key, child]) => [key, arbitraryFor(child, root, overrides, join(key))])),
+    { requiredKeys: (schema.required ?? []) as string[] }
+  )
+  return schema.minProperties === undefined ? record : record.filter((value) => Object.keys(value).length >= schema.minProperties)
+}
