@@ -1,5 +1,5 @@
 import type { FastifyServerOptions } from 'fastify'
-import { createClock, type Clock, type ClockMode } from './shared/clock.js'
+import { advanceClock, clockState, createClock, type Clock, type ClockMode, type ClockState } from './shared/clock.js'
 import { startControlServer, type ControlServer } from './control/index.js'
 import { startOrbtileMock, type OrbtileMock, type OrbtileMockOptions } from './orbtile-mock/index.js'
 
@@ -26,6 +26,12 @@ export interface Orbtest {
   readonly orbtile: OrbtileMock | undefined
   readonly control: ControlServer
   ready(): ReadyInfo
+  /** `POST /control/reset`: every fake back to a fresh start. */
+  reset(): Promise<void>
+  /** `GET /control/clock` */
+  clockState(): ClockState
+  /** `POST /control/clock/advance`: moves the shared virtual clock; a real one throws ClockNotVirtualError. */
+  advance(ms: number): Promise<ClockState>
   close(): Promise<void>
 }
 
@@ -50,6 +56,9 @@ export async function startOrbtest (options: OrbtestOptions = {}): Promise<Orbte
         ...(orbtile === undefined ? {} : { orbtile: { discovery: orbtile.discoveryPath, socketPath: orbtile.socketPath, basePath: orbtile.basePath } }),
         control: { url: control.url }
       }),
+      reset: async () => { await orbtile?.control.reset() },
+      clockState: () => clockState(clock),
+      advance: (ms) => advanceClock(clock, ms),
       close: async () => {
         await Promise.allSettled(started.reverse().map((service) => service.close()))
         clock.dispose()

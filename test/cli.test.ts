@@ -153,3 +153,33 @@ t.test('OT-001 cli: --api off starts with no socket and no discovery file', asyn
   r.child.kill('SIGTERM')
   t.equal(await r.exit, 0)
 })
+
+t.test('OT-A04 cli: a second Ctrl-C while stopping still exits through cleanup, leaving no files', async (t) => {
+  const dir = scratch(t)
+  const ready = join(dir, 'ready.json')
+  const socket = join(dir, 'o.sock')
+  const discovery = join(dir, 'd.json')
+  const r = run(['orbtile', '--discovery', discovery, '--socket', socket, '--control-port', '0', '--ready-file', ready])
+  t.teardown(() => r.child.kill('SIGKILL'))
+  await waitForFile(ready, r)
+  r.child.kill('SIGINT')
+  r.child.kill('SIGINT')
+  const code = await r.exit
+  t.ok(code === 0 || code === 130, `exited with a code (${code}), not killed by the signal`)
+  t.notOk(existsSync(socket))
+  t.notOk(existsSync(discovery))
+  t.notOk(existsSync(ready))
+})
+
+t.test('cli: a file-system fault at start-up is one line, exit 1, no stack trace', async (t) => {
+  const dir = scratch(t)
+  const r = run(['orbtile', '--discovery', '/etc/passwd/d.json', '--socket', join(dir, 'o.sock'), '--control-port', '0'])
+  t.equal(await r.exit, 1)
+  t.equal(r.stderr().trim().split('\n').length, 1, r.stderr())
+  t.match(r.stderr(), /^orbtest: cannot write the discovery file/)
+  t.notOk(existsSync(join(dir, 'o.sock')))
+  const ready = run(['orbtile', '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'p.sock'), '--control-port', '0', '--ready-file', join(dir, 'no', 'such', 'r.json')])
+  t.equal(await ready.exit, 1)
+  t.match(ready.stderr(), /^orbtest: cannot write the ready file/)
+  t.notOk(existsSync(join(dir, 'p.sock')))
+})

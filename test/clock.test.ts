@@ -74,3 +74,25 @@ t.test('clock: a real clock follows Date.now, fires unref()ed timers, and refuse
   await t.rejects(advanceClock(clock, 10), ClockNotVirtualError)
   clock.dispose()
 })
+
+t.test('clock: a real timer longer than setTimeout\'s 24.8-day limit does not fire early', async (t) => {
+  const clock = new RealClock()
+  let fired = false
+  clock.setTimer(30 * 24 * 3600 * 1000, () => { fired = true })
+  const keepAlive = setTimeout(() => {}, 1000)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  clearTimeout(keepAlive)
+  t.notOk(fired)
+  t.equal(clock.pendingTimers(), 1)
+  clock.dispose()
+})
+
+t.test('clock: a virtual timer that throws does not stop the others; time still reaches the target', async (t) => {
+  const clock = new VirtualClock(0)
+  const fired: number[] = []
+  clock.setTimer(10, () => { throw new Error('boom') })
+  clock.setTimer(50, () => fired.push(clock.now()))
+  t.throws(() => clock.advance(100), /boom/)
+  t.same(fired, [50])
+  t.equal(clock.now(), 100)
+})

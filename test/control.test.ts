@@ -158,3 +158,33 @@ t.test('control: the in-process API drives the same fake (fake.control.advance)'
   t.equal(after.now, before + 5000)
   t.equal(orbtile.control.state().clock.now, before + 5000)
 })
+
+t.test('control: bytes no route sees still get the control API\'s JSON: no Host, garbage, a broken %-escape', async (t) => {
+  const { fakes } = await setup(t)
+  const { connect } = await import('node:net')
+  const exchange = (bytes: string) => new Promise<string>((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: fakes.control.port })
+    let out = ''
+    socket.on('data', (chunk) => { out += chunk })
+    socket.on('close', () => resolve(out))
+    socket.on('error', reject)
+    socket.setTimeout(2000, () => socket.destroy())
+    socket.write(bytes)
+  })
+  const noHost = await exchange('GET /control/clock HTTP/1.1\r\nConnection: close\r\n\r\n')
+  t.match(noHost, /^HTTP\/1\.1 403[\s\S]*"code":"forbidden_host"/)
+  const garbage = await exchange('GARBAGE\r\n\r\n')
+  t.match(garbage, /^HTTP\/1\.1 400[\s\S]*"code":"bad_request"/)
+  const badUrl = await exchange(`GET /control/clock%ZZ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
+  t.match(badUrl, /^HTTP\/1\.1 400[\s\S]*"code":"bad_request"/)
+})
+
+t.test('control: the typed in-process twin: reset, clockState, advance', async (t) => {
+  const { fakes, orbtile } = await setup(t)
+  const before = fakes.clockState().now
+  t.equal((await fakes.advance(1000)).now, before + 1000)
+  await orbtile.control.setApi({ enabled: false })
+  await fakes.reset()
+  t.equal(orbtile.control.state().api.enabled, true)
+  t.equal(orbtile.control.state().restarts, 0)
+})

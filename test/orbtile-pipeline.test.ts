@@ -67,7 +67,7 @@ t.test('OT-153 unknown paths and paths outside basePath are not_found; a wrong m
     const reply = await client.request({ method, path: '/info' })
     t.equal(reply.status, 405, `${method} /info is 405`)
     t.equal(reply.headers.allow, 'GET')
-    assertSpecError(t, reply, 'bad_request')
+    assertSpecError(t, reply, 'bad_request', undefined, 405)
   }
 })
 
@@ -165,4 +165,80 @@ t.test('OT-149 OT-A05 bytes that are not HTTP/1.1 get a JSON bad_request, never 
     t.match(raw.headers['content-type'], /^application\/json/)
   }
   t.equal((await client.request()).status, 200, 'the fake keeps serving')
+})
+
+t.test('OT-A02 refused routes (404, 405) take no rate-limit token', async (t) => {
+  const limited = await startFake(t, { extraRoutes })
+  const client = new SocketClient(limited.socketPath, limited.token)
+  t.teardown(() => client.close())
+  for (let i = 0; i < 70; i++) await client.request({ path: '/nope' })
+  for (let i = 0; i < 70; i++) await client.request({ method: 'PATCH', path: '/info' })
+  const replies = await Promise.all(Array.from({ length: 60 }, () => client.request()))
+  t.same(replies.map((r) => r.status), Array(60).fill(200))
+})
+
+t.test('OT-A02 the rate limit answers before body framing', async (t) => {
+  const limited = await startFake(t, { extraRoutes })
+  const client = new SocketClient(limited.socketPath, limited.token)
+  t.teardown(() => client.close())
+  await Promise.all(Array.from({ length: 60 }, () => client.request()))
+  assertSpecError(t, await client.request({ method: 'POST', path: '/echo', body: Buffer.alloc(70000) }), 'rate_limited')
+  assertSpecError(t, await client.request({ method: 'POST', path: '/echo', body: {}, headers: { 'transfer-encoding': 'chunked' } }), 'rate_limited')
+  assertSpecError(t, await client.request({ method: 'POST', path: '/echo', body: {}, headers: { 'content-type': 'text/plain' } }), 'rate_limited')
+})
+
+t.test('OT-A05 a PUT or POST without any body, typed or not, is bad_request', async (t) => {
+  const { fake } = await setup(t)
+  for (const head of ['Content-Length: 0\r\n', '', 'Content-Length: 0\r\nContent-Type: application/json\r\n']) {
+    const raw = parseRawResponse(await rawExchange(fake.socketPath,
+      `POST /a/v1/echo HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${fake.token}\r\n${head}Connection: close\r\n\r\n`))
+    t.equal(raw.status, 400, JSON.stringify(head))
+    t.equal(raw.json?.error?.code, 'bad_request')
+  }
+})
+
+t.test('OT-015 OT-A05 no header can hide: an Origin after 2000 others still counts; two Hosts or two Authorizations are refused', async (t) => {
+  const { fake } = await setup(t)
+  const head = (extra: string) => `GET /a/v1/info HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${fake.token}\r\n${extra}Connection: close\r\n\r\n`
+  const fillers = Array.from({ length: 2000 }, (_, i) => `X-F${i}: 1\r\n`).join('')
+  t.equal(parseRawResponse(await rawExchange(fake.socketPath, head(`${fillers}Origin: http://evil.example\r\n`))).json?.error?.code, 'forbidden_origin')
+  const twoHosts = parseRawResponse(await rawExchange(fake.socketPath, head('Host: evil.example\r\n')))
+  t.same([twoHosts.status, twoHosts.json?.error?.code], [400, 'bad_request'])
+  const twoAuth = parseRawResponse(await rawExchange(fake.socketPath, head('Authorization: Bearer other\r\n')))
+  t.same([twoAuth.status, twoAuth.json?.error?.code], [401, 'unauthorized'])
+})
+
+t.test('OT-024 OT-A02 a refused body is never invited or swallowed: no 100 Continue before 413, and the connection closes', async (t) => {
+  const { fake } = await setup(t)
+  const raw = await rawExchange(fake.socketPath,
+    `POST /a/v1/echo HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${fake.token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n`)
+  t.notMatch(raw, /100 Continue/)
+  const reply = parseRawResponse(raw)
+  t.equal(reply.status, 413)
+  t.equal(reply.headers.connection, 'close')
+  const accepted = await rawExchange(fake.socketPath,
+    `POST /a/v1/echo HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${fake.token}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n{}`)
+  t.match(accepted, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200/, 'a request that passes its checks is invited')
+})
+
+t.test('OT-149 OT-153 odd methods and targets: CONNECT, WebDAV methods, broken %-escapes all answer in JSON', async (t) => {
+  const { fake, client } = await setup(t)
+  const connect = parseRawResponse(await rawExchange(fake.socketPath, 'CONNECT localhost:80 HTTP/1.1\r\nHost: localhost\r\n\r\n'))
+  t.same([connect.status, connect.json?.error?.code], [400, 'bad_request'])
+  for (const method of ['PROPFIND', 'SEARCH', 'TRACE', 'LOCK', 'QUERY']) {
+    const reply = await client.request({ method, path: '/info' })
+    t.equal(reply.status, 405, `${method} is 405`)
+    t.equal(reply.headers.allow, 'GET')
+  }
+  for (const target of ['/a/v1/%E0%A4%A', '/a/v1/info%ZZ']) {
+    assertSpecError(t, await client.request({ target }), 'bad_request')
+  }
+})
+
+t.test('OT-149 a valid request pipelined before garbage still gets its answer, then the JSON 400', async (t) => {
+  const { fake } = await setup(t)
+  const raw = await rawExchange(fake.socketPath,
+    `GET /a/v1/info HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${fake.token}\r\n\r\nGARBAGE\r\n\r\n`)
+  t.match(raw, /^HTTP\/1\.1 200 OK/)
+  t.match(raw, /HTTP\/1\.1 400 Bad Request[\s\S]*"code":"bad_request"/)
 })

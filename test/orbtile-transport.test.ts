@@ -1,6 +1,6 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { spawn } from 'node:child_process'
-import { join } from 'node:path'
+import { isAbsolute, join } from 'node:path'
 import t from 'tap'
 import { startOrbtileMock } from '../src/orbtile-mock/index.js'
 import { resolveDiscoveryPath, writeDiscoveryFile, discoveryContents, SPEC_DISCOVERY_SUFFIX } from '../src/orbtile-mock/discovery.js'
@@ -51,27 +51,70 @@ t.test('OT-A04 the discovery path: explicit, else ORBTILE_DISCOVERY, else the sp
   t.equal(SPEC_DISCOVERY_SUFFIX, join('Library', 'Application Support', 'Orbtile', 'adapter-api.json'))
 })
 
-t.test('OT-A04 the discovery file is written atomically: a reader never sees a partial file, and no temp file is left', async (t) => {
+t.test('OT-A04 the discovery file is written atomically: a concurrent reader never sees a partial file, and no temp file is left', async (t) => {
   const dir = scratch(t)
   const path = join(dir, 'adapter-api.json')
   writeDiscoveryFile(path, discoveryContents('/s', 'first'))
-  let torn = 0
-  let reads = 0
-  const reader = setInterval(() => {
-    for (let i = 0; i < 20; i++) {
-      reads++
-      try { JSON.parse(readFileSync(path, 'utf8')) } catch { torn++ }
-    }
-  }, 0)
-  for (let i = 0; i < 300; i++) {
-    writeDiscoveryFile(path, discoveryContents(`/s/${'x'.repeat(i * 10)}`, `token-${i}`))
+  // A reader in another process, so that it really runs while the writes happen.
+  const reader = spawn(process.execPath, ['-e', `
+    const fs = require('fs'); let reads = 0, torn = 0; const end = Date.now() + 1500
+    while (Date.now() < end) { reads++; try { JSON.parse(fs.readFileSync(${JSON.stringify(path)}, 'utf8')) } catch { torn++ } }
+    console.log(JSON.stringify({ reads, torn }))`])
+  let out = ''
+  reader.stdout.on('data', (chunk) => { out += chunk })
+  let writes = 0
+  let replaced = 0
+  const until = Date.now() + 1200
+  for (let i = 0; Date.now() < until; i++) {
+    const before = statSync(path).ino
+    writeDiscoveryFile(path, discoveryContents(`/s/${'x'.repeat((i % 50) * 200)}`, `token-${i}`))
+    writes++
+    if (statSync(path).ino !== before) replaced++
     await new Promise((resolve) => setImmediate(resolve))
   }
-  clearInterval(reader)
-  t.ok(reads > 100, `the reader ran (${reads} reads)`)
+  await new Promise((resolve) => reader.once('exit', resolve))
+  const { reads, torn } = JSON.parse(out)
+  t.ok(reads > 1000, `the reader ran (${reads} reads)`)
   t.equal(torn, 0, 'never a partial or missing file')
+  t.equal(replaced, writes, 'every write is a new file renamed into place, never an edit in place')
   t.same(readdirSync(dir), ['adapter-api.json'], 'no temp files left')
   t.equal(mode(path), 0o600)
+})
+
+t.test('OT-A04 relative paths are made absolute: the discovery file always names an absolute socketPath', async (t) => {
+  const dir = scratch(t)
+  const cwd = process.cwd()
+  process.chdir(dir)
+  t.teardown(() => process.chdir(cwd))
+  const fake = await startOrbtileMock({ socketPath: 'rel.sock', discoveryPath: 'rel.json' })
+  t.teardown(() => fake.close())
+  t.equal(readDiscovery(join(process.cwd(), 'rel.json')).socketPath, join(process.cwd(), 'rel.sock'))
+  t.ok(isAbsolute(fake.socketPath) && isAbsolute(fake.discoveryPath))
+})
+
+t.test('OT-A04 a default socket folder that is a symlink is refused, and its target left alone', async (t) => {
+  const dir = scratch(t)
+  mkdirSync(join(dir, 'victim'), { mode: 0o755 })
+  chmodSync(join(dir, 'victim'), 0o755)
+  mkdirSync(join(dir, 'rt'))
+  symlinkSync(join(dir, 'victim'), join(dir, 'rt', 'orbtest'))
+  const saved = process.env.XDG_RUNTIME_DIR
+  process.env.XDG_RUNTIME_DIR = join(dir, 'rt')
+  t.teardown(() => { if (saved === undefined) delete process.env.XDG_RUNTIME_DIR; else process.env.XDG_RUNTIME_DIR = saved })
+  const err = await startOrbtileMock({ discoveryPath: join(dir, 'd.json') }).catch((e) => e)
+  t.equal(err.code, 'ORBTEST_SOCKET_FOLDER_NOT_OURS')
+  t.equal(mode(join(dir, 'victim')), 0o755, 'the symlink\'s target keeps its mode')
+  t.same(readdirSync(join(dir, 'victim')), [])
+})
+
+t.test('OT-A04 a discovery file that cannot be written stops start-up cleanly: no socket left, nothing listening', async (t) => {
+  const dir = scratch(t)
+  writeFileSync(join(dir, 'file'), 'x')
+  const socketPath = join(dir, 'o.sock')
+  const err = await startOrbtileMock({ socketPath, discoveryPath: join(dir, 'file', 'd.json') }).catch((e) => e)
+  t.ok(err instanceof StartupError)
+  t.match(err.message, /cannot write the discovery file/)
+  t.notOk(existsSync(socketPath))
 })
 
 t.test('OT-A04 a stale socket file left by a dead process is replaced', async (t) => {

@@ -57,7 +57,9 @@ export async function main (argv: readonly string[]): Promise<number> {
       process.stderr.write(`orbtest: ${err.message}\n`)
       return 1
     }
-    throw err
+    // Anything else is a bug of ours; still one line for the person, the details only when asked for.
+    process.stderr.write(`orbtest: unexpected error: ${(err as Error).message}${process.env.ORBTEST_DEBUG ? `\n${(err as Error).stack}` : ''}\n`)
+    return 1
   }
 }
 

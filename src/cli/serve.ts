@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path'
 import { removeDiscoveryFile } from '../orbtile-mock/discovery.js'
 import { startOrbtest, type Orbtest, type ReadyInfo } from '../orbtest.js'
 import { packageVersion } from '../shared/paths.js'
+import { startupFault } from '../shared/startup-error.js'
 import { flagHelp, parse, parseFlags, type FlagSpecs } from './args.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -58,9 +59,16 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
       : { level: logLevel, stream: process.stderr, redact: ['req.headers.authorization', 'req.headers["x-orbtile-adapter-token"]'] }
   })
   const readyFile = flags['ready-file'] as string | undefined
+  if (readyFile !== undefined) {
+    try {
+      writeReadyFile(readyFile, fakes.ready())
+    } catch (err) {
+      await fakes.close()
+      throw startupFault(`cannot write the ready file ${readyFile}`, err)
+    }
+  }
   const stopped = waitForStop(fakes, readyFile)
   process.stdout.write(banner(fakes))
-  if (readyFile !== undefined) writeReadyFile(readyFile, fakes.ready())
   return stopped
 }
 
@@ -104,9 +112,10 @@ function waitForStop (fakes: Orbtest, readyFile: string | undefined): Promise<nu
         resolve(1)
       })
     }
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
-    process.once('SIGHUP', stop)
+    // `on`, not `once`: a second signal must reach `stop` (and exit at once) rather than kill the process outright.
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+    process.on('SIGHUP', stop)
     // A crash or a hurried exit still leaves no socket, discovery file or ready file behind.
     process.once('exit', () => {
       removeReadyFile()

@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify'
+import { rawJsonResponse } from '../shared/http-server.js'
 
 /** Every code the control API answers with, and its status. The OpenAPI document's `Error` enum lists the same. */
 export const CONTROL_ERROR_STATUS = {
@@ -26,4 +27,9 @@ export class ControlError extends Error {
 
 export function sendControlError (reply: FastifyReply, err: ControlError): FastifyReply {
   return reply.code(CONTROL_ERROR_STATUS[err.code]).type('application/json').send({ error: { code: err.code, message: err.message } })
+}
+
+/** A whole `400 bad_request` response in the control API's shape, for bytes no route ever sees. */
+export function rawControlBadRequest (message: string): string {
+  return rawJsonResponse(400, 'Bad Request', { error: { code: 'bad_request', message } })
 }

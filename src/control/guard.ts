@@ -22,24 +22,26 @@ export function parseHostHeader (host: string): { hostname: string, port: number
  * Refuses requests that did not come from this machine's own tools: a Host that is not a loopback name (which
  * also defeats DNS rebinding) or an Origin other than the control server's own (a web page elsewhere).
  */
-export function checkControlRequest (request: FastifyRequest, ownPort: () => number): void {
+export function checkControlRequest (request: FastifyRequest, own: () => { host: string, port: number }): void {
   const host = parseHostHeader(request.headers.host ?? '')
   if (host === undefined || !isLoopbackName(host.hostname)) {
     throw new ControlError('forbidden_host', 'the control API answers only requests addressed to a loopback name (localhost, 127.0.0.1, [::1])')
   }
   const origin = request.headers.origin
-  if (origin !== undefined && !isOwnOrigin(origin, ownPort())) {
+  if (origin !== undefined && !isOwnOrigin(origin, own())) {
     throw new ControlError('forbidden_origin', `requests from ${JSON.stringify(origin)} are refused; only the control server's own origin may call it`)
   }
 }
 
-function isOwnOrigin (origin: string, port: number): boolean {
+/** The server's own origin: plain http, the address it is bound to (or `localhost`), and its port. */
+function isOwnOrigin (origin: string, own: { host: string, port: number }): boolean {
   let url: URL
   try {
     url = new URL(origin)
   } catch {
     return false
   }
-  const originPort = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port)
-  return url.protocol === 'http:' && isLoopbackName(url.hostname) && originPort === port
+  const originPort = url.port === '' ? 80 : Number(url.port)
+  const name = url.hostname.replace(/^\[(.*)\]$/, '$1')
+  return url.protocol === 'http:' && originPort === own.port && (name === own.host || name === 'localhost')
 }

@@ -6,7 +6,8 @@ import { createAjv } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
 import type { OrbtileMock, UserChange } from '../orbtile-mock/index.js'
 import { OrbtileError } from '../orbtile-mock/errors.js'
-import { ControlError, sendControlError } from './errors.js'
+import { ControlError, rawControlBadRequest, sendControlError } from './errors.js'
+import { answerClientError, createFakeServer } from '../shared/http-server.js'
 import { checkControlRequest, isLoopbackName } from './guard.js'
 import { StartupError } from '../shared/startup-error.js'
 
@@ -47,15 +48,23 @@ export async function startControlServer (options: ControlServerOptions): Promis
   const document = readPackageJson<OpenApiDocument>(CONTROL_OPENAPI_FILE)
   const bodyValidator = compileBodyValidators(document)
   const { clock, orbtile } = options
-  const app = Fastify({ logger: options.logger ?? false, exposeHeadRoutes: false })
+  const app = Fastify({
+    logger: options.logger ?? false,
+    exposeHeadRoutes: false,
+    // The same hardening as the fakes: every answer in the control API's JSON, even for bytes no route sees.
+    serverFactory: (handler) => createFakeServer(handler, rawControlBadRequest),
+    clientErrorHandler: (err, socket) => answerClientError(err, socket, rawControlBadRequest),
+    frameworkErrors: (_err, _request, reply) => { void sendControlError(reply, new ControlError('bad_request', 'the request target is not a valid URL')) }
+  })
   let port = 0
+  const host = options.host ?? '127.0.0.1'
 
   const operations: string[] = []
   app.addHook('onRoute', (route) => {
     if (route.handler.name === 'methodNotAllowed') return
     for (const method of [route.method].flat()) operations.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
   })
-  app.addHook('onRequest', async (request) => checkControlRequest(request, () => port))
+  app.addHook('onRequest', async (request) => checkControlRequest(request, () => ({ host, port })))
   app.setNotFoundHandler(() => { throw new ControlError('not_found', 'no such control route; see GET /control/openapi.json') })
   app.setErrorHandler((err, request, reply) => {
     if (err instanceof ControlError) return sendControlError(reply, err)
@@ -121,7 +130,6 @@ export async function startControlServer (options: ControlServerOptions): Promis
   })
   registerMethodNotAllowed(app, document)
 
-  const host = options.host ?? '127.0.0.1'
   if (!isLoopbackName(host)) throw new StartupError('ORBTEST_CONTROL_NOT_LOOPBACK', `the control server listens on loopback only, not ${host}`)
   try {
     await app.listen({ port: options.port ?? 8788, host })

@@ -1,6 +1,6 @@
-import { createServer, type Server } from 'node:http'
-import type { Socket } from 'node:net'
+import { METHODS as METHOD_NAMES, type Server } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod } from 'fastify'
+import { answerClientError, createFakeServer } from '../shared/http-server.js'
 import { parseJsonObject } from '../shared/json-body.js'
 import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
 import { runHeadPipeline, type PipelineContext, type RouteConfig } from './pipeline.js'
@@ -18,7 +18,8 @@ export interface OrbtileRoute {
   handler: RouteHandlerMethod
 }
 
-const METHODS: readonly HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']
+// Every method Node parses (but CONNECT, answered by the server itself): a known path answers 405 to all others.
+const METHODS: readonly string[] = METHOD_NAMES.filter((method) => method !== 'CONNECT')
 
 export interface BuildOptions {
   store: OrbtileStore
@@ -46,17 +47,18 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
   const app = Fastify({
     logger: options.logger,
     // The caller owns the server so that it can close and re-open the socket (OT-A03) without a new instance.
-    serverFactory: (handler) => createServer({
-      // OT-A05: a missing Host must get the spec's JSON body, so Node may not answer it with a bare 400 first.
-      requireHostHeader: false
-    }, handler),
+    // OT-A05: a missing Host must get the spec's JSON body, so Node may not answer it with a bare 400 first.
+    serverFactory: (handler) => createFakeServer(handler, rawBadRequest),
     exposeHeadRoutes: false,
     // Long ids must reach the adapterId check (invalid_field), not fail routing (not_found).
     routerOptions: { maxParamLength: 4096 },
     bodyLimit: LIMITS.maxBodyBytes,
     return503OnClosing: false,
-    clientErrorHandler: (err, socket) => answerClientError(err, socket)
+    clientErrorHandler: (err, socket) => answerClientError(err, socket, rawBadRequest),
+    // A request target fastify cannot decode (a broken %-escape) still gets the spec's error.
+    frameworkErrors: (_err, _request, reply) => { void sendError(reply, errors.badRequest('the request target is not a valid URL')) }
   })
+  for (const method of METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
 
   const ctx: PipelineContext = {
     apiEnabled: () => store.apiEnabled,
@@ -75,6 +77,8 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
       done(err as Error)
       return
     }
+    // The head passed every check: only now is a body invited (see createFakeServer).
+    if (request.headers.expect?.toLowerCase() === '100-continue') _reply.raw.writeContinue()
     done()
   })
 
@@ -116,7 +120,7 @@ export function registerRoutes (app: FastifyInstance<Server>, routes: readonly O
     app.route({ method: route.method, url, config, handler: route.handler })
   }
   for (const [url, allow] of allowed) {
-    const others = METHODS.filter((method) => !allow.includes(method))
+    const others = METHODS.filter((method) => !allow.includes(method as HTTPMethods)) as HTTPMethods[]
     const config: { orbtile: RouteConfig } = { orbtile: { kind: 'method-not-allowed', allow } }
     app.route({ method: others, url, config, handler: async () => { throw errors.methodNotAllowed(allow) } })
   }
@@ -138,11 +142,3 @@ export function toOrbtileError (err: unknown): OrbtileError {
   return errors.internal()
 }
 
-// Node's HTTP parser refused the bytes (bad framing, oversized head): answer in the spec's shape and hang up.
-function answerClientError (err: Error & { code?: string }, socket: Socket): void {
-  if (err.code !== 'ECONNRESET' && socket.writable) {
-    socket.end(rawBadRequest(err.code === 'HPE_HEADER_OVERFLOW' ? 'the request head is too large' : 'the request is not valid HTTP/1.1'))
-  } else {
-    socket.destroy()
-  }
-}

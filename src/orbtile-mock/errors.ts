@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify'
+import { announcesBody, rawJsonResponse } from '../shared/http-server.js'
 
 /**
  * OT-A01: every code of the spec's `Error` enum and the HTTP status it answers with. The spec names the codes but no
@@ -70,16 +71,19 @@ export const errors = {
   internal: () => new OrbtileError('internal', 'the fake hit an unexpected fault; it logged the details and keeps serving')
 }
 
-/** Writes an error reply: the registry's status, its headers, and exactly the spec's body. */
+/**
+ * Writes an error reply: the registry's status, its headers, and exactly the spec's body. A refused request whose
+ * body was never read closes its connection, so the fake does not swallow a body it has already refused.
+ */
 export function sendError (reply: FastifyReply, err: OrbtileError): FastifyReply {
+  if (reply.request.body === undefined && announcesBody(reply.request.raw)) reply.header('connection', 'close')
   return reply.code(err.status).headers(err.headers).type('application/json').send(err.body())
 }
 
 /**
  * A whole `400 bad_request` response as raw bytes, for requests Node's HTTP parser refuses before any route sees
- * them (malformed framing, oversized headers): even those get the spec's JSON body, never Node's bare 400.
+ * them (malformed framing, oversized headers, CONNECT): even those get the spec's JSON body, never Node's bare 400.
  */
 export function rawBadRequest (message: string): string {
-  const body = JSON.stringify(errors.badRequest(message).body())
-  return `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  return rawJsonResponse(400, 'Bad Request', errors.badRequest(message).body())
 }

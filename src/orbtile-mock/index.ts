@@ -1,4 +1,6 @@
+import { unlinkSync } from 'node:fs'
 import type { Server } from 'node:http'
+import { resolve } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { advanceClock, clockState, createClock, type Clock, type ClockState } from '../shared/clock.js'
 import { checkAdapterId } from './adapter-id.js'
@@ -8,6 +10,7 @@ import { discoveryContents, removeDiscoveryFile, resolveDiscoveryPath, writeDisc
 import { resolveOrbtileOptions, type OrbtileMockOptions } from './options.js'
 import { defaultSocketPath, listenPrivately, makeSocketPrivate, prepareSocketPath } from './socket.js'
 import { BASE_PATH } from './spec.js'
+import { startupFault } from '../shared/startup-error.js'
 import { OrbtileStore, type OrbtileSnapshot } from './store.js'
 
 export type { OrbtileMockOptions } from './options.js'
@@ -73,8 +76,9 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
   const clock = options.clock ?? createClock(options.clockMode)
   const ownsClock = options.clock === undefined
   const store = new OrbtileStore(clock, options.version, { autoAllow: options.autoAllow, silenceMs: options.leaseSilenceMs })
-  const discoveryPath = resolveDiscoveryPath(options.discoveryPath)
-  const socketPath = options.socketPath ?? defaultSocketPath()
+  // OT-A04: the file holds an absolute socketPath, whatever directory the fake was started from.
+  const discoveryPath = resolve(resolveDiscoveryPath(options.discoveryPath))
+  const socketPath = resolve(options.socketPath ?? defaultSocketPath())
   const endpoint: OrbtileEndpoint = { discoveryPath, socketPath, basePath: BASE_PATH }
   const app = buildOrbtileApp({ store, rateLimit: options.rateLimit, logger: options.logger, extraRoutes: options.extraRoutes })
   await app.ready()
@@ -83,19 +87,30 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
 
   const writeDiscovery = (): void => writeDiscoveryFile(discoveryPath, discoveryContents(socketPath, store.token))
 
+  // Binds the socket, then writes the discovery file; if any step fails, nothing is left behind.
   async function open (): Promise<void> {
     if (listening) return
     await prepareSocketPath(socketPath, options.socketPath === undefined)
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      listenPrivately(() => server.listen({ path: socketPath }, () => {
-        server.off('error', reject)
-        resolve()
-      }))
-    })
-    makeSocketPrivate(socketPath)
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject)
+        listenPrivately(() => server.listen({ path: socketPath }, () => {
+          server.off('error', reject)
+          resolve()
+        }))
+      })
+    } catch (err) {
+      throw startupFault(`cannot listen on ${socketPath}`, err)
+    }
+    try {
+      makeSocketPrivate(socketPath)
+      writeDiscovery()
+    } catch (err) {
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      try { unlinkSync(socketPath) } catch {}
+      throw startupFault(`cannot write the discovery file ${discoveryPath}`, err)
+    }
     listening = true
-    writeDiscovery()
   }
 
   async function shut (): Promise<void> {
@@ -109,7 +124,13 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
   }
 
   if (options.apiEnabled) {
-    await open()
+    try {
+      await open()
+    } catch (err) {
+      await app.close()
+      if (ownsClock) clock.dispose()
+      throw err
+    }
   } else {
     store.apiEnabled = false
   }

@@ -30,10 +30,19 @@ export const SHARED_BUCKET = 'shared'
 // OT-A05: `localhost`, with or without a port.
 const LOCALHOST = /^localhost(?::\d{1,5})?$/i
 
-/** OT-A02 step 1 and OT-A05: a Host header is required and must be `localhost`. */
+/** How many times a header appears in the request head. Node keeps only the first Host or Authorization. */
+function occurrences (request: FastifyRequest, lowerName: string): number {
+  const raw = request.raw.rawHeaders
+  let n = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === lowerName.length && raw[i]!.toLowerCase() === lowerName) n++
+  return n
+}
+
+/** OT-A02 step 1 and OT-A05: exactly one Host header, and it must be `localhost` (RFC 9112 §3.2). */
 export function checkHost (request: FastifyRequest): void {
   const host = request.headers.host
   if (host === undefined || host === '') throw errors.badRequest('the Host header is required (Host: localhost)')
+  if (occurrences(request, 'host') > 1) throw errors.badRequest('the request carries more than one Host header')
   if (!LOCALHOST.test(host)) throw errors.badRequest(`the Host header must be localhost, not ${JSON.stringify(host)}`)
 }
 
@@ -53,6 +62,7 @@ export function checkApiEnabled (_request: FastifyRequest, ctx: PipelineContext)
 export function checkBearer (request: FastifyRequest, ctx: PipelineContext): void {
   const header = request.headers.authorization
   if (header === undefined) throw errors.unauthorized('the Authorization header is missing; send Bearer <token from the discovery file>')
+  if (occurrences(request, 'authorization') > 1) throw errors.unauthorized('send one Authorization header, not several')
   const match = /^Bearer +(\S+) *$/i.exec(header)
   if (match === null) throw errors.unauthorized('the Authorization scheme must be Bearer')
   if (!sameSecret(match[1]!, ctx.token())) throw errors.unauthorized('the bearer token does not match the discovery file')

@@ -1,14 +1,14 @@
-import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from 'node:fs'
+import { chmodSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { StartupError } from '../shared/startup-error.js'
+import { StartupError, startupFault } from '../shared/startup-error.js'
 
 /**
- * The longest socket path the OS takes: `sun_path` is 108 bytes on Linux with its terminating NUL (104 on macOS,
- * where a real Orbtile would run). Longer paths fail deep in libuv with an unhelpful error, so they are refused first.
+ * The longest socket path the OS takes: `sun_path` holds 108 bytes on Linux and 104 on macOS, its terminating NUL
+ * included. Longer paths fail deep in libuv with an unhelpful error, so they are refused first.
  */
-export const MAX_SOCKET_PATH_BYTES = 107
+export const MAX_SOCKET_PATH_BYTES = process.platform === 'darwin' ? 103 : 107
 
 /**
  * A short private default: the per-user runtime folder when there is one, else a per-user folder in the temp dir.
@@ -35,7 +35,11 @@ export async function prepareSocketPath (socketPath: string, isDefault = false):
       `socket path is ${bytes} bytes; the OS allows ${MAX_SOCKET_PATH_BYTES}. Pick a shorter one with --socket: ${socketPath}`)
   }
   const folder = dirname(socketPath)
-  mkdirSync(folder, { recursive: true, mode: 0o700 })
+  try {
+    mkdirSync(folder, { recursive: true, mode: 0o700 })
+  } catch (err) {
+    throw startupFault(`cannot create the socket folder ${folder}`, err)
+  }
   if (isDefault) ensurePrivateFolder(folder)
   let kind: 'none' | 'socket' | 'other' = 'none'
   try {
@@ -72,7 +76,11 @@ export function makeSocketPrivate (socketPath: string): void {
 }
 
 function ensurePrivateFolder (folder: string): void {
-  const stat = statSync(folder)
+  // lstat, not stat: a symlink planted in a shared place must not lead the fake to chmod someone else's folder.
+  const stat = lstatSync(folder)
+  if (!stat.isDirectory()) {
+    throw new StartupError('ORBTEST_SOCKET_FOLDER_NOT_OURS', `the socket folder ${folder} is not a plain folder (a symlink?); pick another path with --socket`)
+  }
   const uid = process.getuid?.()
   if (uid !== undefined && stat.uid !== uid) {
     throw new StartupError('ORBTEST_SOCKET_FOLDER_NOT_OURS', `the socket folder ${folder} belongs to another user; pick another path with --socket`)

@@ -55,6 +55,8 @@ export class OrbtileStore {
     this.apiEnabled = true
     this.buckets.clear()
     this.adapters.clear()
+    this.#restarts = 0
+    this.#tokenRegenerations = 0
   }
 
   /** A JSON snapshot of what the fake holds; secrets (tokens) are never part of it. */

@@ -33,6 +33,9 @@ interface RealTimer extends TimerHandle {
   timeout: NodeJS.Timeout
 }
 
+// setTimeout fires at once (with a warning) past 2^31-1 ms; longer waits are taken in steps.
+const MAX_TIMEOUT = 2 ** 31 - 1
+
 /** Wall-clock time; timers are unref()ed so that they never keep a process alive on their own. */
 export class RealClock implements Clock {
   readonly mode = 'real' as const
@@ -43,15 +46,18 @@ export class RealClock implements Clock {
   }
 
   setTimer (ms: number, fn: () => void): TimerHandle {
-    const delay = Math.max(0, ms)
-    const timer: RealTimer = {
-      due: Date.now() + delay,
-      timeout: setTimeout(() => {
+    const due = Date.now() + Math.max(0, ms)
+    const timer = { due } as RealTimer
+    const arm = (): void => {
+      const left = Math.max(0, due - Date.now())
+      timer.timeout = setTimeout(() => {
+        if (Date.now() < due) return arm()
         this.#timers.delete(timer)
         fn()
-      }, delay)
+      }, Math.min(left, MAX_TIMEOUT))
+      timer.timeout.unref()
     }
-    timer.timeout.unref()
+    arm()
     this.#timers.add(timer)
     return timer
   }
@@ -113,16 +119,25 @@ export class VirtualClock implements Clock {
     return this.#timers.length
   }
 
-  /** Moves time forward by `ms` (>= 0), firing due timers in order. Returns the new time. */
+  /**
+   * Moves time forward by `ms` (>= 0), firing due timers in order. Returns the new time. A callback that throws
+   * does not stop the others: time still reaches the target, then the first error is thrown.
+   */
   advance (ms: number): number {
     if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`cannot advance a clock by ${ms} ms`)
     const target = this.#now + ms
+    const failures: unknown[] = []
     for (let next = this.#timers[0]; next !== undefined && next.due <= target; next = this.#timers[0]) {
       this.#timers.shift()
       this.#now = next.due
-      next.fn()
+      try {
+        next.fn()
+      } catch (err) {
+        failures.push(err)
+      }
     }
     this.#now = target
+    if (failures.length > 0) throw failures[0]
     return target
   }
 

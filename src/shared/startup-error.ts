@@ -11,3 +11,10 @@ export class StartupError extends Error {
     this.code = code
   }
 }
+
+/** Wraps a file-system or network fault met while starting into a StartupError that says what was being done. */
+export function startupFault (doing: string, err: unknown): StartupError {
+  if (err instanceof StartupError) return err
+  const code = (err as { code?: string }).code
+  return new StartupError(`ORBTEST_${code ?? 'START'}`, `${doing}: ${(err as Error).message}`)
+}
