@@ -1,6 +1,5 @@
 import { crc32 } from 'node:zlib'
-import * as picaModule from 'pica'
-import { PNG } from 'pngjs'
+import type { PNG as PngClass } from 'pngjs'
 import { errors, type OrbtileError } from './errors.js'
 
 /** OT-066: decoded icon bytes. */
@@ -23,10 +22,20 @@ export interface Icon {
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 // pica ships ESM under a .d.ts that TypeScript reads as CommonJS; at run time its default export is the factory.
-type PicaFactory = (options: { features: string[] }) => {
+type Pica = {
   resizeBuffer(options: { src: Uint8Array, width: number, height: number, toWidth: number, toHeight: number, filter?: string }): Promise<Uint8Array>
 }
-const pica = (picaModule as unknown as { default: PicaFactory }).default({ features: ['js', 'wasm'] })
+type PicaFactory = (options: { features: string[] }) => Pica
+
+// The codecs load with the first icon, so that start-up does not pay for them.
+let codecs: Promise<{ PNG: typeof PngClass, pica: Pica }> | undefined
+function loadCodecs (): Promise<{ PNG: typeof PngClass, pica: Pica }> {
+  codecs ??= Promise.all([import('pngjs'), import('pica')]).then(([pngjs, picaModule]) => ({
+    PNG: pngjs.PNG,
+    pica: (picaModule as unknown as { default: PicaFactory }).default({ features: ['js', 'wasm'] })
+  }))
+  return codecs
+}
 const refuse = (message: string): OrbtileError => errors.invalidField('icon.png', message)
 
 /**
@@ -39,14 +48,15 @@ export async function readIcon (base64: string): Promise<Icon> {
   if (bytes.length === 0) throw refuse('icon.png decodes to no bytes')
   if (bytes.length > MAX_ICON_BYTES) throw refuse(`icon.png decodes to ${bytes.length} bytes; at most ${MAX_ICON_BYTES}`)
   const { width, height } = readHeader(bytes)
-  let image: PNG
+  const { PNG, pica } = await loadCodecs()
+  let image: PngClass
   try {
     image = PNG.sync.read(bytes, { checkCRC: true })
   } catch (err) {
     throw refuse(`icon.png does not decode as a PNG: ${(err as Error).message}`)
   }
   const rgba = new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.length)
-  const [png28, png56] = await Promise.all(ICON_SIZES.map((side) => resize(rgba, width, side)))
+  const [png28, png56] = await Promise.all(ICON_SIZES.map((side) => resize(PNG, pica, rgba, width, side)))
   return { width, height, bytes: bytes.length, png28: png28!, png56: png56! }
 }
 
@@ -64,7 +74,7 @@ function readHeader (bytes: Buffer): { width: number, height: number } {
 }
 
 // Lanczos resampling (pica), then an sRGB-tagged PNG at the highest compression.
-async function resize (rgba: Uint8Array, side: number, to: number): Promise<Buffer> {
+async function resize (PNG: typeof PngClass, pica: Pica, rgba: Uint8Array, side: number, to: number): Promise<Buffer> {
   const resized = await pica.resizeBuffer({ src: rgba, width: side, height: side, toWidth: to, toHeight: to, filter: 'lanczos3' })
   const png = new PNG({ width: to, height: to })
   Buffer.from(resized.buffer, resized.byteOffset, resized.length).copy(png.data)

@@ -1,4 +1,5 @@
-import { converter, differenceEuclidean, formatHex, inGamut, toGamut, wcagContrast, type Color, type Oklch } from 'culori'
+import { createRequire } from 'node:module'
+import type { Color, Oklch } from 'culori'
 import { ERROR_HUE, pushAttentionHue } from './arcs.js'
 import {
   BUILT_IN_WAITING, CALM_ARC, DEEP_STOP, DERIVED_WAITING_TURN, FAMILY_STOPS, FIXED_COLOURS, LABEL_TEXT, PROXIMITY_DELTA_E,
@@ -35,10 +36,36 @@ export interface GeneratedPalette {
   notes: string[]
 }
 
-const toOklch = converter('oklch')
-const inSrgb = inGamut('rgb')
-const clip = toGamut('rgb', 'oklch')
-const deltaE = differenceEuclidean('oklab')
+// culori's ESM entry loads hundreds of modules (about 45 ms); its bundled CommonJS build loads in a fifth of that,
+// and only when the first palette is generated, so start-up pays nothing.
+type Culori = typeof import('culori')
+let culori: {
+  toOklch: (colour: Color | string) => Oklch
+  inSrgb: (colour: Color) => boolean
+  clip: (colour: Color) => Color
+  deltaE: (a: Color | string, b: Color | string) => number
+  formatHex: Culori['formatHex']
+  wcagContrast: Culori['wcagContrast']
+  errorColour: Color
+  builtIns: Array<typeof BUILT_IN_WAITING[number] & { oklch: Color }>
+} | undefined
+
+function lib (): NonNullable<typeof culori> {
+  if (culori !== undefined) return culori
+  const c = createRequire(import.meta.url)('culori/require') as Culori
+  const clip = c.toGamut('rgb', 'oklch')
+  culori = {
+    toOklch: c.converter('oklch') as (colour: Color | string) => Oklch,
+    inSrgb: c.inGamut('rgb'),
+    clip,
+    deltaE: c.differenceEuclidean('oklab'),
+    formatHex: c.formatHex,
+    wcagContrast: c.wcagContrast,
+    errorColour: clip({ mode: 'oklch', ...FIXED_COLOURS.error }),
+    builtIns: BUILT_IN_WAITING.map((colour) => ({ ...colour, oklch: clip({ mode: 'oklch', l: colour.l, c: colour.c, h: colour.h }) }))
+  }
+  return culori
+}
 
 const normalise = (hue: number): number => ((hue % 360) + 360) % 360
 const fixed = (n: number, digits = 3): string => String(Number(n.toFixed(digits)))
@@ -54,11 +81,9 @@ export function inCalmArc (hue: number): boolean {
   return hue > CALM_ARC.from && hue < CALM_ARC.to
 }
 
-const ERROR_COLOUR = clip({ mode: 'oklch', ...FIXED_COLOURS.error })
-const BUILT_INS = BUILT_IN_WAITING.map((colour) => ({ ...colour, oklch: clip({ mode: 'oklch', l: colour.l, c: colour.c, h: colour.h }) }))
-
 /** Builds every colour of an adapter's palette, with the notes the spec names. Pure: same input, same output. */
 export function generatePalette (input: PaletteInput): GeneratedPalette {
+  const { toOklch, inSrgb, clip, deltaE, formatHex, builtIns } = lib()
   const notes: string[] = []
   const colours = {} as Record<PaletteKey, string>
   const sources = {} as Record<PaletteKey, ColourSource>
@@ -103,7 +128,7 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
   }
   if (input.attentionHue !== undefined) {
     const attention = clip({ mode: 'oklch', l: WAITING_STOPS.waitingPermission.l, c: WAITING_STOPS.waitingPermission.c * input.chroma, h: waitingHue })
-    const nearest = BUILT_INS
+    const nearest = builtIns
       .map((builtIn) => ({ builtIn, distance: deltaE(attention, builtIn.oklch) }))
       .sort((a, b) => a.distance - b.distance)[0]!
     if (nearest.distance < PROXIMITY_DELTA_E) {
@@ -115,11 +140,12 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
 
 // The salience guard: turn an adapter colour's hue away from the error hue until it is clearly distinct.
 function keepSalient (name: string, colour: Oklch, notes: string[]): Oklch {
-  if (deltaE(colour, ERROR_COLOUR) >= SALIENCE_MIN_DELTA_E) return colour
+  const { toOklch, clip, deltaE, errorColour } = lib()
+  if (deltaE(colour, errorColour) >= SALIENCE_MIN_DELTA_E) return colour
   const from = normalise(colour.h ?? ERROR_HUE)
   const away = normalise(from - ERROR_HUE) <= 180 ? 1 : -1
   let turned = colour
-  for (let step = 1; step <= 90 && deltaE(turned, ERROR_COLOUR) < SALIENCE_MIN_DELTA_E; step++) {
+  for (let step = 1; step <= 90 && deltaE(turned, errorColour) < SALIENCE_MIN_DELTA_E; step++) {
     // An achromatic colour near the error colour cannot be turned; give it chroma to turn.
     turned = toOklch(clip({ mode: 'oklch', l: colour.l, c: Math.max(colour.c, 0.05), h: normalise(from + away * 2 * step) }))
   }
@@ -129,6 +155,7 @@ function keepSalient (name: string, colour: Oklch, notes: string[]): Oklch {
 
 // WCAG AA for the label drawn on the orb: lift lightness until the text reaches 4.5:1.
 function liftForText (name: string, colour: Oklch, notes: string[]): Oklch {
+  const { toOklch, clip, wcagContrast } = lib()
   if (wcagContrast(colour, LABEL_TEXT) >= WCAG_AA) return colour
   let lifted = colour
   while (wcagContrast(lifted, LABEL_TEXT) < WCAG_AA && lifted.l < 1) {
