@@ -162,3 +162,12 @@ function toApng (png: Buffer): Buffer {
   chunk.writeUInt32BE(crc32(Buffer.concat([type, data])), 8 + data.length)
   return Buffer.concat([png.subarray(0, 33), chunk, png.subarray(33)])
 }
+
+t.test('OT-070 OT-A14 with both png and appBundleId, both are kept; off macOS the png is the icon drawn', async (t) => {
+  const { register, fake } = await adapterSetup(t)
+  t.equal((await register('i.both', withIcon({ png: b64(makePng(48, 48)), appBundleId: 'com.apple.Terminal' }))).status, 200)
+  t.same(fake.control.adapter('i.both')!.registration!.icon, { appBundleId: 'com.apple.Terminal', png: { width: 48, height: 48, bytes: makePng(48, 48).length } })
+  t.ok(fake.control.icon('i.both', 28))
+  await register('i.bundle', withIcon({ appBundleId: 'com.apple.Terminal' }))
+  t.equal(fake.control.icon('i.bundle', 28), undefined, 'a bundle id alone draws no custom icon here')
+})

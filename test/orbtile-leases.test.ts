@@ -193,3 +193,11 @@ t.test('OT-041 a reply validates against the spec for every approval state', asy
   fake.control.setUser('val.a', { allowed: true })
   t.ok(schema((await register('val.a', minimalRegistration(), first.json.adapterToken)).json))
 })
+
+t.test('OT-055 OT-A09 tapBehavior defaults to alsoOpen and is kept as registered (the tap event arrives with sessions)', async (t) => {
+  const { register, fake } = await adapterSetup(t)
+  await register('tap.a', { ...minimalRegistration(), capabilities: ['tap'] })
+  t.equal(fake.control.adapter('tap.a')!.registration!.tapBehavior, 'alsoOpen')
+  await register('tap.b', { ...minimalRegistration(), capabilities: ['tap'], tapBehavior: 'eventOnly' })
+  t.equal(fake.control.adapter('tap.b')!.registration!.tapBehavior, 'eventOnly')
+})
