@@ -16,6 +16,7 @@ export const SERVE_FLAGS: FlagSpecs = {
   'rate-limit': { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the spec\'s 20 requests/s, burst 60; off for load tests' },
   'auto-allow': { type: 'boolean', help: 'allow every adapter at its first registration, as the user would (for CI)' },
   'lease-silence': { type: 'string', placeholder: 'SECONDS', parse: parse.seconds, default: '120', help: 'an adapter lease ends after this long without a request (OT-A08)' },
+  'pid-check': { type: 'string', placeholder: 'real|off', parse: parse.oneOf('real', 'off'), default: 'real', help: 'a session\'s pid must be a live process of this user; off accepts any pid' },
   'control-port': { type: 'string', placeholder: 'PORT', parse: parse.port, default: '8788', help: 'control server port on 127.0.0.1; 0 picks a free one' },
   clock: { type: 'string', placeholder: 'real|virtual', parse: parse.oneOf('real', 'virtual'), default: 'real', help: 'virtual time moves only through POST /control/clock/advance' },
   'log-level': { type: 'string', placeholder: 'LEVEL', parse: parse.oneOf(...LOG_LEVELS), default: 'warn', help: `request log to stderr: ${LOG_LEVELS.join(', ')}` },
@@ -50,7 +51,8 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
       apiEnabled: flags.api === 'on',
       rateLimit: flags['rate-limit'] as 'on' | 'off',
       autoAllow: flags['auto-allow'] === true,
-      leaseSilenceMs: (flags['lease-silence'] as number) * 1000
+      leaseSilenceMs: (flags['lease-silence'] as number) * 1000,
+      pidCheck: flags['pid-check'] as 'real' | 'off'
     },
     controlPort: flags['control-port'] as number,
     clockMode: flags.clock as 'real' | 'virtual',

@@ -8,6 +8,7 @@ export const CONTROL_ERROR_STATUS = {
   forbidden_origin: 403,
   not_found: 404,
   method_not_allowed: 405,
+  conflict: 409,
   clock_not_virtual: 409,
   internal: 500
 } as const

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMeth
 import { ClockNotVirtualError, advanceClock, clockState, type Clock } from '../shared/clock.js'
 import { createAjv } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
-import type { OrbtileMock, UserChange } from '../orbtile-mock/index.js'
+import { UserActionError, type OrbtileMock, type UserChange } from '../orbtile-mock/index.js'
 import { OrbtileError } from '../orbtile-mock/errors.js'
 import { ControlError, rawControlBadRequest, sendControlError } from './errors.js'
 import { answerClientError, createFakeServer } from '../shared/http-server.js'
@@ -119,6 +119,15 @@ export async function startControlServer (options: ControlServerOptions): Promis
     if (png === undefined) throw new ControlError('not_found', `adapter ${adapterId} has no custom icon`)
     return reply.type('image/png').header('cache-control', 'no-store').send(png)
   })
+  app.post('/control/orbtile/adapters/:adapterId/sessions/:sessionId/tap', async (request) => {
+    const { adapterId, sessionId } = request.params as { adapterId: string, sessionId: string }
+    return userAction(() => needOrbtile().control.tap(adapterId, sessionId))
+  })
+  app.post('/control/orbtile/adapters/:adapterId/requests/:requestId/decide', async (request) => {
+    const { adapterId, requestId } = request.params as { adapterId: string, requestId: string }
+    const answer = body<{ decision?: 'allow' | 'deny', picks?: number[][] }>('Decision', request.body)
+    return userAction(() => needOrbtile().control.decide(adapterId, requestId, answer))
+  })
   app.post('/control/orbtile/token/regenerate', async () => needOrbtile().control.regenerateToken())
   app.post('/control/orbtile/restart', async () => needOrbtile().control.restart())
   app.get('/control/clock', async () => clockState(clock))
@@ -163,6 +172,16 @@ function compileBodyValidators (document: OpenApiDocument): (name: string) => Va
 }
 
 const METHODS: readonly HTTPMethods[] = ['DELETE', 'GET', 'PATCH', 'POST', 'PUT']
+
+// The user's actions refuse with 404 (no such session or request), 409 (not now) or 400 (a bad answer).
+function userAction<T> (action: () => T): T {
+  try {
+    return action()
+  } catch (err) {
+    if (err instanceof UserActionError) throw new ControlError(err.kind, err.message)
+    throw err
+  }
+}
 
 // Every documented path answers 405 to the methods the document does not list for it.
 function registerMethodNotAllowed (app: FastifyInstance, document: OpenApiDocument): void {

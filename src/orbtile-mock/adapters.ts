@@ -32,6 +32,15 @@ export interface UserChange {
 /** Why a lease ended (OT-023, OT-A07, OT-A08). */
 export type LeaseEndReason = 'unregistered' | 'silence' | 'token_regenerated' | 'restart' | 'reset'
 
+/** What the rest of the fake hears from the adapter registry. */
+export interface AdapterListener {
+  leaseStarted?(id: string): void
+  leaseEnded?(id: string, reason: LeaseEndReason): void
+  /** After a registration commits; `previous` is the registration it replaced under the same lease, if any. */
+  registered?(id: string, registration: Registration, previous: Registration | null): void
+  userChanged?(id: string, user: UserSettings, before: UserSettings): void
+}
+
 /** The header that carries an adapter's lease token (OT-019). */
 export const ADAPTER_TOKEN_HEADER = 'X-Orbtile-Adapter-Token'
 
@@ -93,16 +102,28 @@ export class Adapters {
   readonly #records = new Map<string, AdapterRecord>()
   readonly #clock: Clock
   readonly #options: AdaptersOptions
-  readonly #leaseEndListeners: Array<(id: string, reason: LeaseEndReason) => void> = []
+  readonly #listeners: AdapterListener[] = []
+  // OT-A08: the silence window also covers the adapter's longest session TTL; sessions tell us what that is.
+  #longestTtlMs: (id: string) => number = () => 0
 
   constructor (clock: Clock, options: AdaptersOptions) {
     this.#clock = clock
     this.#options = options
   }
 
-  /** Calls `listener` whenever a lease ends. */
-  onLeaseEnd (listener: (id: string, reason: LeaseEndReason) => void): void {
-    this.#leaseEndListeners.push(listener)
+  /** Subscribes to lease starts and ends, registrations and the user's changes (sessions and events hang off them). */
+  listen (listener: AdapterListener): void {
+    this.#listeners.push(listener)
+  }
+
+  /** Lets the silence window stretch to the adapter's longest session TTL (OT-A08). */
+  setLongestTtl (longestTtlMs: (id: string) => number): void {
+    this.#longestTtlMs = longestTtlMs
+  }
+
+  /** OT-A08: `max(the configured window, the largest ttlSeconds among the adapter's sessions)`. */
+  silenceWindow (id: string): number {
+    return Math.max(this.#options.silenceMs, this.#longestTtlMs(id))
   }
 
   get (id: string): AdapterRecord | undefined {
@@ -149,11 +170,13 @@ export class Adapters {
     const record = existing ?? this.#create(id)
     const now = this.#clock.now()
     if (record.user.approval === 'awaiting_user' && this.#options.autoAllow) record.user.approval = 'allowed'
+    const started = record.lease === null
     if (record.lease === null) {
-      record.lease = { token: newToken(), startedAt: now, lastActivity: now, timer: this.#watchSilence(id, this.#options.silenceMs) }
+      record.lease = { token: newToken(), startedAt: now, lastActivity: now, timer: this.#watchSilence(id, this.silenceWindow(id)) }
     } else {
       record.lease.lastActivity = now
     }
+    const previous = record.registration
     const { registration } = read
     record.registration = registration
     // OT-063, OT-A14: a registration without icon.png clears the custom icon; a refused one never reaches here.
@@ -162,6 +185,10 @@ export class Adapters {
     record.keypadDecisions = record.user.keypad && (capabilities.includes('approvals') || capabilities.includes('questions'))
     record.palette = effectivePalette(registration, record.user)
     record.warnings = [...read.warnings, ...pushWarnings(registration), ...record.palette.generated.notes]
+    for (const listener of this.#listeners) {
+      if (started) listener.leaseStarted?.(id)
+      listener.registered?.(id, registration, started ? null : previous)
+    }
     const enabled = record.user.approval === 'allowed'
     return {
       adapter: { id, palette: record.palette.echo, resolvedBaseHue: record.palette.resolvedBaseHue },
@@ -186,7 +213,7 @@ export class Adapters {
     if (record?.lease == null) return
     this.#clock.clearTimer(record.lease.timer)
     record.lease = null
-    for (const listener of this.#leaseEndListeners) listener(id, reason)
+    for (const listener of this.#listeners) listener.leaseEnded?.(id, reason)
   }
 
   endAllLeases (reason: LeaseEndReason): void {
@@ -197,12 +224,19 @@ export class Adapters {
   setUser (id: string, change: UserChange): AdapterRecord {
     const record = this.#records.get(id) ?? this.#create(id)
     const { user } = record
+    const before = { ...user }
     if (change.allowed !== undefined) user.approval = change.allowed ? 'allowed' : 'disabled_by_user'
     if (change.keypad !== undefined) user.keypad = change.keypad
     if (change.baseHue !== undefined) user.baseHue = change.baseHue
     if (change.anchorAttention !== undefined) user.anchorAttention = change.anchorAttention
     if (record.registration !== null) record.palette = effectivePalette(record.registration, user)
+    for (const listener of this.#listeners) listener.userChanged?.(id, { ...user }, before)
     return record
+  }
+
+  /** Whether the user has allowed this id (OT-A09); its sessions are visible only then (OT-A17). */
+  isEnabled (id: string): boolean {
+    return this.#records.get(id)?.user.approval === 'allowed'
   }
 
   /** Forgets every adapter, settings included (control reset). */
@@ -233,7 +267,7 @@ export class Adapters {
       keypadDecisions: record.keypadDecisions,
       lease: lease === null
         ? null
-        : { startedAt: iso(lease.startedAt), lastActivity: iso(lease.lastActivity), silenceDeadline: iso(lease.lastActivity + this.#options.silenceMs) },
+        : { startedAt: iso(lease.startedAt), lastActivity: iso(lease.lastActivity), silenceDeadline: iso(lease.lastActivity + this.silenceWindow(record.id)) },
       registration,
       badge: registration === null ? null : badgeOf(registration),
       palette: palette === null
@@ -281,8 +315,9 @@ export class Adapters {
       const lease = this.#records.get(id)?.lease
       if (lease == null) return
       const quiet = this.#clock.now() - lease.lastActivity
-      if (quiet >= this.#options.silenceMs) this.endLease(id, 'silence')
-      else lease.timer = this.#watchSilence(id, this.#options.silenceMs - quiet)
+      const window = this.silenceWindow(id)
+      if (quiet >= window) this.endLease(id, 'silence')
+      else lease.timer = this.#watchSilence(id, window - quiet)
     })
   }
 }

@@ -6,6 +6,7 @@ import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
 import { runHeadPipeline, type PipelineContext, type RouteConfig } from './pipeline.js'
 import { registerHandler, unregisterHandler } from './routes/adapters.js'
 import { infoHandler } from './routes/info.js'
+import { batchHandler, eventsHandler, sessionHandler } from './routes/sessions.js'
 import { BASE_PATH, LIMITS } from './spec.js'
 import type { OrbtileStore } from './store.js'
 
@@ -34,7 +35,10 @@ export function orbtileRoutes (store: OrbtileStore): OrbtileRoute[] {
   return [
     { method: 'GET', path: '/info', adapterRoute: false, handler: infoHandler(store) },
     { method: 'PUT', path: '/adapters/:adapterId', adapterRoute: true, handler: registerHandler(store.adapters) },
-    { method: 'DELETE', path: '/adapters/:adapterId', adapterRoute: true, handler: unregisterHandler(store.adapters) }
+    { method: 'DELETE', path: '/adapters/:adapterId', adapterRoute: true, handler: unregisterHandler(store.adapters) },
+    { method: 'POST', path: '/adapters/:adapterId/sessions/:sessionId', adapterRoute: true, handler: sessionHandler(store.adapters, store.sessions) },
+    { method: 'PUT', path: '/adapters/:adapterId/sessions', adapterRoute: true, handler: batchHandler(store.adapters, store.sessions) },
+    { method: 'POST', path: '/adapters/:adapterId/events', adapterRoute: true, handler: eventsHandler(store.adapters, store.sessions) }
   ]
 }
 

@@ -10,12 +10,17 @@ import { discoveryContents, removeDiscoveryFile, resolveDiscoveryPath, writeDisc
 import { resolveOrbtileOptions, type OrbtileMockOptions } from './options.js'
 import { defaultSocketPath, listenPrivately, makeSocketPrivate, prepareSocketPath } from './socket.js'
 import { BASE_PATH } from './spec.js'
+import { anyProcess, realProcessCheck } from './sessions/process-table.js'
+import type { Sessions } from './sessions/registry.js'
+import type { SessionsSnapshot } from './sessions/snapshot.js'
 import { startupFault } from '../shared/startup-error.js'
 import { OrbtileStore, type OrbtileSnapshot } from './store.js'
 
 export type { OrbtileMockOptions } from './options.js'
 export type { OrbtileRoute } from './app.js'
 export type { AdapterSnapshot, UserChange } from './adapters.js'
+export { UserActionError } from './sessions/registry.js'
+export type { ProcessCheck } from './sessions/process-table.js'
 
 /** `PUT /control/orbtile/api`: the user's switch, and whether the socket is open at all (OT-A03). */
 export interface ApiSwitch {
@@ -39,9 +44,13 @@ export interface OrbtileControl {
   restart(): Promise<OrbtileEndpoint>
   reset(): Promise<void>
   /** One adapter as the state snapshot shows it; undefined for an id the fake has never seen. */
-  adapter(id: string): AdapterSnapshot | undefined
+  adapter(id: string): (AdapterSnapshot & SessionsSnapshot) | undefined
   /** OT-A26: the user changes an adapter's settings (allow or disable, keypad switch, hue override, anchorAttention). */
-  setUser(id: string, change: UserChange): AdapterSnapshot
+  setUser(id: string, change: UserChange): AdapterSnapshot & SessionsSnapshot
+  /** The user taps a session's key (OT-055, OT-144): a tap event if the adapter wants one, and what opens. */
+  tap(adapterId: string, sessionId: string): ReturnType<Sessions['tap']>
+  /** The user decides an approval (`{decision}`) or answers a question (`{picks}`) on the keypad (OT-145, OT-146). */
+  decide(adapterId: string, requestId: string, answer: { decision?: 'allow' | 'deny', picks?: number[][] }): ReturnType<Sessions['decide']>
   /** OT-068: the re-encoded icon the app would draw, as PNG bytes. */
   icon(id: string, size: 28 | 56): Buffer | undefined
   /** The fake's clock. */
@@ -75,7 +84,8 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
   const options = resolveOrbtileOptions(input)
   const clock = options.clock ?? createClock(options.clockMode)
   const ownsClock = options.clock === undefined
-  const store = new OrbtileStore(clock, options.version, { autoAllow: options.autoAllow, silenceMs: options.leaseSilenceMs })
+  const pidCheck = options.pidCheck === 'off' ? anyProcess : typeof options.pidCheck === 'function' ? options.pidCheck : realProcessCheck
+  const store = new OrbtileStore(clock, options.version, { autoAllow: options.autoAllow, silenceMs: options.leaseSilenceMs }, pidCheck)
   // OT-A04: the file holds an absolute socketPath, whatever directory the fake was started from.
   const discoveryPath = resolve(resolveDiscoveryPath(options.discoveryPath))
   const socketPath = resolve(options.socketPath ?? defaultSocketPath())
@@ -167,12 +177,14 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
       store.reset()
       await open()
     },
-    adapter: (id) => store.adapters.snapshotOf(id),
+    adapter: (id) => store.adapterSnapshot(id),
     setUser: (id, change) => {
       checkAdapterId(id)
       store.adapters.setUser(id, change)
-      return store.adapters.snapshotOf(id)!
+      return store.adapterSnapshot(id)!
     },
+    tap: (adapterId, sessionId) => store.sessions.tap(adapterId, sessionId),
+    decide: (adapterId, requestId, answer) => store.sessions.decide(adapterId, requestId, answer),
     icon: (id, size) => {
       const images = store.adapters.get(id)?.iconImages
       return images == null ? undefined : size === 28 ? images.png28 : images.png56

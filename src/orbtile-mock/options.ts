@@ -1,6 +1,7 @@
 import type { FastifyServerOptions } from 'fastify'
 import type { Clock, ClockMode } from '../shared/clock.js'
 import type { OrbtileRoute } from './app.js'
+import type { ProcessCheck } from './sessions/process-table.js'
 import { optionsValidator } from '../shared/options.js'
 
 /** Options of `startOrbtileMock`. Every one has a default. */
@@ -20,6 +21,11 @@ export interface OrbtileMockOptions {
   autoAllow?: boolean
   /** OT-A08: how long a lease survives without a request on its routes. Default 120 000 ms. */
   leaseSilenceMs?: number
+  /**
+   * OT-108, OT-A16: how a session's `pid` is checked: `real` (a live process of this user), `off` (any pid), or a
+   * function standing in for the process table.
+   */
+  pidCheck?: 'real' | 'off' | ProcessCheck
   /** The `version` string `GET /info` reports (OT-A29). */
   version?: string
   /** fastify's logger option; default: no logging. */
@@ -31,7 +37,7 @@ export interface OrbtileMockOptions {
   extraRoutes?: readonly OrbtileRoute[]
 }
 
-type Live = 'discoveryPath' | 'socketPath' | 'clock' | 'logger' | 'extraRoutes'
+type Live = 'discoveryPath' | 'socketPath' | 'clock' | 'logger' | 'extraRoutes' | 'pidCheck'
 export type ResolvedOrbtileOptions = Required<Omit<OrbtileMockOptions, Live>> & Pick<OrbtileMockOptions, Live>
 
 const schema = {
@@ -50,4 +56,4 @@ const schema = {
 }
 
 /** Validates, defaults and freezes the options of one fake Orbtile. */
-export const resolveOrbtileOptions = optionsValidator<ResolvedOrbtileOptions>('orbtile', schema, ['clock', 'logger', 'extraRoutes'])
+export const resolveOrbtileOptions = optionsValidator<ResolvedOrbtileOptions>('orbtile', schema, ['clock', 'logger', 'extraRoutes', 'pidCheck'])

@@ -2,6 +2,9 @@ import type { Clock } from '../shared/clock.js'
 import { TokenBuckets } from '../shared/token-bucket.js'
 import { Adapters, type AdapterSnapshot, type AdaptersOptions } from './adapters.js'
 import { newToken } from './discovery.js'
+import type { ProcessCheck } from './sessions/process-table.js'
+import { Sessions } from './sessions/registry.js'
+import type { SessionsSnapshot } from './sessions/snapshot.js'
 import { LIMITS } from './spec.js'
 
 /**
@@ -15,6 +18,8 @@ export class OrbtileStore {
   readonly buckets: TokenBuckets
   /** Registrations, leases and the user's settings per adapter id. */
   readonly adapters: Adapters
+  /** Sessions, requests and events of every adapter. */
+  readonly sessions: Sessions
   /** OT-001, OT-A03: the user's Adapter API switch. */
   apiEnabled = true
   #token = newToken()
@@ -22,11 +27,12 @@ export class OrbtileStore {
   #tokenRegenerations = 0
   readonly #startedAt: number
 
-  constructor (clock: Clock, version: string, adapterOptions: Omit<AdaptersOptions, 'maxAdapters'>) {
+  constructor (clock: Clock, version: string, adapterOptions: Omit<AdaptersOptions, 'maxAdapters'>, ownsProcess: ProcessCheck) {
     this.clock = clock
     this.version = version
     this.buckets = new TokenBuckets({ burst: LIMITS.burst, perSecond: LIMITS.requestsPerSecond }, clock)
     this.adapters = new Adapters(clock, { ...adapterOptions, maxAdapters: LIMITS.maxAdapters })
+    this.sessions = new Sessions(clock, this.adapters, ownsProcess)
     this.#startedAt = clock.now()
   }
 
@@ -55,6 +61,7 @@ export class OrbtileStore {
     this.apiEnabled = true
     this.buckets.clear()
     this.adapters.clear()
+    this.sessions.clear()
     this.#restarts = 0
     this.#tokenRegenerations = 0
   }
@@ -66,7 +73,14 @@ export class OrbtileStore {
       restarts: this.#restarts,
       tokenRegenerations: this.#tokenRegenerations,
       rateLimitBuckets: this.buckets.snapshot(),
-      adapters: this.adapters.snapshot()
+      adapters: this.adapters.snapshot().map((adapter) => ({ ...adapter, ...this.sessions.snapshotOf(adapter.id) }))
+    }
+  }
+
+  /** One adapter with its sessions, requests and events; undefined for an id the fake has never seen. */
+  adapterSnapshot (id: string): (AdapterSnapshot & SessionsSnapshot) | undefined {
+    const adapter = this.adapters.snapshotOf(id)
+    return adapter === undefined ? undefined : { ...adapter, ...this.sessions.snapshotOf(id) }
     }
   }
 }
@@ -77,5 +91,5 @@ export interface OrbtileSnapshot {
   restarts: number
   tokenRegenerations: number
   rateLimitBuckets: Array<{ key: string, tokens: number }>
-  adapters: AdapterSnapshot[]
+  adapters: Array<AdapterSnapshot & SessionsSnapshot>
 }

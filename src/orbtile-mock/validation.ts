@@ -19,8 +19,14 @@ function resolve (schema: Schema): Schema {
   return schema
 }
 
-// The branch of a `oneOf`/`anyOf` that describes an object (Icon in `Icon | null`, StateColours in `… | null`).
+// The branch of a `oneOf`/`anyOf` that describes an object (Icon in `Icon | null`, StateColours in `… | null`);
+// for an `allOf` (a batch item: SessionUpdate plus `id`), every branch's properties together.
 function objectBranch (schema: Schema): Schema | undefined {
+  if (Array.isArray(schema.allOf)) {
+    const properties: Record<string, Schema> = { ...(schema.properties as Record<string, Schema> | undefined) }
+    for (const branch of schema.allOf as Schema[]) Object.assign(properties, objectBranch(resolve(branch))?.properties as Record<string, Schema> | undefined)
+    return { properties }
+  }
   if (schema.properties !== undefined || schema.propertyNames !== undefined || schema.type === 'object') return schema
   for (const branch of [...(schema.oneOf as Schema[] ?? []), ...(schema.anyOf as Schema[] ?? [])]) {
     const found = objectBranch(resolve(branch))

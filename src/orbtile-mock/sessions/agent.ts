@@ -1,0 +1,231 @@
+import { isDeepStrictEqual } from 'node:util'
+import { errors, OrbtileError } from '../errors.js'
+import { REFUSED_SCHEMES, type Registration } from '../registration.js'
+import { LIMITS } from '../spec.js'
+import { formatField, type FieldPath } from '../validation.js'
+import { keepLastBytes, requireCreationFields, type ApprovalRequest, type QuestionRequest, type SessionPatch } from './update.js'
+
+/** The fields of a session as the fake keeps them (OT-A17 defaults: host local, ttl 120, the rest null). */
+export interface SessionFields {
+  title: string
+  /** The last activity the adapter sent; while offline the session shows `offline` instead. */
+  activity: string
+  cwd: string | null
+  project: string | null
+  model: string | null
+  toolLabel: string | null
+  toolKind: string | null
+  message: { id: string, text: string } | null
+  statusDetail: string | null
+  subagentCount: number
+  host: string
+  openURL: string | null
+  pid: number | null
+  background: boolean
+  liveText: boolean
+  ttlSeconds: number
+  approval: ApprovalRequest | null
+  question: QuestionRequest | null
+}
+
+export interface Session {
+  id: string
+  fields: SessionFields
+  /** OT-112: live until `ttlSeconds` pass without contact, then offline, then removed 600 s later. */
+  offline: boolean
+  lastContact: number
+}
+
+export type RequestKind = 'approval' | 'question'
+
+/** A pending approval or question (OT-120..130, OT-A22). */
+export interface PendingRequest {
+  id: string
+  kind: RequestKind
+  sessionId: string
+  content: ApprovalRequest | QuestionRequest
+  pendingSince: number
+  /** OT-129, OT-A31: whole epoch seconds; the request expires then. */
+  expiresAt: number
+  /** OT-A22: at most one decision per request; it stays pending until the adapter clears it. */
+  decided: boolean
+}
+
+/**
+ * One adapter's sessions and request ids. Plain data (Maps and Sets), so that a batch can work on a structured
+ * clone and commit only if every item is valid (OT-A19). Sessions outlive a lease (OT-A08); the request-id
+ * namespace does not (OT-A22).
+ */
+export interface AgentState {
+  sessions: Map<string, Session>
+  pending: Map<string, PendingRequest>
+  /** Every id retired under this lease (OT-126). */
+  retired: Set<string>
+  /** OT-A22: distinct ids seen under this lease, pending or retired, toward maxRequestIDs. */
+  idsSeen: number
+}
+
+export function emptyAgent (): AgentState {
+  return { sessions: new Map(), pending: new Map(), retired: new Set(), idsSeen: 0 }
+}
+
+/** What applying an update needs to know beyond the agent's own state. */
+export interface ApplyContext {
+  now: number
+  registration: Registration
+  /** OT-108, OT-A16: whether a pid is a process of the calling user. */
+  ownsProcess: (pid: number) => boolean
+  /** Where the fields sit in the request body, for `invalid_field` (`sessions[2]` in a batch). */
+  prefix: FieldPath
+}
+
+/** 600 s: how long an approval or question stays pending (OT-129, OT-A22). */
+export const REQUEST_LIFETIME_MS = 600_000
+/** OT-112: how long an offline session lingers before it is removed. */
+export const OFFLINE_LINGER_MS = 600_000
+
+const KINDS: readonly RequestKind[] = ['approval', 'question']
+const CAPABILITY: Record<RequestKind, 'approvals' | 'questions'> = { approval: 'approvals', question: 'questions' }
+
+/**
+ * Applies one SessionUpdate to `agent` (OT-089..130, OT-A17, OT-A18, OT-A22): creation rules, merge semantics,
+ * openURL and pid checks, the one-request-per-session rule and the request-id namespace, then the limits. Throws
+ * before changing anything: every check runs first, invalid_field ones before limit_exceeded ones (OT-A02).
+ */
+export function applyUpdate (agent: AgentState, sessionId: string, patch: SessionPatch, ctx: ApplyContext): Session {
+  const field = (...path: FieldPath): string => formatField([...ctx.prefix, ...path])
+  const existing = agent.sessions.get(sessionId)
+  if (existing === undefined) requireCreationFields(patch, ctx.prefix)
+  if (typeof patch.openURL === 'string') checkOpenUrl(patch.openURL, ctx.registration, field('openURL'))
+  if (typeof patch.pid === 'number' && !ctx.ownsProcess(patch.pid)) {
+    throw errors.invalidField(field('pid'), `pid ${patch.pid} is not a process of the calling user`)
+  }
+
+  // OT-122, OT-A22: what the session's requests would be after this update.
+  const current = { approval: existing?.fields.approval ?? null, question: existing?.fields.question ?? null }
+  const next = {
+    approval: patch.approval === undefined ? current.approval : patch.approval,
+    question: patch.question === undefined ? current.question : patch.question
+  }
+  for (const kind of KINDS) {
+    if (patch[kind] != null && !ctx.registration.capabilities.includes(CAPABILITY[kind])) {
+      throw errors.invalidField(field(kind), `${kind} needs the "${CAPABILITY[kind]}" capability in the registration`)
+    }
+  }
+  if (next.approval !== null && next.question !== null) {
+    const culprit: RequestKind = patch.approval != null ? 'approval' : 'question'
+    throw errors.invalidField(field(culprit), 'a session holds one pending request at most: clear the other with null in the same update')
+  }
+  const added: PendingRequest[] = []
+  const retiring: string[] = []
+  for (const kind of KINDS) {
+    const before = current[kind]
+    const after = next[kind]
+    if (after !== null && before !== null && after.id === before.id) {
+      // OT-127: an identical re-send keeps the request and its expiry; OT-A22: an id names fixed content.
+      if (!isDeepStrictEqual(after, before)) throw errors.invalidField(field(kind, 'id'), `${kind} ${after.id} is pending with other content`)
+      continue
+    }
+    if (after !== null) {
+      const clash = agent.pending.get(after.id)
+      if (clash !== undefined) throw errors.invalidField(field(kind, 'id'), `request id ${after.id} is pending as a ${clash.kind} on session ${clash.sessionId}`)
+      if (agent.retired.has(after.id)) throw errors.invalidField(field(kind, 'id'), `request id ${after.id} has been used under this registration`)
+      const expiresAt = Math.ceil((ctx.now + REQUEST_LIFETIME_MS) / 1000)
+      added.push({ id: after.id, kind, sessionId, content: after, pendingSince: ctx.now, expiresAt, decided: false })
+    }
+    if (before !== null) retiring.push(before.id)
+  }
+
+  // Limits last (OT-A02 step 11).
+  if (existing === undefined && agent.sessions.size >= LIMITS.maxSessionsPerAdapter) {
+    throw new OrbtileError('limit_exceeded', `the adapter already has ${LIMITS.maxSessionsPerAdapter} sessions (offline ones count until removed)`)
+  }
+  if (agent.pending.size - retiring.length + added.length > LIMITS.maxPendingRequestsPerAdapter) {
+    throw new OrbtileError('limit_exceeded', `the adapter already has ${LIMITS.maxPendingRequestsPerAdapter} pending requests`)
+  }
+  if (agent.idsSeen + added.length > LIMITS.maxRequestIDs) {
+    throw new OrbtileError('limit_exceeded', `this registration has used ${LIMITS.maxRequestIDs} request ids; register anew for more`)
+  }
+
+  for (const id of retiring) retire(agent, id)
+  for (const request of added) {
+    agent.pending.set(request.id, request)
+    agent.idsSeen++
+  }
+  const session: Session = existing ?? { id: sessionId, fields: defaults(patch), offline: false, lastContact: ctx.now }
+  merge(session.fields, patch)
+  // OT-A18: any update is contact; an offline session comes back with its last (or the new) activity.
+  session.lastContact = ctx.now
+  session.offline = false
+  agent.sessions.set(sessionId, session)
+  return session
+}
+
+/** Retires a request id: no longer pending, never usable again under this lease (OT-126, OT-A22). */
+export function retire (agent: AgentState, id: string): void {
+  if (agent.pending.delete(id)) agent.retired.add(id)
+}
+
+/** Ends or removes a session: it is gone, and its pending request retires (OT-A18). */
+export function endSession (agent: AgentState, sessionId: string): void {
+  const session = agent.sessions.get(sessionId)
+  if (session === undefined) return
+  for (const kind of KINDS) {
+    const request = session.fields[kind]
+    if (request !== null) retire(agent, request.id)
+  }
+  agent.sessions.delete(sessionId)
+}
+
+/** Clears a session's request of `kind` (expiry, capability downgrade, lease end). */
+export function dropRequest (agent: AgentState, request: PendingRequest): void {
+  retire(agent, request.id)
+  const session = agent.sessions.get(request.sessionId)
+  if (session !== undefined && session.fields[request.kind]?.id === request.id) session.fields[request.kind] = null
+}
+
+// OT-107, OT-052, OT-A15: an absolute URI whose scheme (compared case-insensitively) the registration declared.
+function checkOpenUrl (url: string, registration: Registration, name: string): void {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase()
+  if (scheme === undefined) throw errors.invalidField(name, 'openURL must be an absolute URI')
+  if (REFUSED_SCHEMES.has(scheme)) throw errors.invalidField(name, `the scheme ${JSON.stringify(scheme)} is always refused`)
+  if (!registration.urlSchemes.includes(scheme)) {
+    throw errors.invalidField(name, `the scheme ${JSON.stringify(scheme)} is not among the registration's urlSchemes`)
+  }
+}
+
+function defaults (patch: SessionPatch): SessionFields {
+  return {
+    title: patch.title!,
+    activity: patch.activity!,
+    cwd: null,
+    project: null,
+    model: null,
+    toolLabel: null,
+    toolKind: null,
+    message: null,
+    statusDetail: null,
+    subagentCount: 0,
+    host: 'local',
+    openURL: null,
+    pid: null,
+    background: false,
+    liveText: true,
+    ttlSeconds: 120,
+    approval: null,
+    question: null
+  }
+}
+
+// OT-092: absent keeps, null clears, a value replaces. OT-102: the message text keeps its last 4096 bytes.
+function merge (fields: SessionFields, patch: SessionPatch): void {
+  for (const [key, value] of Object.entries(patch) as Array<[keyof SessionFields, unknown]>) {
+    if (value === undefined) continue
+    if (key === 'message' && value !== null) {
+      const message = value as { id: string, text: string }
+      fields.message = { id: message.id, text: keepLastBytes(message.text) }
+    } else {
+      (fields as unknown as Record<string, unknown>)[key] = value
+    }
+  }
+}
