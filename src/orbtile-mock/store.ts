@@ -81,7 +81,6 @@ export class OrbtileStore {
   adapterSnapshot (id: string): (AdapterSnapshot & SessionsSnapshot) | undefined {
     const adapter = this.adapters.snapshotOf(id)
     return adapter === undefined ? undefined : { ...adapter, ...this.sessions.snapshotOf(id) }
-    }
   }
 }
 
