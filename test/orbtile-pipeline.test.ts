@@ -168,7 +168,7 @@ t.test('OT-149 OT-A05 bytes that are not HTTP/1.1 get a JSON bad_request, never 
 })
 
 t.test('OT-A02 refused routes (404, 405) take no rate-limit token', async (t) => {
-  const limited = await startFake(t, { extraRoutes })
+  const limited = await startFake(t, { extraRoutes, clockMode: 'virtual' })
   const client = new SocketClient(limited.socketPath, limited.token)
   t.teardown(() => client.close())
   for (let i = 0; i < 70; i++) await client.request({ path: '/nope' })
@@ -178,7 +178,7 @@ t.test('OT-A02 refused routes (404, 405) take no rate-limit token', async (t) =>
 })
 
 t.test('OT-A02 the rate limit answers before body framing', async (t) => {
-  const limited = await startFake(t, { extraRoutes })
+  const limited = await startFake(t, { extraRoutes, clockMode: 'virtual' })
   const client = new SocketClient(limited.socketPath, limited.token)
   t.teardown(() => client.close())
   await Promise.all(Array.from({ length: 60 }, () => client.request()))

@@ -216,7 +216,8 @@ t.test('OT-023 OT-A04 regenerating the token rewrites the discovery file; the ol
 })
 
 t.test('OT-023 a restart drops connections, writes a new token, and refills the buckets', async (t) => {
-  const fake = await startFake(t)
+  // A virtual clock: on a real one the bucket refills while the 60 requests are sent.
+  const fake = await startFake(t, { clockMode: 'virtual' })
   const client = new SocketClient(fake.socketPath, fake.token)
   t.teardown(() => client.close())
   for (let i = 0; i < 60; i++) await client.request()
