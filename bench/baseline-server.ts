@@ -16,6 +16,11 @@ const body = {
 }
 const app = Fastify()
 app.get('/a/v1/info', async () => body)
+// The session-update baseline: parse the JSON body, answer a SessionReply.
+app.post('/a/v1/adapters/:adapterId/sessions/:sessionId', async (request) => {
+  const { adapterId, sessionId } = request.params as { adapterId: string, sessionId: string }
+  return { session: { uid: `${adapterId}/${sessionId}`, visible: true }, warnings: [] }
+})
 await app.listen({ path: socket })
 if (readyFile !== undefined) {
   writeFileSync(`${readyFile}.tmp`, JSON.stringify({ socket }))

@@ -1,9 +1,11 @@
 /**
- * `npm run bench`: orbtest's fakes beside a bare fastify baseline, measured in the same run on the same machine,
- * reported as ratios. Run after `npm run build` (the npm script does it). Results also go to bench/results/.
+ * `npm run bench`: orbtest's fake Orbtile beside a bare fastify baseline on the same kind of Unix socket, measured
+ * in the same run on the same machine and reported as ratios. Results also go to bench/results/latest.json.
+ * Tunables: BENCH_STARTS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,20 +18,26 @@ const BASELINE = join(here, 'baseline-server.js')
 const STARTS = Number(process.env.BENCH_STARTS ?? 9)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
+const WAKEUPS = Number(process.env.BENCH_WAKEUPS ?? 300)
+const ADAPTER = 'com.bench.agent'
+
+type Kind = 'orbtest' | 'baseline'
 
 interface Server {
+  kind: Kind
   child: ChildProcess
   socket: string
   token: string | undefined
+  control: string | undefined
   readyMs: number
 }
 
-async function launch (kind: 'orbtest' | 'baseline', dir: string, n: number): Promise<Server> {
+async function launch (kind: Kind, dir: string, n: number): Promise<Server> {
   const socket = join(dir, `${kind}-${n}.sock`)
   const ready = join(dir, `${kind}-${n}.ready`)
   const discovery = join(dir, `${kind}-${n}.json`)
   const args = kind === 'orbtest'
-    ? [CLI, 'orbtile', '--socket', socket, '--discovery', discovery, '--control-port', '0', '--ready-file', ready, '--rate-limit', 'off', '--log-level', 'silent']
+    ? [CLI, 'orbtile', '--socket', socket, '--discovery', discovery, '--control-port', '0', '--ready-file', ready, '--rate-limit', 'off', '--log-level', 'silent', '--auto-allow']
     : [BASELINE, '--socket', socket, '--ready-file', ready]
   const started = process.hrtime.bigint()
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] })
@@ -38,8 +46,10 @@ async function launch (kind: 'orbtest' | 'baseline', dir: string, n: number): Pr
     await new Promise((resolve) => setTimeout(resolve, 1))
   }
   const readyMs = Number(process.hrtime.bigint() - started) / 1e6
-  const token = kind === 'orbtest' ? (JSON.parse(readFileSync(discovery, 'utf8')) as { token: string }).token : undefined
-  return { child, socket, token, readyMs }
+  if (kind === 'baseline') return { kind, child, socket, token: undefined, control: undefined, readyMs }
+  const { token } = JSON.parse(readFileSync(discovery, 'utf8')) as { token: string }
+  const { control } = JSON.parse(readFileSync(ready, 'utf8')) as { control: { url: string } }
+  return { kind, child, socket, token, control: control.url, readyMs }
 }
 
 async function stop (server: Server): Promise<void> {
@@ -48,14 +58,42 @@ async function stop (server: Server): Promise<void> {
   await exited
 }
 
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+function call (options: { socketPath?: string, url?: string, method: string, path: string, headers?: Record<string, string>, body?: unknown }): Promise<{ status: number, json: any }> {
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body)
+  const target = options.url === undefined ? { socketPath: options.socketPath } : { host: new URL(options.url).hostname, port: new URL(options.url).port }
+  return new Promise((resolve, reject) => {
+    const req = request({
+      ...target,
+      method: options.method,
+      path: options.path,
+      headers: { host: options.url === undefined ? 'localhost' : new URL(options.url).host, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }), ...options.headers }
+    }, (res) => {
+      let text = ''
+      res.on('data', (chunk) => { text += chunk })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text === '' ? undefined : JSON.parse(text) }))
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
 }
 
-async function startup (dir: string): Promise<{ orbtest: number, baseline: number }> {
-  const times = { orbtest: [] as number[], baseline: [] as number[] }
+// Registers the bench adapter (auto-allowed, with the tap capability) and opens one session; returns its headers.
+async function prepareAdapter (server: Server): Promise<Record<string, string>> {
+  const auth = { authorization: `Bearer ${server.token}` }
+  const reg = await call({ socketPath: server.socket, method: 'PUT', path: `/a/v1/adapters/${ADAPTER}`, headers: auth, body: { name: 'Bench', palette: { baseHue: 250 }, capabilities: ['tap'] } })
+  const headers = { ...auth, 'x-orbtile-adapter-token': reg.json.adapterToken as string }
+  await call({ socketPath: server.socket, method: 'POST', path: `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, body: { title: 'Bench', activity: 'thinking', ttlSeconds: 3600 } })
+  return headers
+}
+
+const median = (xs: number[]): number => percentile(xs, 50)
+function percentile (xs: number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+}
+
+async function startup (dir: string): Promise<Record<Kind, number>> {
+  const times: Record<Kind, number[]> = { orbtest: [], baseline: [] }
   // Alternate the two so that drift of the machine's load hits both alike.
   for (let i = 0; i < STARTS; i++) {
     for (const kind of ['baseline', 'orbtest'] as const) {
@@ -67,45 +105,83 @@ async function startup (dir: string): Promise<{ orbtest: number, baseline: numbe
   return { orbtest: median(times.orbtest), baseline: median(times.baseline) }
 }
 
-async function throughput (server: Server): Promise<{ rps: number, p50: number, p99: number, non2xx: number }> {
-  const result = await autocannon({
-    url: 'http://localhost/a/v1/info',
+interface Load { rps: number, p50: number, p99: number, non2xx: number }
+
+async function load (server: Server, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<Load> {
+  const run = () => autocannon({
+    url: `http://localhost${path}`,
     socketPath: server.socket,
     connections: CONNECTIONS,
     duration: SECONDS,
-    headers: { host: 'localhost', ...(server.token === undefined ? {} : { authorization: `Bearer ${server.token}` }) }
+    method,
+    headers: { host: 'localhost', ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
+  await run() // warm-up, not counted
+  const result = await run()
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx }
 }
 
-async function info (dir: string): Promise<{ orbtest: Awaited<ReturnType<typeof throughput>>, baseline: Awaited<ReturnType<typeof throughput>> }> {
-  const out: Record<string, Awaited<ReturnType<typeof throughput>>> = {}
+async function throughputs (dir: string): Promise<{ info: Record<Kind, Load>, sessions: Record<Kind, Load> }> {
+  const info = {} as Record<Kind, Load>
+  const sessions = {} as Record<Kind, Load>
+  // The baseline gets the very same bytes (headers of the same size) that orbtest needs; it just ignores them.
+  const stand = { authorization: `Bearer ${'t'.repeat(43)}`, 'x-orbtile-adapter-token': 'a'.repeat(43) }
   for (const kind of ['baseline', 'orbtest'] as const) {
     const server = await launch(kind, dir, 100)
-    await throughput({ ...server }) // warm-up, not counted
-    out[kind] = await throughput(server)
+    const auth: Record<string, string> = server.token === undefined ? { authorization: stand.authorization } : { authorization: `Bearer ${server.token}` }
+    info[kind] = await load(server, 'GET', '/a/v1/info', auth)
+    const headers = kind === 'orbtest' ? await prepareAdapter(server) : stand
+    sessions[kind] = await load(server, 'POST', `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, { activity: 'tool', toolLabel: 'npm test', statusDetail: 'running' })
     await stop(server)
   }
-  return { orbtest: out.orbtest!, baseline: out.baseline! }
+  return { info, sessions }
+}
+
+// Long-poll wake-up: a poll is held, the user taps (through the control server), and the time from sending the
+// tap to the poll's answer is measured. It includes the control request, so it bounds the wake-up from above.
+async function wakeups (dir: string): Promise<{ median: number, p99: number }> {
+  const server = await launch('orbtest', dir, 200)
+  const headers = await prepareAdapter(server)
+  const samples: number[] = []
+  let after = 0
+  for (let i = 0; i < WAKEUPS; i++) {
+    const poll = call({ socketPath: server.socket, method: 'POST', path: `/a/v1/adapters/${ADAPTER}/events`, headers, body: { after, ack: after, waitSeconds: 2 } })
+    await new Promise((resolve) => setTimeout(resolve, 2))
+    const start = process.hrtime.bigint()
+    await call({ url: server.control, method: 'POST', path: `/control/orbtile/adapters/${ADAPTER}/sessions/s1/tap` })
+    const reply = await poll
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6)
+    after = reply.json.lastSequence
+  }
+  await stop(server)
+  return { median: median(samples), p99: percentile(samples, 99) }
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'otb-'))
 try {
   const s = await startup(dir)
-  const t = await info(dir)
-  const startRatio = s.orbtest / s.baseline
-  const rpsRatio = t.orbtest.rps / t.baseline.rps
+  const t = await throughputs(dir)
+  const w = await wakeups(dir)
+  const ratios = {
+    startup: s.orbtest / s.baseline,
+    info: t.info.orbtest.rps / t.info.baseline.rps,
+    sessions: t.sessions.orbtest.rps / t.sessions.baseline.rps
+  }
+  const row = (name: string, l: Record<Kind, Load>, ratio: number, goal: string) =>
+    `${name.padEnd(26)}orbtest ${l.orbtest.rps.toFixed(0)} req/s   bare fastify ${l.baseline.rps.toFixed(0)} req/s   ratio ${(ratio * 100).toFixed(0)}%  (${goal})  p50/p99 ${l.orbtest.p50}/${l.orbtest.p99} vs ${l.baseline.p50}/${l.baseline.p99} ms, non-2xx ${l.orbtest.non2xx}/${l.baseline.non2xx}`
   const lines = [
-    `orbtest bench (node ${process.version}, ${STARTS} starts each, ${SECONDS} s x ${CONNECTIONS} connections of GET /info)`,
+    `orbtest bench (node ${process.version}; ${STARTS} starts each; ${SECONDS} s x ${CONNECTIONS} connections per load; ${WAKEUPS} wake-ups)`,
     '',
-    `start-up to ready file   orbtest ${s.orbtest.toFixed(0)} ms   bare fastify ${s.baseline.toFixed(0)} ms   ratio ${startRatio.toFixed(2)}x  (goal <= 1.5x)`,
-    `GET /info over socket    orbtest ${t.orbtest.rps.toFixed(0)} req/s   bare fastify ${t.baseline.rps.toFixed(0)} req/s   ratio ${(rpsRatio * 100).toFixed(0)}%  (goal >= 70%)`,
-    `  latency p50/p99        orbtest ${t.orbtest.p50}/${t.orbtest.p99} ms   bare fastify ${t.baseline.p50}/${t.baseline.p99} ms   non-2xx: ${t.orbtest.non2xx}/${t.baseline.non2xx}`
+    `${'start-up to ready file'.padEnd(26)}orbtest ${s.orbtest.toFixed(0)} ms   bare fastify ${s.baseline.toFixed(0)} ms   ratio ${ratios.startup.toFixed(2)}x  (goal <= 1.5x)`,
+    row('GET /info', t.info, ratios.info, 'goal >= 70%'),
+    row('POST session update', t.sessions, ratios.sessions, 'goal >= 60%'),
+    `${'long-poll wake-up'.padEnd(26)}median ${w.median.toFixed(2)} ms   p99 ${w.p99.toFixed(2)} ms  (goal: median < 5 ms; includes the control request)`
   ]
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, info: t, ratios: { startup: startRatio, info: rpsRatio } }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

@@ -108,7 +108,11 @@ export function checkBodyFraming (request: FastifyRequest, ctx: PipelineContext)
   if (bytes > 0) checkMediaType(request.headers['content-type'])
 }
 
+// Clients send the same Content-Type on every request: remember the last verdict rather than parse it again.
+let lastAcceptedType: string | undefined
+
 function checkMediaType (header: string | undefined): void {
+  if (header !== undefined && header === lastAcceptedType) return
   const refuse = (): never => {
     throw new OrbtileError('unsupported_media_type', `the body must be application/json, not ${header === undefined ? 'untyped' : JSON.stringify(header)}`)
   }
@@ -122,6 +126,7 @@ function checkMediaType (header: string | undefined): void {
   if (parsed.type !== 'application/json') refuse()
   const charset = parsed.parameters.charset
   if (charset !== undefined && charset.toLowerCase() !== 'utf-8') refuse()
+  lastAcceptedType = header
 }
 
 /** OT-A02: the order the checks run in; the first failure answers. Body parsing and later steps follow in routes. */
@@ -145,7 +150,6 @@ export function runHeadPipeline (request: FastifyRequest, ctx: PipelineContext, 
  * are public (43 characters, OT-018), so a length mismatch answers at once.
  */
 export function sameSecret (given: string, expected: string): boolean {
-  const a = Buffer.from(given, 'utf8')
-  const b = Buffer.from(expected, 'utf8')
-  return a.length === b.length && timingSafeEqual(a, b)
+  if (Buffer.byteLength(given) !== Buffer.byteLength(expected)) return false
+  return timingSafeEqual(Buffer.from(given, 'utf8'), Buffer.from(expected, 'utf8'))
 }

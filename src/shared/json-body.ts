@@ -1,4 +1,4 @@
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+import { isUtf8 } from 'node:buffer'
 
 /** Why a request body is not a JSON object. */
 export type JsonBodyFault = 'empty' | 'utf8' | 'syntax' | 'duplicate-key' | 'not-object'
@@ -13,12 +13,9 @@ export type JsonBodyResult =
  */
 export function parseJsonObject (bytes: Buffer): JsonBodyResult {
   if (bytes.length === 0) return { ok: false, fault: 'empty', detail: 'the body is empty; send a JSON object' }
-  let text: string
-  try {
-    text = utf8.decode(bytes)
-  } catch {
-    return { ok: false, fault: 'utf8', detail: 'the body is not valid UTF-8' }
-  }
+  // A native check, then a plain decode: Buffer#toString alone would turn bad bytes into U+FFFD silently.
+  if (!isUtf8(bytes)) return { ok: false, fault: 'utf8', detail: 'the body is not valid UTF-8' }
+  const text = bytes.toString('utf8')
   let value: unknown
   try {
     value = JSON.parse(text)

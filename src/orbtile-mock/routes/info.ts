@@ -14,20 +14,23 @@ export function proofFor (token: string, nonce: string): string {
 
 /** `GET /info` (OT-034..040): the server's identity, every activity, the exact limits, and a proof on request. */
 export function infoHandler (store: OrbtileStore): RouteHandlerMethod {
-  return async (request) => {
+  const body = {
+    server: 'orbtile',
+    api: API_VERSION,
+    apiMinor: API_MINOR,
+    version: store.version,
+    activities: ACTIVITIES, // OT-036, OT-A29: all 11, in enum order; the enum has no "empty"
+    limits: LIMITS
+  }
+  // The reply never changes without a nonce: serialise it once.
+  const plain = JSON.stringify(body)
+  return async (request, reply) => {
     const nonce = request.headers['x-orbtile-nonce']
-    if (nonce !== undefined && (typeof nonce !== 'string' || !NONCE.test(nonce))) {
+    // OT-038: no nonce, no proof.
+    if (nonce === undefined) return reply.type('application/json; charset=utf-8').send(plain)
+    if (typeof nonce !== 'string' || !NONCE.test(nonce)) {
       throw errors.invalidField('X-Orbtile-Nonce', 'X-Orbtile-Nonce must be 16 to 64 hex characters')
     }
-    return {
-      server: 'orbtile',
-      api: API_VERSION,
-      apiMinor: API_MINOR,
-      version: store.version,
-      activities: ACTIVITIES, // OT-036, OT-A29: all 11, in enum order; the enum has no "empty"
-      limits: LIMITS,
-      // OT-038: no nonce, no proof.
-      ...(nonce === undefined ? {} : { proof: proofFor(store.token, nonce) })
-    }
+    return { ...body, proof: proofFor(store.token, nonce) }
   }
 }

@@ -305,7 +305,9 @@ export class Sessions {
     for (const log of this.#logs.values()) {
       for (const event of log.queued()) if ('expiresAt' in event) next = Math.min(next, event.expiresAt * 1000)
     }
-    if (this.#sweep !== undefined && this.#sweep.due === next) return
+    // A timer due no later than the next deadline is kept: if it fires early the sweep finds nothing due and
+    // re-arms. So a busy adapter's heartbeats, which only push deadlines out, cost no timer churn.
+    if (this.#sweep !== undefined && this.#sweep.due <= next) return
     if (this.#sweep !== undefined) this.#clock.clearTimer(this.#sweep)
     this.#sweep = next === Infinity ? undefined : this.#clock.setTimer(next - this.#clock.now(), () => this.#sweepNow())
   }
