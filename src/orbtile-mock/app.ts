@@ -1,4 +1,4 @@
-import { METHODS as METHOD_NAMES, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod } from 'fastify'
 import { answerClientError, createFakeServer } from '../shared/http-server.js'
 import { parseJsonObject } from '../shared/json-body.js'
@@ -19,8 +19,6 @@ export interface OrbtileRoute {
   handler: RouteHandlerMethod
 }
 
-// Every method Node parses (but CONNECT, answered by the server itself): a known path answers 405 to all others.
-const METHODS: readonly string[] = METHOD_NAMES.filter((method) => method !== 'CONNECT')
 
 export interface BuildOptions {
   store: OrbtileStore
@@ -62,7 +60,6 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     // A request target fastify cannot decode (a broken %-escape) still gets the spec's error.
     frameworkErrors: (_err, _request, reply) => { void sendError(reply, errors.badRequest('the request target is not a valid URL')) }
   })
-  for (const method of METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
 
   const ctx: PipelineContext = {
     apiEnabled: () => store.apiEnabled,
@@ -71,11 +68,20 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     rateLimit: options.rateLimit,
     limits: LIMITS
   }
+  const allowedMethods = registerRoutes(app, [...orbtileRoutes(store), ...(options.extraRoutes ?? [])])
+
   // A callback hook, not an async one: this runs on every request, and the promise costs throughput.
   app.addHook('onRequest', (request, _reply, done) => {
     try {
-      // `request.routeOptions` builds a fresh object on every read; the 404 route has no config of ours.
-      const route = request.is404 ? undefined : (request.routeOptions.config as { orbtile?: RouteConfig }).orbtile
+      // `request.routeOptions` builds a fresh object on every read. A request that matched no route may still
+      // name a known path with another method: that is 405, not 404 (OT-A01).
+      let route: RouteConfig | undefined
+      if (request.is404) {
+        const allow = allowedMethods(request.url)
+        route = allow === undefined ? undefined : { kind: 'method-not-allowed', allow }
+      } else {
+        route = (request.routeOptions.config as { orbtile?: RouteConfig }).orbtile
+      }
       runHeadPipeline(request, ctx, route)
     } catch (err) {
       done(err as Error)
@@ -110,12 +116,15 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     return sendError(reply, answer)
   })
 
-  registerRoutes(app, [...orbtileRoutes(store), ...(options.extraRoutes ?? [])])
   return app
 }
 
-/** Registers each route under basePath, plus a 405 answer for every other method on the same path (OT-A01). */
-export function registerRoutes (app: FastifyInstance<Server>, routes: readonly OrbtileRoute[]): void {
+/**
+ * Registers each route under basePath, and returns what answers 405 (OT-A01): for a request target, the methods
+ * its path allows, or undefined for a path no route has. Matching the few route patterns on a miss is far cheaper
+ * at start-up than a 405 route for each of the ~35 methods Node parses.
+ */
+export function registerRoutes (app: FastifyInstance<Server>, routes: readonly OrbtileRoute[]): (target: string) => string[] | undefined {
   const allowed = new Map<string, HTTPMethods[]>()
   for (const route of routes) {
     const url = BASE_PATH + route.path
@@ -123,10 +132,13 @@ export function registerRoutes (app: FastifyInstance<Server>, routes: readonly O
     const config: { orbtile: RouteConfig } = { orbtile: { kind: 'route', adapterRoute: route.adapterRoute } }
     app.route({ method: route.method, url, config, handler: route.handler })
   }
-  for (const [url, allow] of allowed) {
-    const others = METHODS.filter((method) => !allow.includes(method as HTTPMethods)) as HTTPMethods[]
-    const config: { orbtile: RouteConfig } = { orbtile: { kind: 'method-not-allowed', allow } }
-    app.route({ method: others, url, config, handler: async () => { throw errors.methodNotAllowed(allow) } })
+  const patterns = [...allowed].map(([url, allow]) => ({
+    pattern: new RegExp(`^${url.split('/').map((part) => part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/')}$`),
+    allow: allow as string[]
+  }))
+  return (target) => {
+    const path = target.split('?', 1)[0]!
+    return patterns.find(({ pattern }) => pattern.test(path))?.allow
   }
 }
 
