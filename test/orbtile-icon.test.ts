@@ -7,7 +7,7 @@ import { MAX_REENCODED_BYTES } from '../src/orbtile-mock/icon.js'
 import { fcParams } from './helpers/fc.js'
 import { adapterSetup } from './helpers/orbtile.js'
 import { assertSpecError, specErrorProblem } from './helpers/assert.js'
-import { makePng, readPng } from './helpers/png.js'
+import { makePng, pixel, pngChunks, readPng, withChunk } from './helpers/png.js'
 import { httpRequest, SocketClient } from './helpers/client.js'
 import { scratch } from './helpers/fake.js'
 
@@ -170,4 +170,56 @@ t.test('OT-070 OT-A14 with both png and appBundleId, both are kept; off macOS th
   t.ok(fake.control.icon('i.both', 28))
   await register('i.bundle', withIcon({ appBundleId: 'com.apple.Terminal' }))
   t.equal(fake.control.icon('i.bundle', 28), undefined, 'a bundle id alone draws no custom icon here')
+})
+
+t.test('OT-068 the re-encoded icons carry a valid sRGB chunk right after IHDR, and every chunk CRC holds', async (t) => {
+  const { register, fake } = await adapterSetup(t)
+  await register('i.srgb', withIcon({ png: b64(makePng(64, 64)) }))
+  for (const size of [28, 56] as const) {
+    const chunks = pngChunks(fake.control.icon('i.srgb', size)!)
+    t.same(chunks.map((c) => c.type).slice(0, 2), ['IHDR', 'sRGB'])
+    t.same([...chunks[1]!.data], [0], 'rendering intent: perceptual')
+    t.ok(chunks.every((c) => c.crcOk), 'every CRC is right')
+    t.equal(chunks.at(-1)!.type, 'IEND')
+  }
+})
+
+t.test('OT-068 the icon is resampled, not cropped: a full-width gradient stays a full-width gradient at 28 and 56', async (t) => {
+  const { register, fake } = await adapterSetup(t)
+  await register('i.grad', withIcon({ png: b64(makePng(200, 200)) }))
+  for (const size of [28, 56] as const) {
+    const image = fake.control.icon('i.grad', size)!
+    const [left] = pixel(image, 0, size / 2)
+    const [middle] = pixel(image, size / 2, size / 2)
+    const [right] = pixel(image, size - 1, size / 2)
+    t.ok(left! < 20 && right! > 235 && Math.abs(middle! - 128) < 20, `${size}: left ${left}, middle ${middle}, right ${right}`)
+  }
+  const [a] = pixel(fake.control.icon('i.grad', 56)!, 28, 28)
+  await register('i.small', withIcon({ png: b64(makePng(16, 16)) }))
+  t.ok(Math.abs(pixel(fake.control.icon('i.small', 56)!, 28, 28)[0]! - a!) < 25, 'an upscaled 16x16 keeps its gradient too')
+})
+
+t.test('OT-066 a real PNG of 32769..32772 bytes (within 43696 characters) is refused for its size; one of 32768 is accepted', async (t) => {
+  const { register } = await adapterSetup(t)
+  const base = makePng(64, 64)
+  const padded = (total: number) => withChunk(base, 'teXt', Buffer.alloc(total - base.length - 12, 0x61))
+  const over = padded(32770)
+  t.equal(over.length, 32770)
+  t.ok(b64(over).length <= 43696, 'within the character limit')
+  assertSpecError(t, await register('a.b', withIcon({ png: b64(over) })), 'invalid_field', 'icon.png')
+  const exact = padded(32768)
+  t.equal(exact.length, 32768)
+  t.equal((await register('i.exact', withIcon({ png: b64(exact) }))).status, 200)
+})
+
+t.test('OT-067 OT-A14 a bad CRC in any chunk is refused; bytes after IEND are ignored', async (t) => {
+  const { register } = await adapterSetup(t)
+  assertSpecError(t, await register('a.b', withIcon({ png: b64(withChunk(makePng(32, 32), 'tEXt', Buffer.from('Comment\0hi'), true)) })), 'invalid_field', 'icon.png')
+  const idat = makePng(32, 32)
+  const at = idat.indexOf('IDAT') - 4
+  const badIdatCrc = Buffer.from(idat)
+  const crcAt = at + 8 + badIdatCrc.readUInt32BE(at)
+  badIdatCrc.writeUInt32BE(badIdatCrc.readUInt32BE(crcAt) ^ 1, crcAt)
+  assertSpecError(t, await register('a.b', withIcon({ png: b64(badIdatCrc) })), 'invalid_field', 'icon.png')
+  t.equal((await register('i.trail', withIcon({ png: b64(Buffer.concat([makePng(32, 32), Buffer.from('trailing')])) }))).status, 200)
 })

@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import t from 'tap'
+import { makePng } from './helpers/png.js'
 import { startOrbtest } from '../src/orbtest.js'
 import { VirtualClock } from '../src/shared/clock.js'
 import { validatorFor } from '../src/orbtile-mock/spec.js'
@@ -201,3 +202,19 @@ t.test('OT-055 OT-A09 tapBehavior defaults to alsoOpen and is kept as registered
   await register('tap.b', { ...minimalRegistration(), capabilities: ['tap'], tapBehavior: 'eventOnly' })
   t.equal(fake.control.adapter('tap.b')!.registration!.tapBehavior, 'eventOnly')
 })
+
+t.test('OT-A09 --auto-allow allows only an id the user never decided on; a disable stands', async (t) => {
+  const { register, fake } = await adapterSetup(t, { autoAllow: true })
+  fake.control.setUser('auto.no', { allowed: false })
+  const reply = await register('auto.no')
+  t.same([reply.json.enabled, reply.json.reason], [false, 'disabled_by_user'])
+  t.equal((await register('auto.yes')).json.enabled, true)
+})
+
+t.test('OT-021 OT-A06 two first registrations racing for one id: one lease, the other is 401', async (t) => {
+  const { register } = await adapterSetup(t)
+  const icon = { png: makePng(80, 80, 'noise').toString('base64') }
+  const replies = await Promise.all([register('race.a', { ...minimalRegistration(), icon }), register('race.a'), register('race.a', { ...minimalRegistration(), icon })])
+  t.same(replies.map((r) => r.status).sort(), [200, 401, 401])
+})
+

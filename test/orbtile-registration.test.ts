@@ -229,3 +229,19 @@ function setAt (root: any, path: Path, value: unknown): any {
 function formatPath (path: Path): string {
   return path.map((s, i) => typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`).join('')
 }
+
+t.test('OT-A25 faults the schema cannot see (a refused scheme, a bad icon) are ranked in the body\'s order too', async (t) => {
+  const { register } = await adapterSetup(t)
+  assertSpecError(t, await register('a.b', { icon: { png: 'AAAA' }, name: '', palette: { baseHue: 1 } }), 'invalid_field', 'icon.png')
+  assertSpecError(t, await register('a.b', { urlSchemes: ['file'], name: '', palette: { baseHue: 1 } }), 'invalid_field', 'urlSchemes[0]')
+  assertSpecError(t, await register('a.b', { name: 'x', palette: { baseHue: 1 }, urlSchemes: ['file', 'javascript', 'NO'] }), 'invalid_field', 'urlSchemes[0]')
+  assertSpecError(t, await register('a.b', { name: '', icon: { png: 'AAAA' }, palette: { baseHue: 1 } }), 'invalid_field', 'name')
+  assertSpecError(t, await register('a.b', { palette: { baseHue: 1 }, icon: { png: 'AAAA' } }), 'invalid_field', 'name', undefined)
+})
+
+t.test('OT-054 OT-045 error messages say what the rule wants', async (t) => {
+  const { register } = await adapterSetup(t)
+  t.equal((await register('a.b', body({ tapBehavior: 'eventOnly' }))).json.error.message, 'tapBehavior requires capabilities as well')
+  t.equal((await register('a.b', body({ tapBehavior: 'eventOnly', capabilities: ['approvals'] }))).json.error.message, 'tapBehavior requires capabilities to contain "tap"')
+  t.equal((await register('a.b', { palette: { baseHue: 1 } })).json.error.message, 'name is required')
+})

@@ -103,12 +103,26 @@ export class Adapters {
   readonly #clock: Clock
   readonly #options: AdaptersOptions
   readonly #listeners: AdapterListener[] = []
+  readonly #queues = new Map<string, Promise<unknown>>()
   // OT-A08: the silence window also covers the adapter's longest session TTL; sessions tell us what that is.
   #longestTtlMs: (id: string) => number = () => 0
 
   constructor (clock: Clock, options: AdaptersOptions) {
     this.#clock = clock
     this.#options = options
+  }
+
+  /**
+   * Runs registry changes of one adapter id one after another, in arrival order. A registration that decodes an
+   * icon yields to the event loop; without this a later PUT, or a DELETE, could commit before it and be undone.
+   */
+  serial<T> (id: string, change: () => T | Promise<T>): Promise<T> {
+    const previous = this.#queues.get(id) ?? Promise.resolve()
+    const run = previous.then(change, change)
+    const tail = run.then(() => undefined, () => undefined)
+    this.#queues.set(id, tail)
+    void tail.then(() => { if (this.#queues.get(id) === tail) this.#queues.delete(id) })
+    return run
   }
 
   /** Subscribes to lease starts and ends, registrations and the user's changes (sessions and events hang off them). */
@@ -184,7 +198,7 @@ export class Adapters {
     const capabilities = registration.capabilities
     record.keypadDecisions = record.user.keypad && (capabilities.includes('approvals') || capabilities.includes('questions'))
     record.palette = effectivePalette(registration, record.user)
-    record.warnings = [...read.warnings, ...pushWarnings(registration), ...record.palette.generated.notes]
+    record.warnings = [...read.warnings, ...pushWarnings(registration, record.user), ...record.palette.generated.notes]
     for (const listener of this.#listeners) {
       if (started) listener.leaseStarted?.(id)
       listener.registered?.(id, registration, started ? null : previous)
@@ -281,6 +295,8 @@ export class Adapters {
             sources: palette.generated.sources
           },
       warnings: record.warnings,
+      // The generator's notes for the palette as it stands now, the user's latest settings included.
+      paletteNotes: palette?.generated.notes ?? [],
       icon: record.iconImages === null
         ? null
         : { 28: `/control/orbtile/adapters/${record.id}/icon/28.png`, 56: `/control/orbtile/adapters/${record.id}/icon/56.png` }
@@ -340,7 +356,9 @@ export interface AdapterSnapshot {
     colours: GeneratedPalette['colours']
     sources: GeneratedPalette['sources']
   } | null
+  /** The warnings of the last registration reply. */
   warnings: string[]
+  paletteNotes: string[]
   icon: { 28: string, 56: string } | null
 }
 
@@ -366,12 +384,19 @@ export function effectivePalette (registration: Registration, user: UserSettings
   return { echo, resolvedBaseHue, resolvedAttentionHue, generated }
 }
 
-/** OT-072, OT-078, OT-A11, OT-A12: one warning per hue the registration sent that a push moved. */
-export function pushWarnings (registration: Registration): string[] {
+/**
+ * OT-072, OT-078, OT-A11, OT-A12: one warning per hue the registration sent that a push moved. Under the user's hue
+ * override the adapter's own baseHue is not drawn, so its warning says so rather than contradict resolvedBaseHue.
+ */
+export function pushWarnings (registration: Registration, user: UserSettings): string[] {
   const { baseHue, attentionHue } = registration.palette
   const warnings: string[] = []
   const base = pushBaseHue(baseHue)
-  if (base !== baseHue) warnings.push(`reserved-arc: baseHue ${baseHue} moved to ${base}`)
+  if (base !== baseHue) {
+    warnings.push(user.baseHue === null
+      ? `reserved-arc: baseHue ${baseHue} moved to ${base}`
+      : `reserved-arc: baseHue ${baseHue} would move to ${base}; the user's hue override ${user.baseHue} is in force`)
+  }
   if (attentionHue !== undefined) {
     const attention = pushAttentionHue(attentionHue)
     if (attention !== attentionHue) warnings.push(`attention-arc: attentionHue ${attentionHue} moved to ${attention}`)

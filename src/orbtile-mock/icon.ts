@@ -48,10 +48,11 @@ export async function readIcon (base64: string): Promise<Icon> {
   if (bytes.length === 0) throw refuse('icon.png decodes to no bytes')
   if (bytes.length > MAX_ICON_BYTES) throw refuse(`icon.png decodes to ${bytes.length} bytes; at most ${MAX_ICON_BYTES}`)
   const { width, height } = readHeader(bytes)
+  const png = checkChunks(bytes)
   const { PNG, pica } = await loadCodecs()
   let image: PngClass
   try {
-    image = PNG.sync.read(bytes, { checkCRC: true })
+    image = PNG.sync.read(png, { checkCRC: true })
   } catch (err) {
     throw refuse(`icon.png does not decode as a PNG: ${(err as Error).message}`)
   }
@@ -73,7 +74,28 @@ function readHeader (bytes: Buffer): { width: number, height: number } {
   return { width, height }
 }
 
-// Lanczos resampling (pica), then an sRGB-tagged PNG at the highest compression.
+/**
+ * Walks every chunk: each must fit in the data and carry a valid CRC, whatever its type (pngjs checks only the
+ * chunks it knows), and the stream must reach IEND. Bytes after IEND are ignored, as decoders do. Returns the PNG
+ * up to and including IEND.
+ */
+function checkChunks (bytes: Buffer): Buffer {
+  let at = 8
+  while (at + 12 <= bytes.length) {
+    const length = bytes.readUInt32BE(at)
+    const end = at + 12 + length
+    if (length > 0x7fffffff || end > bytes.length) throw refuse('icon.png is truncated: a chunk runs past the end')
+    const type = bytes.toString('latin1', at + 4, at + 8)
+    if (!/^[A-Za-z]{4}$/.test(type)) throw refuse('icon.png has a malformed chunk type')
+    if (crc32(bytes.subarray(at + 4, at + 8 + length)) !== bytes.readUInt32BE(at + 8 + length)) throw refuse(`icon.png has a bad CRC in its ${type} chunk`)
+    if (type === 'IEND') return bytes.subarray(0, end)
+    at = end
+  }
+  throw refuse('icon.png is truncated: no IEND chunk')
+}
+
+// Lanczos resampling (pica), then an sRGB-tagged PNG at the highest compression. Pixels are taken as sRGB, as
+// they are sent (a gAMA or iCCP chunk is not applied), and resampled in that encoding, as most tools do.
 async function resize (PNG: typeof PngClass, pica: Pica, rgba: Uint8Array, side: number, to: number): Promise<Buffer> {
   const resized = await pica.resizeBuffer({ src: rgba, width: side, height: side, toWidth: to, toHeight: to, filter: 'lanczos3' })
   const png = new PNG({ width: to, height: to })

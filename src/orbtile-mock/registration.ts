@@ -1,7 +1,7 @@
-import { errors } from './errors.js'
+import { errors, type OrbtileError } from './errors.js'
 import { readIcon, type Icon } from './icon.js'
 import type { StateName } from './palette/generator.js'
-import { schemaError, stripUnknown } from './validation.js'
+import { compareKeys, orderKey, schemaFault, stripUnknown } from './validation.js'
 
 /** OT-052: schemes refused everywhere, whatever a registration lists. */
 export const REFUSED_SCHEMES: ReadonlySet<string> = new Set(['file', 'javascript', 'data', 'orbtile', 'x-apple.systempreferences'])
@@ -58,20 +58,30 @@ type Body = Record<string, unknown> & {
  */
 export async function readRegistration (raw: Record<string, unknown>): Promise<RegistrationRead> {
   const { value, unknown } = stripUnknown('AdapterRegistration', raw)
-  const invalid = schemaError('AdapterRegistration', value)
-  if (invalid !== undefined) throw invalid
   const body = value as Body
-  let iconImages: Icon | null = null
-  for (const key of Object.keys(body)) {
-    if (key === 'urlSchemes') {
-      const refused = body.urlSchemes!.findIndex((scheme) => REFUSED_SCHEMES.has(scheme))
-      if (refused !== -1) {
-        // OT-A15: refused loudly, not dropped, so the adapter learns of it.
-        throw errors.invalidField(`urlSchemes[${refused}]`, `the scheme ${JSON.stringify(body.urlSchemes![refused])} is always refused`)
-      }
-    }
-    if (key === 'icon' && typeof body.icon?.png === 'string') iconImages = await readIcon(body.icon.png)
+  // OT-A25: every fault is ranked by where it stands in the body, the schema's and the ones it cannot see alike.
+  const faults: Array<{ at: number[], error: OrbtileError }> = []
+  const fault = schemaFault('AdapterRegistration', value)
+  if (fault !== undefined) faults.push({ at: orderKey(value, fault.path), error: fault.error })
+  const schemes = Array.isArray(body.urlSchemes) ? body.urlSchemes : []
+  const refused = schemes.findIndex((scheme) => typeof scheme === 'string' && REFUSED_SCHEMES.has(scheme))
+  if (refused !== -1) {
+    // OT-A15: refused loudly, not dropped, so the adapter learns of it.
+    faults.push({ at: orderKey(value, ['urlSchemes', refused]), error: errors.invalidField(`urlSchemes[${refused}]`, `the scheme ${JSON.stringify(schemes[refused])} is always refused`) })
   }
+  faults.sort((a, b) => compareKeys(a.at, b.at))
+  const png = typeof body.icon?.png === 'string' ? body.icon.png : undefined
+  // The icon is decoded (the costly part) only when no earlier field has failed already.
+  if (png !== undefined && (faults[0] === undefined || compareKeys(orderKey(value, ['icon', 'png']), faults[0].at) < 0)) {
+    const iconImages = await readIcon(png)
+    if (faults[0] !== undefined) throw faults[0].error
+    return normalise(body, unknown, iconImages)
+  }
+  if (faults[0] !== undefined) throw faults[0].error
+  return normalise(body, unknown, null)
+}
+
+function normalise (body: Body, unknown: string[], iconImages: Icon | null): RegistrationRead {
   const { palette } = body
   return {
     registration: {

@@ -105,6 +105,11 @@ function shapeOf (schema: Schema): Shape {
  * failing field in the body's own order (OT-A02 step 10, OT-A25), or undefined when the body is valid.
  */
 export function schemaError (defName: string, value: Json, prefix: FieldPath = []): OrbtileError | undefined {
+  return schemaFault(defName, value, prefix)?.error
+}
+
+/** Like schemaError, with the failing field's path (without `prefix`), so other checks can be ranked against it. */
+export function schemaFault (defName: string, value: Json, prefix: FieldPath = []): { error: OrbtileError, path: FieldPath } | undefined {
   const validate = validatorFor(defName)
   if (validate(value)) return undefined
   const found = (validate.errors ?? [])
@@ -114,20 +119,22 @@ export function schemaError (defName: string, value: Json, prefix: FieldPath = [
     !found.some((other) => other.error !== error && !isNullBranch(other.error) && startsWith(other.path, path)))
   const chosen = (reportable.length > 0 ? reportable : found)
     .sort((a, b) => compareKeys(orderKey(value, a.path), orderKey(value, b.path)))[0]
-  if (chosen === undefined) return errors.invalidField(formatField(prefix), 'the body does not match the spec')
+  if (chosen === undefined) return { error: errors.invalidField(formatField(prefix), 'the body does not match the spec'), path: [] }
   const field = formatField([...prefix, ...chosen.path])
-  return errors.invalidField(field, `${field} ${describe(chosen.error, validate.errors ?? [])}`)
+  return { error: errors.invalidField(field, `${field} ${describe(chosen.error, validate.errors ?? [])}`), path: chosen.path }
 }
 
 function describe (error: ErrorObject, all: ErrorObject[]): string {
   if (error.keyword === 'if') {
-    // Say what the conditional rule wanted, from the first failure in its `then` branch.
-    const then = all.find((other) => /\/then\//.test(other.schemaPath))
-    if (then !== undefined) {
-      const where = then.keyword === 'required' ? String(then.params.missingProperty) : formatField(pointer(then.instancePath))
-      return `is only allowed when ${where} ${then.keyword === 'required' ? 'is present' : then.message ?? 'matches'}`
-    }
+    // Say what the conditional rule wanted, from its `then` branch: a key it requires, or a value it must contain.
+    const then = all.filter((other) => /\/then\//.test(other.schemaPath))
+    const required = then.find((other) => other.keyword === 'required')
+    if (required !== undefined) return `requires ${String(required.params.missingProperty)} as well`
+    const contains = then.find((other) => other.keyword === 'contains')
+    const wanted = ((contains?.parentSchema as Schema | undefined)?.contains as Schema | undefined)?.const
+    if (contains !== undefined) return `requires ${formatField(pointer(contains.instancePath))} to contain ${JSON.stringify(wanted)}`
   }
+  if (error.keyword === 'required') return 'is required'
   if (error.propertyName !== undefined) return `is not an allowed key (${error.message ?? 'invalid'})`
   return error.message ?? 'is invalid'
 }
@@ -176,9 +183,11 @@ function startsWith (path: FieldPath, prefix: FieldPath): boolean {
   return prefix.every((segment, i) => path[i] === segment)
 }
 
-// The position of a path in the body: key order of each object on the way, array index, -1 for a missing key
-// (an object's missing keys are reported before its present ones).
-function orderKey (value: Json, path: FieldPath): number[] {
+/**
+ * The position of a path in the body: key order of each object on the way, array index, -1 for a missing key
+ * (an object's missing keys are reported before its present ones). Compare two with compareKeys.
+ */
+export function orderKey (value: Json, path: FieldPath): number[] {
   const key: number[] = []
   let node = value
   for (const segment of path) {
@@ -196,7 +205,7 @@ function orderKey (value: Json, path: FieldPath): number[] {
   return key
 }
 
-function compareKeys (a: number[], b: number[]): number {
+export function compareKeys (a: number[], b: number[]): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
     if (a[i] !== b[i]) return a[i]! - b[i]!
   }

@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib'
 import { PNG } from 'pngjs'
 
 /** Fills pixels: a smooth gradient compresses well at any size; noise does not. */
@@ -27,4 +28,34 @@ export function makePng (width: number, height: number, pattern: Pattern = 'grad
 export function readPng (bytes: Buffer): { width: number, height: number } {
   const png = PNG.sync.read(bytes)
   return { width: png.width, height: png.height }
+}
+
+/** The chunks of a PNG, each with whether its CRC is right. */
+export function pngChunks (bytes: Buffer): Array<{ type: string, data: Buffer, crcOk: boolean }> {
+  const chunks: Array<{ type: string, data: Buffer, crcOk: boolean }> = []
+  for (let at = 8; at + 12 <= bytes.length;) {
+    const length = bytes.readUInt32BE(at)
+    const type = bytes.toString('latin1', at + 4, at + 8)
+    const data = bytes.subarray(at + 8, at + 8 + length)
+    chunks.push({ type, data, crcOk: crc32(bytes.subarray(at + 4, at + 8 + length)) === bytes.readUInt32BE(at + 8 + length) })
+    at += 12 + length
+  }
+  return chunks
+}
+
+/** Inserts a chunk right after IHDR; `badCrc` writes a wrong CRC. */
+export function withChunk (png: Buffer, type: string, data: Buffer, badCrc = false): Buffer {
+  const chunk = Buffer.alloc(12 + data.length)
+  chunk.writeUInt32BE(data.length, 0)
+  chunk.write(type, 4, 'latin1')
+  data.copy(chunk, 8)
+  chunk.writeUInt32BE(badCrc ? 0 : crc32(Buffer.concat([Buffer.from(type, 'latin1'), data])), 8 + data.length)
+  return Buffer.concat([png.subarray(0, 33), chunk, png.subarray(33)])
+}
+
+/** The RGBA of one pixel of a PNG. */
+export function pixel (bytes: Buffer, x: number, y: number): number[] {
+  const png = PNG.sync.read(bytes)
+  const i = (y * png.width + x) * 4
+  return [...png.data.subarray(i, i + 4)]
 }

@@ -27,13 +27,14 @@ export function arbitraryFor (schema: Schema, root: Schema, overrides: Overrides
     case 'null': return fc.constant(null)
     case 'boolean': return fc.boolean()
     case 'integer': return fc.integer({ min: schema.minimum ?? -1e6, max: schema.maximum ?? (schema.exclusiveMaximum === undefined ? 1e6 : schema.exclusiveMaximum - 1) })
-    case 'number': return fc.double({
-      min: schema.minimum ?? -1e6,
-      max: schema.maximum ?? schema.exclusiveMaximum ?? 1e6,
-      maxExcluded: schema.maximum === undefined && schema.exclusiveMaximum !== undefined,
-      noNaN: true,
-      noDefaultInfinity: true
-    }).map((n) => Object.is(n, -0) ? 0 : n)
+    case 'number': {
+      // Uniform over the range in steps of 1/10000 (fc.double would crowd near 0), plus the bounds themselves.
+      const min: number = schema.minimum ?? -1e6
+      const exclusive = schema.maximum === undefined && schema.exclusiveMaximum !== undefined
+      const max: number = schema.maximum ?? schema.exclusiveMaximum ?? 1e6
+      const steps = fc.integer({ min: Math.ceil(min * 10_000), max: Math.floor(max * 10_000) - (exclusive ? 1 : 0) }).map((n) => n / 10_000)
+      return fc.oneof({ weight: 9, arbitrary: steps }, { weight: 1, arbitrary: fc.constantFrom(min, exclusive ? max - 1e-9 : max) })
+    }
     case 'string': return stringArbitrary(schema)
     case 'array': {
       const items = arbitraryFor(schema.items ?? {}, root, overrides, `${path}[]`)

@@ -4,14 +4,7 @@
  * edge and midpoint literals themselves, never against computed distances, so ties land exactly as OT-A12 says.
  */
 
-/** The error hue everything keeps clear of. */
-export const ERROR_HUE = 30.9
-
-/** OT-072: base hues within 45 degrees of the error hue, 345.9 -> 0 -> 75.9. */
-export const RESERVED_ARC = { lower: 345.9, upper: 75.9, midpoint: 30.9 } as const
-
-/** OT-078: attention hues from the error hue to past Claude's terracotta, 18.9 -> 55. */
-export const ATTENTION_ARC = { lower: 18.9, upper: 55, midpoint: 36.95 } as const
+import { ATTENTION_ARC, RESERVED_ARC } from './model.js'
 
 /** OT-072, OT-A12: where a base hue lands. The arc wraps through 0. */
 export function pushBaseHue (hue: number): number {

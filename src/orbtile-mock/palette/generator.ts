@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module'
 import type { Color, Oklch } from 'culori'
-import { ERROR_HUE, pushAttentionHue } from './arcs.js'
+import { pushAttentionHue } from './arcs.js'
 import {
-  BUILT_IN_WAITING, CALM_ARC, DEEP_STOP, DERIVED_WAITING_TURN, FAMILY_STOPS, FIXED_COLOURS, LABEL_TEXT, PROXIMITY_DELTA_E,
-  SALIENCE_MIN_DELTA_E, WAITING_STOPS, WCAG_AA, type PaletteKey, type Stop
+  BUILT_IN_WAITING, CALM_ARC, DEEP_STOP, DERIVED_WAITING_TURN, ERROR_HUE, FAMILY_STOPS, FIXED_COLOURS, LABEL_TEXT, PROXIMITY_DELTA_E,
+  SALIENCE_MAX_STEPS, SALIENCE_MIN_CHROMA, SALIENCE_MIN_DELTA_E, SALIENCE_STEP, WAITING_STOPS, WCAG_AA, WCAG_LIFT_STEP, type PaletteKey, type Stop
 } from './model.js'
 
 /** The state names `palette.states` may colour (the spec's StateColours keys). */
@@ -61,7 +61,8 @@ function lib (): NonNullable<typeof culori> {
     deltaE: c.differenceEuclidean('oklab'),
     formatHex: c.formatHex,
     wcagContrast: c.wcagContrast,
-    errorColour: clip({ mode: 'oklch', ...FIXED_COLOURS.error }),
+    // As drawn: the guards compare emitted colours with the emitted error colour.
+    errorColour: c.converter('oklch')(c.formatHex(clip({ mode: 'oklch', ...FIXED_COLOURS.error })))!,
     builtIns: BUILT_IN_WAITING.map((colour) => ({ ...colour, oklch: clip({ mode: 'oklch', l: colour.l, c: colour.c, h: colour.h }) }))
   }
   return culori
@@ -107,16 +108,16 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
     // OT-084: thinking supplies tool and streaming when they are left out.
     const given = explicit[name] ?? (name === 'tool' || name === 'streaming' ? explicit.thinking : undefined)
     const source: ColourSource = explicit[name] !== undefined ? 'explicit' : given !== undefined ? 'fallback' : 'generated'
-    let colour = given !== undefined ? toOklch(given)! : generated(name, stop, input.baseHue, input.lightness)
-    colour = keepSalient(name, colour, notes)
-    place(name, liftForText(name, colour, notes), source)
+    const colour = given !== undefined ? toOklch(given)! : generated(name, stop, input.baseHue, input.lightness)
+    place(name, guard(name, colour, true, notes), source)
   }
   for (const [name, stop] of Object.entries(WAITING_STOPS) as Array<[keyof typeof WAITING_STOPS, Stop]>) {
     // OT-084: waitingPermission supplies waitingQuestion; OT-086: anchorAttention ignores both overrides.
     const given = waitingExplicit[name] ?? (name === 'waitingQuestion' ? waitingExplicit.waitingPermission : undefined)
     const source: ColourSource = waitingExplicit[name] !== undefined ? 'explicit' : given !== undefined ? 'fallback' : 'generated'
     const colour = given !== undefined ? toOklch(given)! : generated(name, stop, waitingHue, 0)
-    place(name, liftForText(name, colour, notes), source)
+    // Explicit waiting overrides are guarded like adapter colours; generated ones sit where the attention arc allows.
+    place(name, guard(name, colour, given !== undefined, notes), source)
   }
   for (const [name, value] of Object.entries(FIXED_COLOURS) as Array<[keyof typeof FIXED_COLOURS, Oklch]>) {
     place(name, clip({ mode: 'oklch', l: value.l, c: value.c, h: value.h }), 'fixed')
@@ -138,31 +139,46 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
   return { colours, sources, waitingHue, notes }
 }
 
-// The salience guard: turn an adapter colour's hue away from the error hue until it is clearly distinct.
-function keepSalient (name: string, colour: Oklch, notes: string[]): Oklch {
-  const { toOklch, clip, deltaE, errorColour } = lib()
-  if (deltaE(colour, errorColour) >= SALIENCE_MIN_DELTA_E) return colour
-  const from = normalise(colour.h ?? ERROR_HUE)
-  const away = normalise(from - ERROR_HUE) <= 180 ? 1 : -1
-  let turned = colour
-  for (let step = 1; step <= 90 && deltaE(turned, errorColour) < SALIENCE_MIN_DELTA_E; step++) {
-    // An achromatic colour near the error colour cannot be turned; give it chroma to turn.
-    turned = toOklch(clip({ mode: 'oklch', l: colour.l, c: Math.max(colour.c, 0.05), h: normalise(from + away * 2 * step) }))
-  }
-  notes.push(`salience: ${name} turned from hue ${fixed(from, 1)} to ${fixed(turned.h ?? from, 1)} to stay clear of the error colour`)
-  return turned
+/**
+ * The colour as it will be emitted (rounded to #rrggbb), so that every guard judges exactly what the app draws.
+ */
+function emitted (colour: Color): Oklch {
+  const { toOklch, clip, formatHex } = lib()
+  return toOklch(formatHex(clip(colour)))
 }
 
-// WCAG AA for the label drawn on the orb: lift lightness until the text reaches 4.5:1.
-function liftForText (name: string, colour: Oklch, notes: string[]): Oklch {
-  const { toOklch, clip, wcagContrast } = lib()
-  if (wcagContrast(colour, LABEL_TEXT) >= WCAG_AA) return colour
-  let lifted = colour
-  while (wcagContrast(lifted, LABEL_TEXT) < WCAG_AA && lifted.l < 1) {
-    lifted = toOklch(clip({ ...lifted, l: Math.min(1, lifted.l + 0.01) }))
+/**
+ * The guards a colour goes through, judged on its emitted hex: the salience guard (when `salient`) turns its hue
+ * away from the error colour, the WCAG lift raises its lightness for label text. Lifting can bring a colour back
+ * near the error colour, so the two run again until both hold. One note per guard that changed something.
+ */
+function guard (name: string, colour: Oklch, salient: boolean, notes: string[]): Oklch {
+  const { toOklch, clip, deltaE, wcagContrast, formatHex, errorColour } = lib()
+  const clearOfError = (c: Oklch): boolean => deltaE(emitted(c), errorColour) >= SALIENCE_MIN_DELTA_E
+  const readable = (c: Oklch): boolean => wcagContrast(formatHex(clip(c)), LABEL_TEXT) >= WCAG_AA
+  const from = emitted(colour)
+  let current = colour
+  let turned = false
+  let lifted = false
+  for (let round = 0; round < 20; round++) {
+    if (salient && !clearOfError(current)) {
+      const start = normalise(current.h ?? ERROR_HUE)
+      const away = normalise(start - ERROR_HUE) <= 180 ? 1 : -1
+      for (let step = 1; step <= SALIENCE_MAX_STEPS && !clearOfError(current); step++) {
+        current = toOklch(clip({ mode: 'oklch', l: current.l, c: Math.max(current.c, SALIENCE_MIN_CHROMA), h: normalise(start + away * SALIENCE_STEP * step) }))
+      }
+      turned = true
+    }
+    while (!readable(current) && current.l < 1) {
+      current = toOklch(clip({ ...current, l: Math.min(1, current.l + WCAG_LIFT_STEP) }))
+      lifted = true
+    }
+    if ((!salient || clearOfError(current)) && readable(current)) break
   }
-  notes.push(`wcag: ${name} lightness ${fixed(colour.l)} lifted to ${fixed(lifted.l)} for ${WCAG_AA}:1 label contrast`)
-  return lifted
+  const to = emitted(current)
+  if (turned) notes.push(`salience: ${name} turned from hue ${fixed(from.h ?? 0, 1)} to ${fixed(to.h ?? 0, 1)} to stay clear of the error colour`)
+  if (lifted) notes.push(`wcag: ${name} lightness ${fixed(from.l)} lifted to ${fixed(to.l)} for ${WCAG_AA}:1 label contrast`)
+  return current
 }
 
 function clamp01 (n: number): number {

@@ -17,6 +17,15 @@
  *   - `proximity:` an attentionHue whose waiting colour is under PROXIMITY_DELTA_E from a built-in waiting colour.
  */
 
+/** The error hue everything keeps clear of. */
+export const ERROR_HUE = 30.9
+
+/** OT-072: base hues within 45 degrees of the error hue, 345.9 -> 0 -> 75.9 (an open arc through 0). */
+export const RESERVED_ARC = { lower: 345.9, upper: 75.9, midpoint: 30.9 } as const
+
+/** OT-078: attention hues from the error hue to past Claude's terracotta, 18.9 -> 55 (open). */
+export const ATTENTION_ARC = { lower: 18.9, upper: 55, midpoint: 36.95 } as const
+
 export interface Stop {
   /** OKLCH lightness, 0..1. */
   l: number
@@ -69,12 +78,24 @@ export const BUILT_IN_WAITING = [
 /** OT-080: "under 10 deltaE_OK x 100", i.e. a Euclidean OKLab distance under 0.10. */
 export const PROXIMITY_DELTA_E = 0.10
 
-/** The salience guard: adapter colours keep at least this OKLab distance from the error colour. */
+/**
+ * The salience guard: adapter colours (and explicit waiting overrides) keep at least this OKLab distance from the
+ * error colour, turning their hue away from it in SALIENCE_STEP degree steps, at most SALIENCE_MAX_STEPS of them.
+ * An achromatic colour gets SALIENCE_MIN_CHROMA so that it has a hue to turn. Generated waiting colours are exempt:
+ * the attention-arc push already keeps them where the spec allows (down to 18.9).
+ */
 export const SALIENCE_MIN_DELTA_E = 0.12
+export const SALIENCE_STEP = 2
+export const SALIENCE_MAX_STEPS = 90
+export const SALIENCE_MIN_CHROMA = 0.05
 
-/** Label text drawn on a lit orb, and the WCAG AA contrast it must keep. */
+/**
+ * Label text drawn on a lit orb, and the WCAG AA contrast it must keep, measured on the colour as emitted (hex).
+ * Lightness is lifted in WCAG_LIFT_STEP steps. The fixed colours are exempt: the spec fixes them.
+ */
 export const LABEL_TEXT = '#111111'
 export const WCAG_AA = 4.5
+export const WCAG_LIFT_STEP = 0.01
 
 /** Every state colour the generator outputs, in the spec's Activity order, plus `empty` and the deep stop. */
 export const PALETTE_KEYS = [

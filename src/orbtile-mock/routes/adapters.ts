@@ -17,11 +17,11 @@ export function registerHandler (adapters: Adapters): RouteHandlerMethod {
     const { adapterId } = (request as AdapterRequest).params
     checkAdapterId(adapterId)
     const token = adapterToken(request)
-    adapters.checkReRegistration(adapterId, token)
-    const read = await readRegistration(request.body as Record<string, unknown>)
-    // Decoding an icon yields to the event loop, where another PUT may have started a lease: check again.
-    adapters.checkReRegistration(adapterId, token)
-    return adapters.register(adapterId, read)
+    return adapters.serial(adapterId, async () => {
+      adapters.checkReRegistration(adapterId, token)
+      const read = await readRegistration(request.body as Record<string, unknown>)
+      return adapters.register(adapterId, read)
+    })
   }
 }
 
@@ -30,7 +30,7 @@ export function unregisterHandler (adapters: Adapters): RouteHandlerMethod {
   return async (request, reply) => {
     const { adapterId } = (request as AdapterRequest).params
     checkAdapterId(adapterId)
-    adapters.unregister(adapterId, adapterToken(request))
+    await adapters.serial(adapterId, () => adapters.unregister(adapterId, adapterToken(request)))
     return reply.code(204).send()
   }
 }
