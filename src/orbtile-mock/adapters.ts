@@ -2,8 +2,8 @@ import type { Clock, TimerHandle } from '../shared/clock.js'
 import { newToken } from './discovery.js'
 import { OrbtileError, errors } from './errors.js'
 import type { Icon } from './icon.js'
-import { pushAttentionHue, pushBaseHue } from './palette/arcs.js'
-import { generatePalette, type GeneratedPalette } from './palette/generator.js'
+import { effectivePalette, pushWarnings, type EffectivePalette } from './palette/effective.js'
+import type { GeneratedPalette } from './palette/generator.js'
 import { sameSecret } from './pipeline.js'
 import { badgeOf, type Registration, type RegistrationRead } from './registration.js'
 
@@ -64,15 +64,6 @@ export interface AdapterRecord {
   /** OT-057: the keypad switch as it stood at the last registration. */
   keypadDecisions: boolean
   lease: Lease | null
-}
-
-/** The palette an adapter gets, after the pushes and the user's settings (OT-059, OT-073, OT-085, OT-A13). */
-export interface EffectivePalette {
-  /** The reply's `adapter.palette`: what was registered, defaults filled, or the user's hue without states. */
-  echo: Registration['palette']
-  resolvedBaseHue: number
-  resolvedAttentionHue: number | undefined
-  generated: GeneratedPalette
 }
 
 export interface AdaptersOptions {
@@ -360,46 +351,4 @@ export interface AdapterSnapshot {
   warnings: string[]
   paletteNotes: string[]
   icon: { 28: string, 56: string } | null
-}
-
-/**
- * OT-059, OT-073, OT-085, OT-A12, OT-A13: the palette after the pushes and the user's override. The echo shows the
- * registered palette with defaults filled, or, under a user override, the user's hue and no states.
- */
-export function effectivePalette (registration: Registration, user: UserSettings): EffectivePalette {
-  const { palette } = registration
-  const override = user.baseHue
-  const resolvedBaseHue = pushBaseHue(override ?? palette.baseHue)
-  const resolvedAttentionHue = palette.attentionHue === undefined ? undefined : pushAttentionHue(palette.attentionHue)
-  const { states, ...rest } = palette
-  const echo: Registration['palette'] = override === null ? { ...palette } : { ...rest, baseHue: override }
-  const generated = generatePalette({
-    baseHue: resolvedBaseHue,
-    chroma: palette.chroma,
-    lightness: palette.lightness,
-    ...(resolvedAttentionHue === undefined ? {} : { attentionHue: resolvedAttentionHue }),
-    states: override === null ? states : undefined,
-    anchorAttention: user.anchorAttention
-  })
-  return { echo, resolvedBaseHue, resolvedAttentionHue, generated }
-}
-
-/**
- * OT-072, OT-078, OT-A11, OT-A12: one warning per hue the registration sent that a push moved. Under the user's hue
- * override the adapter's own baseHue is not drawn, so its warning says so rather than contradict resolvedBaseHue.
- */
-export function pushWarnings (registration: Registration, user: UserSettings): string[] {
-  const { baseHue, attentionHue } = registration.palette
-  const warnings: string[] = []
-  const base = pushBaseHue(baseHue)
-  if (base !== baseHue) {
-    warnings.push(user.baseHue === null
-      ? `reserved-arc: baseHue ${baseHue} moved to ${base}`
-      : `reserved-arc: baseHue ${baseHue} would move to ${base}; the user's hue override ${user.baseHue} is in force`)
-  }
-  if (attentionHue !== undefined) {
-    const attention = pushAttentionHue(attentionHue)
-    if (attention !== attentionHue) warnings.push(`attention-arc: attentionHue ${attentionHue} moved to ${attention}`)
-  }
-  return warnings
 }
