@@ -8,6 +8,10 @@ import { assertSpecError, specErrorProblem } from './helpers/assert.js'
 
 const replySchema = validatorFor('EventsReply')
 const tick = () => new Promise((resolve) => setTimeout(resolve, 15))
+// Waits until the fake holds the adapter's poll, instead of sleeping and hoping.
+const held = async (a: { snapshot(): { events: { pollHeld: boolean } | null } }) => {
+  for (let i = 0; i < 2000 && a.snapshot().events?.pollHeld !== true; i++) await new Promise((resolve) => setImmediate(resolve))
+}
 
 t.test('OT-131 a poll answers 200 with events, lastSequence and acknowledged, as the spec\'s EventsReply', async (t) => {
   const a = await agentSetup(t)
@@ -114,12 +118,12 @@ t.test('OT-031 OT-A21 a reply holds at most 128 events; past 128 unacknowledged,
 t.test('OT-140 a long poll is held and answered at once when an event arrives; [] at the deadline on the fake\'s clock', async (t) => {
   const a = await agentSetup(t)
   await a.post('s1', newSession())
-  const held = a.poll({ waitSeconds: 2 })
-  await tick()
+  const holding = a.poll({ waitSeconds: 2 })
+  await held(a)
   a.fake.control.tap(a.id, 's1')
-  t.equal((await held).json.events.length, 1)
+  t.equal((await holding).json.events.length, 1)
   const empty = a.poll({ after: 1, waitSeconds: 2 })
-  await tick()
+  await held(a)
   await a.advance(1999)
   t.equal(a.snapshot().events!.pollHeld, true, 'still held at 1.999 s')
   await a.advance(1)
@@ -131,7 +135,7 @@ t.test('OT-133 one outstanding poll per adapter: a second is poll_pending, and t
   const a = await agentSetup(t)
   await a.post('s1', newSession())
   const first = a.poll({ waitSeconds: 2 })
-  await tick()
+  await held(a)
   assertSpecError(t, await a.poll(), 'poll_pending')
   a.fake.control.tap(a.id, 's1')
   t.equal((await first).json.events.length, 1)

@@ -110,7 +110,11 @@ class Approve implements Cmd {
     const reply = await a.post(this.sid, { approval: approval(this.rid) })
     const s = m.sessions.get(this.sid)
     if (s === undefined) return expectStatus(reply, 400, `${this} (no session: title needed)`)
-    if (s.approval === this.rid) return expectStatus(reply, 200, `${this} (identical re-send)`)
+    if (s.approval === this.rid) {
+      expectStatus(reply, 200, `${this} (identical re-send)`)
+      s.lastContact = m.now // any update is contact (OT-A18)
+      return
+    }
     if (m.pending.has(this.rid) || m.retired.has(this.rid)) return expectStatus(reply, 400, `${this} (id in use or retired)`)
     expectStatus(reply, 200, this.toString())
     if (s.approval !== null) retire(m, s.approval)

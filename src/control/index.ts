@@ -59,6 +59,19 @@ export async function startControlServer (options: ControlServerOptions): Promis
   let port = 0
   const host = options.host ?? '127.0.0.1'
 
+  // An empty JSON body is no body: a client that always sends Content-Type must still be able to POST a tap.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') {
+      done(null, undefined)
+      return
+    }
+    try {
+      done(null, JSON.parse(body as string))
+    } catch {
+      done(new ControlError('bad_request', 'the body is not valid JSON'), undefined)
+    }
+  })
   const operations: string[] = []
   app.addHook('onRoute', (route) => {
     if (route.handler.name === 'methodNotAllowed') return

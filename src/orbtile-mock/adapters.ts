@@ -146,6 +146,7 @@ export class Adapters {
    * re-register. Without a live lease anything goes, and a stale token is ignored.
    */
   checkReRegistration (id: string, token: string | undefined): void {
+    this.#endIfSilent(id)
     const lease = this.#records.get(id)?.lease
     if (lease != null) this.#checkToken(lease, token)
   }
@@ -155,6 +156,7 @@ export class Adapters {
    * request must carry its token. Counts as activity for the lease (OT-A08).
    */
   requireLease (id: string, token: string | undefined): AdapterRecord {
+    this.#endIfSilent(id)
     const record = this.#records.get(id)
     if (record?.lease == null) throw new OrbtileError('adapter_not_registered', `no live registration for ${id}; register with PUT first`)
     this.#checkToken(record.lease, token)
@@ -292,6 +294,23 @@ export class Adapters {
         ? null
         : { 28: `/control/orbtile/adapters/${record.id}/icon/28.png`, 56: `/control/orbtile/adapters/${record.id}/icon/56.png` }
     }
+  }
+
+  /**
+   * OT-A08: re-arms a lease's silence timer for the window as it now stands. Sessions call this when TTLs change,
+   * since a window that shrinks (a long TTL lowered, a session ended) must bring the deadline forward.
+   */
+  rearmSilence (id: string): void {
+    const lease = this.#records.get(id)?.lease
+    if (lease == null) return
+    this.#clock.clearTimer(lease.timer)
+    lease.timer = this.#watchSilence(id, Math.max(0, lease.lastActivity + this.silenceWindow(id) - this.#clock.now()))
+  }
+
+  // A request that arrives on or after the deadline finds the lease already over, whatever the timer's state.
+  #endIfSilent (id: string): void {
+    const lease = this.#records.get(id)?.lease
+    if (lease != null && this.#clock.now() - lease.lastActivity >= this.silenceWindow(id)) this.endLease(id, 'silence')
   }
 
   #create (id: string): AdapterRecord {

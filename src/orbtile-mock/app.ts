@@ -94,7 +94,12 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
 
   // OT-154, OT-A05: every body is parsed here, whatever its type (the pipeline has refused other types already).
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    // OT-012 has clients send Content-Type: application/json on every request, a bodiless DELETE included.
+    if ((body as Buffer).length === 0 && request.method !== 'PUT' && request.method !== 'POST') {
+      done(null, undefined)
+      return
+    }
     const parsed = parseJsonObject(body as Buffer)
     if (parsed.ok) done(null, parsed.value)
     else done(errors.badRequest(parsed.detail))

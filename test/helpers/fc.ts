@@ -7,7 +7,7 @@ import fc from 'fast-check'
  */
 export function fcParams<T> (overrides: fc.Parameters<T> = {}): fc.Parameters<T> {
   const seedText = process.env.FC_SEED ?? (process.env.CI ? '20261130' : undefined)
-  const params: fc.Parameters<T> = { numRuns: Number(process.env.FC_RUNS ?? 100), ...overrides }
+  const params: fc.Parameters<T> = { ...overrides, numRuns: Number(process.env.FC_RUNS ?? overrides.numRuns ?? 100) }
   if (seedText !== undefined) params.seed = Number(seedText)
   if (process.env.FC_PATH !== undefined) params.path = process.env.FC_PATH
   return params

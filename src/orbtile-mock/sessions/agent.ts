@@ -2,8 +2,8 @@ import { isDeepStrictEqual } from 'node:util'
 import { errors, OrbtileError } from '../errors.js'
 import { REFUSED_SCHEMES, type Registration } from '../registration.js'
 import { LIMITS } from '../spec.js'
-import { formatField, type FieldPath } from '../validation.js'
-import { keepLastBytes, requireCreationFields, type ApprovalRequest, type QuestionRequest, type SessionPatch } from './update.js'
+import { compareKeys, formatField, orderKey, type FieldPath } from '../validation.js'
+import { keepLastBytes, type ApprovalRequest, type QuestionRequest, type SessionPatch } from './update.js'
 
 /** The fields of a session as the fake keeps them (OT-A17 defaults: host local, ttl 120, the rest null). */
 export interface SessionFields {
@@ -94,12 +94,18 @@ const CAPABILITY: Record<RequestKind, 'approvals' | 'questions'> = { approval: '
  */
 export function applyUpdate (agent: AgentState, sessionId: string, patch: SessionPatch, ctx: ApplyContext): Session {
   const field = (...path: FieldPath): string => formatField([...ctx.prefix, ...path])
+  // OT-A25: every fault found here is ranked by where it stands in the body; the first one answers.
+  const faults: Array<{ path: FieldPath, error: OrbtileError }> = []
+  const fault = (path: FieldPath, message: string): void => { faults.push({ path, error: errors.invalidField(field(...path), message) }) }
   const existing = agent.sessions.get(sessionId)
-  if (existing === undefined) requireCreationFields(patch, ctx.prefix)
-  if (typeof patch.openURL === 'string') checkOpenUrl(patch.openURL, ctx.registration, field('openURL'))
-  if (typeof patch.pid === 'number' && !ctx.ownsProcess(patch.pid)) {
-    throw errors.invalidField(field('pid'), `pid ${patch.pid} is not a process of the calling user`)
+  if (existing === undefined) {
+    for (const key of ['title', 'activity'] as const) if (patch[key] === undefined) fault([key], `${key} is required to create a session`)
   }
+  if (typeof patch.openURL === 'string') {
+    const problem = openUrlProblem(patch.openURL, ctx.registration)
+    if (problem !== undefined) fault(['openURL'], problem)
+  }
+  if (typeof patch.pid === 'number' && !ctx.ownsProcess(patch.pid)) fault(['pid'], `pid ${patch.pid} is not a process of the calling user`)
 
   // OT-122, OT-A22: what the session's requests would be after this update.
   const current = { approval: existing?.fields.approval ?? null, question: existing?.fields.question ?? null }
@@ -109,12 +115,12 @@ export function applyUpdate (agent: AgentState, sessionId: string, patch: Sessio
   }
   for (const kind of KINDS) {
     if (patch[kind] != null && !ctx.registration.capabilities.includes(CAPABILITY[kind])) {
-      throw errors.invalidField(field(kind), `${kind} needs the "${CAPABILITY[kind]}" capability in the registration`)
+      fault([kind], `${kind} needs the "${CAPABILITY[kind]}" capability in the registration`)
     }
   }
   if (next.approval !== null && next.question !== null) {
     const culprit: RequestKind = patch.approval != null ? 'approval' : 'question'
-    throw errors.invalidField(field(culprit), 'a session holds one pending request at most: clear the other with null in the same update')
+    fault([culprit], 'a session holds one pending request at most: clear the other with null in the same update')
   }
   const added: PendingRequest[] = []
   const retiring: string[] = []
@@ -123,17 +129,20 @@ export function applyUpdate (agent: AgentState, sessionId: string, patch: Sessio
     const after = next[kind]
     if (after !== null && before !== null && after.id === before.id) {
       // OT-127: an identical re-send keeps the request and its expiry; OT-A22: an id names fixed content.
-      if (!isDeepStrictEqual(after, before)) throw errors.invalidField(field(kind, 'id'), `${kind} ${after.id} is pending with other content`)
+      if (!isDeepStrictEqual(canonical(kind, after), canonical(kind, before))) fault([kind, 'id'], `${kind} ${after.id} is pending with other content`)
       continue
     }
     if (after !== null) {
       const clash = agent.pending.get(after.id)
-      if (clash !== undefined) throw errors.invalidField(field(kind, 'id'), `request id ${after.id} is pending as a ${clash.kind} on session ${clash.sessionId}`)
-      if (agent.retired.has(after.id)) throw errors.invalidField(field(kind, 'id'), `request id ${after.id} has been used under this registration`)
+      if (clash !== undefined) fault([kind, 'id'], `request id ${after.id} is pending as a ${clash.kind} on session ${clash.sessionId}`)
+      else if (agent.retired.has(after.id)) fault([kind, 'id'], `request id ${after.id} has been used under this registration`)
       const expiresAt = Math.ceil((ctx.now + REQUEST_LIFETIME_MS) / 1000)
       added.push({ id: after.id, kind, sessionId, content: after, pendingSince: ctx.now, expiresAt, decided: false })
     }
     if (before !== null) retiring.push(before.id)
+  }
+  if (faults.length > 0) {
+    throw faults.sort((a, b) => compareKeys(orderKey(patch, a.path), orderKey(patch, b.path)))[0]!.error
   }
 
   // Limits last (OT-A02 step 11).
@@ -185,13 +194,20 @@ export function dropRequest (agent: AgentState, request: PendingRequest): void {
 }
 
 // OT-107, OT-052, OT-A15: an absolute URI whose scheme (compared case-insensitively) the registration declared.
-function checkOpenUrl (url: string, registration: Registration, name: string): void {
+function openUrlProblem (url: string, registration: Registration): string | undefined {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase()
-  if (scheme === undefined) throw errors.invalidField(name, 'openURL must be an absolute URI')
-  if (REFUSED_SCHEMES.has(scheme)) throw errors.invalidField(name, `the scheme ${JSON.stringify(scheme)} is always refused`)
-  if (!registration.urlSchemes.includes(scheme)) {
-    throw errors.invalidField(name, `the scheme ${JSON.stringify(scheme)} is not among the registration's urlSchemes`)
-  }
+  if (scheme === undefined) return 'openURL must be an absolute URI'
+  if (REFUSED_SCHEMES.has(scheme)) return `the scheme ${JSON.stringify(scheme)} is always refused`
+  if (!registration.urlSchemes.includes(scheme)) return `the scheme ${JSON.stringify(scheme)} is not among the registration's urlSchemes`
+  return undefined
+}
+
+// A request's content with the schema's defaults filled in (a question's multiSelect is false unless said), so
+// that spelling out a default is still the same content.
+function canonical (kind: RequestKind, request: ApprovalRequest | QuestionRequest): unknown {
+  if (kind === 'approval') return request
+  const question = request as QuestionRequest
+  return { ...question, questions: question.questions.map((q) => ({ ...q, multiSelect: q.multiSelect ?? false })) }
 }
 
 function defaults (patch: SessionPatch): SessionFields {

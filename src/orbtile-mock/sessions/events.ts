@@ -46,22 +46,27 @@ export class EventLog {
     return this.#queue
   }
 
-  /** Appends an event with the next sequence; drops the oldest unacknowledged one past maxEvents (OT-A21). */
-  push (event: NewEvent): OrbtileEvent {
+  /**
+   * Appends an event with the next sequence; past maxEvents the oldest unacknowledged one is dropped (OT-A21) and
+   * returned, so that the caller can undo what it meant.
+   */
+  push (event: NewEvent): { event: OrbtileEvent, dropped: OrbtileEvent | undefined } {
     const stamped = { sequence: this.#next++, ...event } as OrbtileEvent
     this.#queue.push(stamped)
-    if (this.#queue.length > LIMITS.maxEvents) this.#queue.shift()
-    return stamped
+    const dropped = this.#queue.length > LIMITS.maxEvents ? this.#queue.shift() : undefined
+    return { event: stamped, dropped }
   }
 
-  /** Removes queued events that match, delivered or not (expired decisions, a capability downgrade). */
-  drop (match: (event: OrbtileEvent) => boolean): void {
-    this.#queue = this.#queue.filter((event) => !match(event))
+  /** Removes queued events that match, delivered or not (expired decisions, a capability downgrade); returns them. */
+  drop (match: (event: OrbtileEvent) => boolean): OrbtileEvent[] {
+    const dropped = this.#queue.filter(match)
+    if (dropped.length > 0) this.#queue = this.#queue.filter((event) => !match(event))
+    return dropped
   }
 
-  /** Removes queued events that no poll has delivered yet (OT-057: the keypad switch turned off). */
-  dropUndelivered (match: (event: OrbtileEvent) => boolean): void {
-    this.drop((event) => event.sequence > this.#highestDelivered && match(event))
+  /** Removes queued events that no poll has delivered yet (OT-057: the keypad switch turned off); returns them. */
+  dropUndelivered (match: (event: OrbtileEvent) => boolean): OrbtileEvent[] {
+    return this.drop((event) => event.sequence > this.#highestDelivered && match(event))
   }
 
   /**

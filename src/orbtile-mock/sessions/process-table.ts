@@ -12,7 +12,9 @@ export const realProcessCheck: ProcessCheck = (pid) => {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
     const owner = /^Uid:\s+(\d+)/m.exec(status)?.[1]
-    return owner !== undefined && (uid === undefined || Number(owner) === uid)
+    // /proc also answers for thread ids; a process is a thread group leader (Tgid = Pid).
+    const group = /^Tgid:\s+(\d+)/m.exec(status)?.[1]
+    return owner !== undefined && group === String(pid) && (uid === undefined || Number(owner) === uid)
   } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT' && process.platform === 'linux') return false
   }

@@ -4,7 +4,7 @@ import type { Adapters, LeaseEndReason } from '../adapters.js'
 import { errors, OrbtileError } from '../errors.js'
 import type { Registration } from '../registration.js'
 import { LIMITS } from '../spec.js'
-import { schemaError, stripUnknown } from '../validation.js'
+import { compareKeys, orderKey, schemaError, schemaFault, stripUnknown } from '../validation.js'
 import { OFFLINE_LINGER_MS, applyUpdate, dropRequest, emptyAgent, endSession, type AgentState, type RequestKind } from './agent.js'
 import { EventLog, type EventsReply, type NewEvent, type OrbtileEvent } from './events.js'
 import type { ProcessCheck } from './process-table.js'
@@ -67,7 +67,7 @@ export class Sessions {
       registered: (id, registration, previous) => this.#registered(id, registration, previous),
       userChanged: (id, user, before) => {
         // OT-057: turning the keypad switch off clears decisions not yet delivered.
-        if (before.keypad && !user.keypad) this.#logs.get(id)?.dropUndelivered((event) => event.type !== 'tap')
+        if (before.keypad && !user.keypad) this.#undecide(id, this.#logs.get(id)?.dropUndelivered((event) => event.type !== 'tap') ?? [])
       }
     })
   }
@@ -77,7 +77,7 @@ export class Sessions {
     const { patch, warnings } = readSessionUpdate(body)
     const agent = this.#agent(adapterId)
     applyUpdate(agent, sessionId, patch, { now: this.#clock.now(), registration, ownsProcess: this.#ownsProcess, prefix: [] })
-    this.#reschedule()
+    this.#changed(adapterId)
     return { session: this.#identity(adapterId, sessionId), warnings }
   }
 
@@ -88,28 +88,38 @@ export class Sessions {
     for (const item of Array.isArray(body.sessions) ? body.sessions : []) {
       if (item !== null && typeof item === 'object' && typeof item.project === 'string') item.project = cleanProject(item.project)
     }
-    const invalid = schemaError('SessionBatch', body)
-    if (invalid !== undefined) throw invalid
+    // OT-A25: a duplicate id and a schema fault are ranked by where they stand in the body.
+    const faults: Array<{ at: number[], error: OrbtileError }> = []
+    const fault = schemaFault('SessionBatch', body)
+    if (fault !== undefined) faults.push({ at: orderKey(body, fault.path), error: fault.error })
+    const seen = new Set<string>()
+    const listed = Array.isArray(body.sessions) ? body.sessions : []
+    for (const [i, item] of listed.entries()) {
+      const id = (item as { id?: unknown } | null)?.id
+      if (typeof id !== 'string') continue
+      if (seen.has(id)) {
+        faults.push({ at: orderKey(body, ['sessions', i, 'id']), error: errors.invalidField(`sessions[${i}].id`, `session ${id} is listed twice`) })
+        break
+      }
+      seen.add(id)
+    }
+    faults.sort((a, b) => compareKeys(a.at, b.at))
+    if (faults[0] !== undefined) throw faults[0].error
     const items = body.sessions!
     const warnings = unknown.map((path) => `unknown-field: ${path}`)
-    const seen = new Set<string>()
-    items.forEach((item, i) => {
-      const id = item.id as string
-      if (seen.has(id)) throw errors.invalidField(`sessions[${i}].id`, `session ${id} is listed twice`)
-      seen.add(id)
-    })
     const draft = structuredClone(this.#agent(adapterId))
     const now = this.#clock.now()
+    // The unlisted sessions end first, so that a full adapter can always replace its set (OT-114).
+    const ended = [...draft.sessions.keys()].filter((id) => !seen.has(id))
+    for (const id of ended) endSession(draft, id)
     items.forEach((item, i) => {
       const { id, ...update } = item
       const read = readSessionUpdate(update, ['sessions', i])
       warnings.push(...read.warnings.filter((w) => w.startsWith('tool-kind:')))
       applyUpdate(draft, id as string, read.patch, { now, registration, ownsProcess: this.#ownsProcess, prefix: ['sessions', i] })
     })
-    const ended = [...draft.sessions.keys()].filter((id) => !seen.has(id))
-    for (const id of ended) endSession(draft, id)
     this.#agents.set(adapterId, draft)
-    this.#reschedule()
+    this.#changed(adapterId)
     return { sessions: items.map((item) => ({ id: item.id as string, ...this.#identity(adapterId, item.id as string) })), ended, warnings }
   }
 
@@ -123,13 +133,15 @@ export class Sessions {
     if (invalid !== undefined) throw invalid
     const { after = 0, ack = 0, waitSeconds = 0 } = value as { after?: number, ack?: number, waitSeconds?: number }
     const warnings = unknown.map((path) => `unknown-field: ${path}`)
-    if (waitSeconds > 0 && this.#waiters.size >= LIMITS.maxLongPolls) {
-      throw new OrbtileError('limit_exceeded', `${LIMITS.maxLongPolls} long polls are already held; poll with waitSeconds 0 or later`)
-    }
+    // OT-A02 step 11 puts limit_exceeded first; we check poll_pending before it: an adapter's second poll is its
+    // own bug, not a new concurrent poll, and must not be told otherwise by other adapters' load.
     if (registration.capabilities.length === 0) {
       throw new OrbtileError('events_not_supported', 'the registration declares no event capabilities')
     }
     if (this.#waiters.has(adapterId)) throw new OrbtileError('poll_pending', 'another events poll of this adapter is still held')
+    if (waitSeconds > 0 && this.#waiters.size >= LIMITS.maxLongPolls) {
+      throw new OrbtileError('limit_exceeded', `${LIMITS.maxLongPolls} long polls are already held across Orbtile; poll with waitSeconds 0 or later`)
+    }
     const log = this.#log(adapterId)
     log.checkCursor(after, ack)
     log.acknowledge(ack)
@@ -238,10 +250,28 @@ export class Sessions {
     return session
   }
 
+  // A decision whose event was dropped before delivery (keypad switched off, queue overflow) never reached the
+  // adapter: the request becomes decidable again rather than stay stuck.
+  #undecide (adapterId: string, dropped: readonly OrbtileEvent[]): void {
+    const agent = this.#agents.get(adapterId)
+    for (const event of dropped) {
+      if (event.type === 'tap') continue
+      const request = agent?.pending.get(event.requestId)
+      if (request !== undefined) request.decided = false
+    }
+  }
+
+  // After sessions change: deadlines move, and the lease's silence window may have grown or shrunk (OT-A08).
+  #changed (adapterId: string): void {
+    this.#reschedule()
+    this.#adapters.rearmSilence(adapterId)
+  }
+
   // Queues an event and wakes the adapter's held poll, if any, at once (OT-140).
   #emit (adapterId: string, event: NewEvent): OrbtileEvent {
     const log = this.#log(adapterId)
-    const stamped = log.push(event)
+    const { event: stamped, dropped } = log.push(event)
+    this.#undecide(adapterId, dropped === undefined ? [] : [dropped])
     const waiter = this.#waiters.get(adapterId)
     if (waiter !== undefined) {
       const events = log.pending(waiter.after)
@@ -315,12 +345,17 @@ export class Sessions {
   #sweepNow (): void {
     this.#sweep = undefined
     const now = this.#clock.now()
-    for (const agent of this.#agents.values()) {
+    for (const [adapterId, agent] of this.#agents) {
+      let removed = false
       for (const session of [...agent.sessions.values()]) {
         const offlineAt = session.lastContact + session.fields.ttlSeconds * 1000
         if (!session.offline && offlineAt <= now) session.offline = true
-        if (session.offline && offlineAt + OFFLINE_LINGER_MS <= now) endSession(agent, session.id)
+        if (session.offline && offlineAt + OFFLINE_LINGER_MS <= now) {
+          endSession(agent, session.id)
+          removed = true
+        }
       }
+      if (removed) this.#adapters.rearmSilence(adapterId)
       for (const request of [...agent.pending.values()]) if (request.expiresAt * 1000 <= now) dropRequest(agent, request)
     }
     for (const log of this.#logs.values()) this.#dropExpiredDecisions(log)

@@ -1,4 +1,3 @@
-import { errors } from '../errors.js'
 import { formatField, schemaError, stripUnknown, type FieldPath } from '../validation.js'
 
 export interface ApprovalRequest {
@@ -67,13 +66,6 @@ export function readSessionUpdate (raw: unknown, prefix: FieldPath = []): { patc
     warnings.push(`tool-kind: unknown ${JSON.stringify(patch.toolKind)} treated as none`)
   }
   return { patch, warnings }
-}
-
-/** OT-091: a new session needs title and activity. */
-export function requireCreationFields (patch: SessionPatch, prefix: FieldPath = []): void {
-  for (const key of ['title', 'activity'] as const) {
-    if (patch[key] === undefined) throw errors.invalidField(formatField([...prefix, key]), `${key} is required to create a session`)
-  }
 }
 
 /** OT-102, OT-A24: keep the last 4096 UTF-8 bytes of `text`, cut so that no code point is split. */
