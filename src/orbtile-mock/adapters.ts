@@ -303,8 +303,12 @@ export class Adapters {
   rearmSilence (id: string): void {
     const lease = this.#records.get(id)?.lease
     if (lease == null) return
+    const deadline = lease.lastActivity + this.silenceWindow(id)
+    // A timer due no later than the deadline is kept: it re-checks when it fires. Only a nearer deadline re-arms,
+    // so the busy path (every session update) costs no timer churn.
+    if (lease.timer.due <= deadline) return
     this.#clock.clearTimer(lease.timer)
-    lease.timer = this.#watchSilence(id, Math.max(0, lease.lastActivity + this.silenceWindow(id) - this.#clock.now()))
+    lease.timer = this.#watchSilence(id, Math.max(0, deadline - this.#clock.now()))
   }
 
   // A request that arrives on or after the deadline finds the lease already over, whatever the timer's state.
