@@ -10,6 +10,7 @@ const DOTLESS = /^[a-z0-9]+(-[a-z0-9]+)*$/
  * refuses is invalid_field on `adapterId`.
  */
 export function checkAdapterId (id: string): void {
+  if (VALID.has(id)) return
   const bytes = Buffer.byteLength(id)
   const sized = bytes >= 3 && bytes <= 64
   if (sized && DOTLESS.test(id)) {
@@ -21,4 +22,9 @@ export function checkAdapterId (id: string): void {
   if (id === 'com.orbtile' || id.startsWith('com.orbtile.')) {
     throw new OrbtileError('reserved_id', `${JSON.stringify(id)} is in Orbtile's own namespace`)
   }
+  // The answer for an id never changes: remember the good ones (a bounded, pure memo; it holds no fake's state).
+  if (VALID.size >= 1024) VALID.clear()
+  VALID.add(id)
 }
+
+const VALID = new Set<string>()

@@ -4,7 +4,7 @@ import { OrbtileError, errors } from './errors.js'
 import type { Icon } from './icon.js'
 import { effectivePalette, pushWarnings, type EffectivePalette } from './palette/effective.js'
 import type { GeneratedPalette } from './palette/generator.js'
-import { sameSecret } from './pipeline.js'
+import { secretMatches } from './pipeline.js'
 import { badgeOf, type Registration, type RegistrationRead } from './registration.js'
 
 /** OT-A09: where the user stands on an adapter id. Kept per id, across leases and restarts. */
@@ -46,6 +46,8 @@ export const ADAPTER_TOKEN_HEADER = 'X-Orbtile-Adapter-Token'
 
 interface Lease {
   token: string
+  /** The token's bytes, for the constant-time check on every adapter route. */
+  tokenBytes: Buffer
   startedAt: number
   lastActivity: number
   timer: TimerHandle
@@ -179,7 +181,8 @@ export class Adapters {
     if (record.user.approval === 'awaiting_user' && this.#options.autoAllow) record.user.approval = 'allowed'
     const started = record.lease === null
     if (record.lease === null) {
-      record.lease = { token: newToken(), startedAt: now, lastActivity: now, timer: this.#watchSilence(id, this.silenceWindow(id)) }
+      const token = newToken()
+      record.lease = { token, tokenBytes: Buffer.from(token, 'utf8'), startedAt: now, lastActivity: now, timer: this.#watchSilence(id, this.silenceWindow(id)) }
     } else {
       record.lease.lastActivity = now
     }
@@ -333,7 +336,7 @@ export class Adapters {
   }
 
   #checkToken (lease: Lease, token: string | undefined): void {
-    if (token === undefined || !sameSecret(token, lease.token)) {
+    if (token === undefined || !secretMatches(token, lease.tokenBytes)) {
       throw errors.unauthorized(`${ADAPTER_TOKEN_HEADER} is ${token === undefined ? 'missing' : 'not this adapter\'s lease token'}`, ADAPTER_TOKEN_HEADER)
     }
   }

@@ -63,7 +63,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
 
   const ctx: PipelineContext = {
     apiEnabled: () => store.apiEnabled,
-    token: () => store.token,
+    tokenBytes: () => store.tokenBytes,
     buckets: store.buckets,
     rateLimit: options.rateLimit,
     limits: LIMITS
@@ -103,15 +103,6 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     const parsed = parseJsonObject(body as Buffer)
     if (parsed.ok) done(null, parsed.value)
     else done(errors.badRequest(parsed.detail))
-  })
-
-  // OT-A05: every PUT and POST needs a JSON object; a request with no body at all never reaches the parser above.
-  app.addHook('preValidation', (request, _reply, done) => {
-    if ((request.method === 'PUT' || request.method === 'POST') && request.body === undefined) {
-      done(errors.badRequest('the body is empty; send a JSON object'))
-    } else {
-      done()
-    }
   })
 
   app.setNotFoundHandler(() => { throw errors.notFound() })

@@ -12,7 +12,8 @@ export type RouteConfig =
 /** What the pipeline steps read from the fake. */
 export interface PipelineContext {
   apiEnabled(): boolean
-  token(): string
+  /** The discovery token's UTF-8 bytes. */
+  tokenBytes(): Buffer
   buckets: TokenBuckets
   rateLimit: 'on' | 'off'
   limits: Readonly<{ maxBodyBytes: number, requestsPerSecond: number, burst: number }>
@@ -65,7 +66,7 @@ export function checkBearer (request: FastifyRequest, ctx: PipelineContext): voi
   if (occurrences(request, 'authorization') > 1) throw errors.unauthorized('send one Authorization header, not several')
   const match = /^Bearer +(\S+) *$/i.exec(header)
   if (match === null) throw errors.unauthorized('the Authorization scheme must be Bearer')
-  if (!sameSecret(match[1]!, ctx.token())) throw errors.unauthorized('the bearer token does not match the discovery file')
+  if (!secretMatches(match[1]!, ctx.tokenBytes())) throw errors.unauthorized('the bearer token does not match the discovery file')
 }
 
 /** OT-153, OT-A01: unknown paths are not_found; a known path with another method is 405 with Allow. */
@@ -106,6 +107,8 @@ export function checkBodyFraming (request: FastifyRequest, ctx: PipelineContext)
     throw new OrbtileError('payload_too_large', `the body is ${bytes} bytes; the limit is ${ctx.limits.maxBodyBytes}`)
   }
   if (bytes > 0) checkMediaType(request.headers['content-type'])
+  // OT-A05: every PUT and POST needs a JSON object, and a head without a body cannot hold one.
+  else if (request.method === 'PUT' || request.method === 'POST') throw errors.badRequest('the body is empty; send a JSON object')
 }
 
 // Clients send the same Content-Type on every request: remember the last verdict rather than parse it again.
@@ -149,7 +152,7 @@ export function runHeadPipeline (request: FastifyRequest, ctx: PipelineContext, 
  * Compares a secret in time that does not depend on where it differs. Only the length can leak, and token lengths
  * are public (43 characters, OT-018), so a length mismatch answers at once.
  */
-export function sameSecret (given: string, expected: string): boolean {
-  if (Buffer.byteLength(given) !== Buffer.byteLength(expected)) return false
-  return timingSafeEqual(Buffer.from(given, 'utf8'), Buffer.from(expected, 'utf8'))
+export function secretMatches (given: string, expected: Buffer): boolean {
+  if (Buffer.byteLength(given) !== expected.length) return false
+  return timingSafeEqual(Buffer.from(given, 'utf8'), expected)
 }

@@ -41,6 +41,18 @@ export class OrbtileStore {
     return this.#token
   }
 
+  /** The token's bytes, kept beside it: the bearer check on every request compares against them. */
+  get tokenBytes (): Buffer {
+    if (this.#tokenBytes === undefined || this.#tokenBytesOf !== this.#token) {
+      this.#tokenBytes = Buffer.from(this.#token, 'utf8')
+      this.#tokenBytesOf = this.#token
+    }
+    return this.#tokenBytes
+  }
+
+  #tokenBytes: Buffer | undefined
+  #tokenBytesOf: string | undefined
+
   /** OT-023, OT-A04: a new discovery token, and every lease ends. The caller rewrites the discovery file. */
   regenerateToken (): void {
     this.#token = newToken()
