@@ -27,6 +27,14 @@ function run (args: string[], env: Record<string, string> = {}): Run {
   return { child, stdout: () => out, stderr: () => err, exit }
 }
 
+/** Starts the CLI with a ready file, kills it when the test ends, and waits until it is ready. */
+async function started (t: { teardown(fn: () => unknown): void }, args: string[], ready: string, env: Record<string, string> = {}): Promise<Run> {
+  const r = run([...args, '--ready-file', ready], env)
+  t.teardown(() => r.child.kill('SIGKILL'))
+  await waitForFile(ready, r)
+  return r
+}
+
 async function waitForFile (path: string, child: Run): Promise<void> {
   for (let i = 0; i < 400; i++) {
     if (existsSync(path)) return
@@ -70,9 +78,7 @@ t.test('OT-A04 cli: orbtile starts, writes the ready file, prints where it liste
   const ready = join(dir, 'ready.json')
   const discovery = join(dir, 'd', 'adapter-api.json')
   const socket = join(dir, 's', 'o.sock')
-  const r = run(['orbtile', '--discovery', discovery, '--socket', socket, '--control-port', '0', '--ready-file', ready, '--log-level', 'trace'])
-  t.teardown(() => r.child.kill('SIGKILL'))
-  await waitForFile(ready, r)
+  const r = await started(t, ['orbtile', '--discovery', discovery, '--socket', socket, '--control-port', '0', '--log-level', 'trace'], ready)
   const info = JSON.parse(readFileSync(ready, 'utf8'))
   t.same(Object.keys(info).sort(), ['control', 'orbtile'])
   t.same(info.orbtile, { discovery, socketPath: socket, basePath: '/a/v1' })
@@ -100,18 +106,14 @@ t.test('OT-002 cli: without --discovery the file lands at the spec\'s place unde
   const dir = scratch(t)
   const home = join(dir, 'home')
   const ready = join(dir, 'ready.json')
-  const r = run(['up', '--socket', join(dir, 'o.sock'), '--control-port', '0', '--ready-file', ready], { HOME: home })
-  t.teardown(() => r.child.kill('SIGKILL'))
-  await waitForFile(ready, r)
+  const r = await started(t, ['up', '--socket', join(dir, 'o.sock'), '--control-port', '0'], ready, { HOME: home })
   const expected = join(home, 'Library', 'Application Support', 'Orbtile', 'adapter-api.json')
   t.equal(JSON.parse(readFileSync(ready, 'utf8')).orbtile.discovery, expected)
   t.ok(existsSync(expected))
   r.child.kill('SIGINT')
   t.equal(await r.exit, 0)
   const viaEnv = join(dir, 'env.json')
-  const e = run(['orbtile', '--socket', join(dir, 'e.sock'), '--control-port', '0', '--ready-file', ready], { HOME: home, ORBTILE_DISCOVERY: viaEnv })
-  t.teardown(() => e.child.kill('SIGKILL'))
-  await waitForFile(ready, e)
+  const e = await started(t, ['orbtile', '--socket', join(dir, 'e.sock'), '--control-port', '0'], ready, { HOME: home, ORBTILE_DISCOVERY: viaEnv })
   t.ok(existsSync(viaEnv))
   e.child.kill('SIGTERM')
   t.equal(await e.exit, 0)
@@ -121,9 +123,7 @@ t.test('OT-A04 cli: a live socket, a socket path that is too long, or a busy con
   const dir = scratch(t)
   const socket = join(dir, 'o.sock')
   const ready = join(dir, 'ready.json')
-  const first = run(['orbtile', '--discovery', join(dir, 'd.json'), '--socket', socket, '--control-port', '0', '--ready-file', ready])
-  t.teardown(() => first.child.kill('SIGKILL'))
-  await waitForFile(ready, first)
+  const first = await started(t, ['orbtile', '--discovery', join(dir, 'd.json'), '--socket', socket, '--control-port', '0'], ready)
   const second = run(['orbtile', '--discovery', join(dir, 'd2.json'), '--socket', socket, '--control-port', '0'])
   t.equal(await second.exit, 1)
   t.match(second.stderr(), /^orbtest: another process is listening on .*o\.sock/)
@@ -144,9 +144,7 @@ t.test('OT-A04 cli: a live socket, a socket path that is too long, or a busy con
 t.test('OT-001 cli: --api off starts with no socket and no discovery file', async (t) => {
   const dir = scratch(t)
   const ready = join(dir, 'ready.json')
-  const r = run(['orbtile', '--api', 'off', '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'o.sock'), '--control-port', '0', '--ready-file', ready])
-  t.teardown(() => r.child.kill('SIGKILL'))
-  await waitForFile(ready, r)
+  const r = await started(t, ['orbtile', '--api', 'off', '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'o.sock'), '--control-port', '0'], ready)
   t.notOk(existsSync(join(dir, 'o.sock')))
   t.notOk(existsSync(join(dir, 'd.json')))
   t.match(r.stdout(), /API off/)
@@ -159,9 +157,7 @@ t.test('OT-A04 cli: a second Ctrl-C while stopping still exits through cleanup, 
   const ready = join(dir, 'ready.json')
   const socket = join(dir, 'o.sock')
   const discovery = join(dir, 'd.json')
-  const r = run(['orbtile', '--discovery', discovery, '--socket', socket, '--control-port', '0', '--ready-file', ready])
-  t.teardown(() => r.child.kill('SIGKILL'))
-  await waitForFile(ready, r)
+  const r = await started(t, ['orbtile', '--discovery', discovery, '--socket', socket, '--control-port', '0'], ready)
   r.child.kill('SIGINT')
   r.child.kill('SIGINT')
   const code = await r.exit

@@ -7,11 +7,12 @@ import { agentSetup, approval, newSession, question } from './helpers/orbtile.js
 import { assertSpecError, specErrorProblem } from './helpers/assert.js'
 
 const replySchema = validatorFor('EventsReply')
-const tick = () => new Promise((resolve) => setTimeout(resolve, 15))
-// Waits until the fake holds the adapter's poll, instead of sleeping and hoping.
-const held = async (a: { snapshot(): { events: { pollHeld: boolean } | null } }) => {
-  for (let i = 0; i < 2000 && a.snapshot().events?.pollHeld !== true; i++) await new Promise((resolve) => setImmediate(resolve))
+// Waits until a condition on the fake's state holds, instead of sleeping and hoping.
+const until = async (condition: () => boolean) => {
+  for (let i = 0; i < 5000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve))
+  if (!condition()) throw new Error('the fake never reached the awaited state')
 }
+const held = (a: { snapshot(): { events: { pollHeld: boolean } | null } }) => until(() => a.snapshot().events?.pollHeld === true)
 
 t.test('OT-131 a poll answers 200 with events, lastSequence and acknowledged, as the spec\'s EventsReply', async (t) => {
   const a = await agentSetup(t)
@@ -152,7 +153,7 @@ t.test('OT-033 OT-141 OT-A21 at most 4 long polls across the fake; a 5th is limi
   }
   const poll = (id: string, token: string, waitSeconds: number) => agents[0]!.client.request({ method: 'POST', path: `/adapters/${id}/events`, body: { waitSeconds }, headers: { 'x-orbtile-adapter-token': token } })
   const held = [agents[0]!.poll({ waitSeconds: 2 }), ...clients.slice(0, 3).map((c) => poll(c.id, c.token, 2))]
-  await tick()
+  await until(() => fake.control.state().adapters.filter((adapter) => adapter.events?.pollHeld === true).length === 4)
   assertSpecError(t, await poll(clients[3]!.id, clients[3]!.token, 1), 'limit_exceeded')
   t.equal((await poll(clients[3]!.id, clients[3]!.token, 0)).status, 200)
   await fake.control.advance(2000)
@@ -165,10 +166,10 @@ t.test('OT-141 a client that disconnects mid-poll frees its slot at once', async
   const req = httpRequest({ socketPath: a.fake.socketPath, method: 'POST', path: `/a/v1/adapters/${a.id}/events`, headers: { host: 'localhost', authorization: `Bearer ${a.fake.token}`, 'content-type': 'application/json', 'x-orbtile-adapter-token': a.token() } })
   req.on('error', () => {})
   req.end(JSON.stringify({ waitSeconds: 2 }))
-  await tick()
+  await held(a)
   t.equal(a.snapshot().events!.pollHeld, true)
   req.destroy()
-  await tick()
+  await until(() => a.snapshot().events!.pollHeld === false)
   t.equal(a.snapshot().events!.pollHeld, false, 'freed without waiting for the deadline')
   t.equal((await a.poll()).status, 200, 'and the next poll is not poll_pending')
 })
@@ -277,9 +278,13 @@ t.test('OT-133 racing polls: whatever the order, exactly one holds and the other
   const a = await agentSetup(t)
   await a.post('s1', newSession())
   await fc.assert(fc.asyncProperty(fc.scheduler(), fc.integer({ min: 2, max: 4 }), async (s, n) => {
-    const polls = Array.from({ length: n }, (_, i) => s.schedule(Promise.resolve(i)).then(() => a.poll({ after: a.snapshot().events!.highestDelivered, waitSeconds: 2 })))
+    let answered = 0
+    const polls = Array.from({ length: n }, (_, i) => s.schedule(Promise.resolve(i))
+      .then(() => a.poll({ after: a.snapshot().events!.highestDelivered, waitSeconds: 2 }))
+      .then((reply) => { answered++; return reply }))
     await s.waitAll()
-    await tick()
+    // One poll held, every other one already answered: only then does the tap come.
+    await until(() => a.snapshot().events!.pollHeld && answered === n - 1)
     a.fake.control.tap(a.id, 's1')
     const replies = await Promise.all(polls)
     const held = replies.filter((r) => r.status === 200)
