@@ -1,7 +1,9 @@
 /**
  * `npm run bench`: orbtest's fake Orbtile beside a bare fastify baseline on the same kind of Unix socket, measured
  * in the same run on the same machine and reported as ratios. Results also go to bench/results/latest.json.
- * Tunables: BENCH_STARTS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS.
+ * Throughput is measured in rounds that alternate the two servers, and each side reports its median round, so that
+ * drift in the machine's load hits both alike.
+ * Tunables: BENCH_STARTS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -16,7 +18,8 @@ const root = join(here, '..', '..')
 const CLI = join(root, 'dist', 'src', 'cli', 'index.js')
 const BASELINE = join(here, 'baseline-server.js')
 const STARTS = Number(process.env.BENCH_STARTS ?? 9)
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const WAKEUPS = Number(process.env.BENCH_WAKEUPS ?? 300)
 const ADAPTER = 'com.bench.agent'
@@ -108,34 +111,44 @@ async function startup (dir: string): Promise<Record<Kind, number>> {
 interface Load { rps: number, p50: number, p99: number, non2xx: number }
 
 async function load (server: Server, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<Load> {
-  const run = () => autocannon({
+  const run = (duration: number) => autocannon({
     url: `http://localhost${path}`,
     socketPath: server.socket,
     connections: CONNECTIONS,
-    duration: SECONDS,
+    duration,
     method,
     headers: { host: 'localhost', ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
-  await run() // warm-up, not counted
-  const result = await run()
+  await run(1) // warm-up, not counted
+  const result = await run(SECONDS)
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx }
 }
 
+/** The round with the median throughput. */
+function medianRound (rounds: Load[]): Load {
+  return [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
+}
+
 async function throughputs (dir: string): Promise<{ info: Record<Kind, Load>, sessions: Record<Kind, Load> }> {
-  const info = {} as Record<Kind, Load>
-  const sessions = {} as Record<Kind, Load>
+  const info: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
+  const sessions: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
   // The baseline gets the very same bytes (headers of the same size) that orbtest needs; it just ignores them.
   const stand = { authorization: `Bearer ${'t'.repeat(43)}`, 'x-orbtile-adapter-token': 'a'.repeat(43) }
-  for (const kind of ['baseline', 'orbtest'] as const) {
-    const server = await launch(kind, dir, 100)
-    const auth: Record<string, string> = server.token === undefined ? { authorization: stand.authorization } : { authorization: `Bearer ${server.token}` }
-    info[kind] = await load(server, 'GET', '/a/v1/info', auth)
-    const headers = kind === 'orbtest' ? await prepareAdapter(server) : stand
-    sessions[kind] = await load(server, 'POST', `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, { activity: 'tool', toolLabel: 'npm test', statusDetail: 'running' })
-    await stop(server)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const kind of ['baseline', 'orbtest'] as const) {
+      const server = await launch(kind, dir, 100 + round)
+      const auth: Record<string, string> = server.token === undefined ? { authorization: stand.authorization } : { authorization: `Bearer ${server.token}` }
+      info[kind].push(await load(server, 'GET', '/a/v1/info', auth))
+      const headers = kind === 'orbtest' ? await prepareAdapter(server) : stand
+      sessions[kind].push(await load(server, 'POST', `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, { activity: 'tool', toolLabel: 'npm test', statusDetail: 'running' }))
+      await stop(server)
+    }
   }
-  return { info, sessions }
+  return {
+    info: { orbtest: medianRound(info.orbtest), baseline: medianRound(info.baseline) },
+    sessions: { orbtest: medianRound(sessions.orbtest), baseline: medianRound(sessions.baseline) }
+  }
 }
 
 // Long-poll wake-up: a poll is held, the user taps (through the control server), and the time from sending the
@@ -171,7 +184,7 @@ try {
   const row = (name: string, l: Record<Kind, Load>, ratio: number, goal: string) =>
     `${name.padEnd(26)}orbtest ${l.orbtest.rps.toFixed(0)} req/s   bare fastify ${l.baseline.rps.toFixed(0)} req/s   ratio ${(ratio * 100).toFixed(0)}%  (${goal})  p50/p99 ${l.orbtest.p50}/${l.orbtest.p99} vs ${l.baseline.p50}/${l.baseline.p99} ms, non-2xx ${l.orbtest.non2xx}/${l.baseline.non2xx}`
   const lines = [
-    `orbtest bench (node ${process.version}; ${STARTS} starts each; ${SECONDS} s x ${CONNECTIONS} connections per load; ${WAKEUPS} wake-ups)`,
+    `orbtest bench (node ${process.version}; ${STARTS} starts each; ${ROUNDS} alternating rounds of ${SECONDS} s x ${CONNECTIONS} connections per load, median round; ${WAKEUPS} wake-ups)`,
     '',
     `${'start-up to ready file'.padEnd(26)}orbtest ${s.orbtest.toFixed(0)} ms   bare fastify ${s.baseline.toFixed(0)} ms   ratio ${ratios.startup.toFixed(2)}x  (goal <= 1.5x)`,
     row('GET /info', t.info, ratios.info, 'goal >= 70%'),

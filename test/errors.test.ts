@@ -28,6 +28,16 @@ t.test('OT-A05 duplicate keys are found at any depth, and never in JSON that has
   t.equal(findDuplicateKey('{"x":[{"k":1,"k":2}]}'), 'k')
   t.equal(findDuplicateKey('{"\\u0061":1,"a":2}'), 'a', 'keys are compared after unescaping')
   t.equal(findDuplicateKey('{"s":"{\\"a\\":1,\\"a\\":2}"}'), undefined, 'strings are not scanned as JSON')
+  t.equal(findDuplicateKey('{"a\\"b":1,"a\\"b":2}'), 'a"b', 'an escaped quote does not end a key')
+  // Small objects keep their keys in an array, larger ones in a Set: a repeat is found on both sides of the switch.
+  for (const size of [15, 16, 17, 40]) {
+    const keys = Array.from({ length: size }, (_, i) => `"k${i}":${i}`)
+    t.equal(findDuplicateKey(`{${keys.join(',')}}`), undefined, `${size} distinct keys`)
+    t.equal(findDuplicateKey(`{${keys.join(',')},"k0":0}`), 'k0', `the first of ${size} keys repeated last`)
+    t.equal(findDuplicateKey(`{${keys.join(',')},"k${size - 1}":0}`), `k${size - 1}`, `the last of ${size} keys repeated`)
+  }
+  const wide = `{${Array.from({ length: 6000 }, (_, i) => `"k${i}":0`).join(',')}}`
+  t.equal(findDuplicateKey(wide), undefined, 'six thousand keys in one object')
   await fc.assert(fc.property(fc.jsonValue(), (value) => findDuplicateKey(JSON.stringify(value)) === undefined), fcParams())
   await fc.assert(fc.property(
     fc.dictionary(fc.string(), fc.jsonValue(), { minKeys: 1 }),

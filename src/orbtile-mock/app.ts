@@ -94,7 +94,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
 
   // OT-154, OT-A05: every body is parsed here, whatever its type (the pipeline has refused other types already).
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+  const parseBody: Parameters<typeof app.addContentTypeParser>[2] = (request, body, done) => {
     // OT-012 has clients send Content-Type: application/json on every request, a bodiless DELETE included.
     if ((body as Buffer).length === 0 && request.method !== 'PUT' && request.method !== 'POST') {
       done(null, undefined)
@@ -103,7 +103,11 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     const parsed = parseJsonObject(body as Buffer)
     if (parsed.ok) done(null, parsed.value)
     else done(errors.badRequest(parsed.detail))
-  })
+  }
+  // Under its own name too: fastify remembers the parser it found for a named type, but looks the catch-all up
+  // afresh on every request.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseBody)
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, parseBody)
 
   app.setNotFoundHandler(() => { throw errors.notFound() })
   app.setErrorHandler((err, request, reply) => {

@@ -154,5 +154,11 @@ export function runHeadPipeline (request: FastifyRequest, ctx: PipelineContext, 
  */
 export function secretMatches (given: string, expected: Buffer): boolean {
   if (Buffer.byteLength(given) !== expected.length) return false
-  return timingSafeEqual(Buffer.from(given, 'utf8'), expected)
+  // Every request compares one or two secrets: write into a reused buffer rather than allocate one per compare.
+  // Both secrets are 43 bytes (OT-018), so one buffer of that length serves all.
+  if (scratch.length !== expected.length) scratch = Buffer.allocUnsafeSlow(expected.length)
+  scratch.write(given, 'utf8')
+  return timingSafeEqual(scratch, expected)
 }
+
+let scratch = Buffer.allocUnsafeSlow(43)

@@ -40,26 +40,43 @@ function describe (value: unknown): string {
 
 /**
  * Returns the first key that an object in `text` repeats, if any. `text` must already be valid JSON: the scan
- * only tracks strings, nesting and whether the next string in an object is a key.
+ * only tracks strings, nesting and whether the next string in an object is a key. Keys compare by their decoded
+ * value (`"a"` and `"\u0061"` are the same key); a key without escapes is its own decoded value.
  */
 export function findDuplicateKey (text: string): string | undefined {
-  // One frame per open container: a Set of keys for objects, null for arrays.
-  const stack: Array<Set<string> | null> = []
+  // One frame per open container: the keys seen so far for objects, null for arrays. Request bodies mostly hold a
+  // few keys per object, where a plain array beats a Set; a frame turns into a Set once it grows, so that a body
+  // of thousands of keys still scans in linear time.
+  const stack: Array<string[] | Set<string> | null> = []
   let expectKey = false
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (c === 0x22 /* " */) {
-      const end = endOfString(text, i)
+      let end = i + 1
+      let escaped = false
+      for (; end < text.length; end++) {
+        const d = text.charCodeAt(end)
+        if (d === 0x5c /* \ */) {
+          escaped = true
+          end++
+        } else if (d === 0x22) break
+      }
       const top = stack[stack.length - 1]
       if (expectKey && top) {
-        const key = JSON.parse(text.slice(i, end + 1)) as string
-        if (top.has(key)) return key
-        top.add(key)
+        const key = escaped ? JSON.parse(text.slice(i, end + 1)) as string : text.slice(i + 1, end)
+        if (Array.isArray(top)) {
+          if (top.includes(key)) return key
+          top.push(key)
+          if (top.length === 16) stack[stack.length - 1] = new Set(top)
+        } else {
+          if (top.has(key)) return key
+          top.add(key)
+        }
       }
       expectKey = false
       i = end
     } else if (c === 0x7b /* { */) {
-      stack.push(new Set())
+      stack.push([])
       expectKey = true
     } else if (c === 0x5b /* [ */) {
       stack.push(null)
@@ -70,13 +87,4 @@ export function findDuplicateKey (text: string): string | undefined {
     }
   }
   return undefined
-}
-
-function endOfString (text: string, start: number): number {
-  for (let i = start + 1; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c === 0x5c /* \ */) i++
-    else if (c === 0x22) return i
-  }
-  return text.length - 1
 }
