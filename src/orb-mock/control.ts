@@ -1,0 +1,184 @@
+import type { OrbStore, StoredMessage } from './store.js'
+import { rendered } from './routes/messages.js'
+import type { Right, World } from './world.js'
+
+/** A control action that cannot be done: `kind` maps to the control API's codes. */
+export class OrbControlError extends Error {
+  readonly kind: 'not_found' | 'bad_request' | 'conflict'
+  constructor (kind: OrbControlError['kind'], message: string) {
+    super(message)
+    this.name = 'OrbControlError'
+    this.kind = kind
+  }
+}
+
+export interface MemberPost {
+  server: string
+  channel: string
+  member: string
+  content: string
+  encrypted?: boolean
+  /** The id of a message in the same channel. */
+  replyTo?: number
+}
+
+export interface InstallSpec {
+  role?: { name?: string, rights: Right[] }
+  /** The allow-list; default every channel of the community. */
+  channels?: string[]
+  hidden?: string[]
+  channelRights?: Record<string, Right[]>
+}
+
+export interface VoiceChange {
+  /** Whether this Orb runs a voice server (`grant` works only while it does, ORB-078). */
+  server?: boolean
+  /** Seats per voice channel id. */
+  capacity?: Record<string, number>
+}
+
+/** A message posted by a member: who listens (the events capability) is told here. */
+export type MessageListener = (message: StoredMessage) => void
+
+/**
+ * What the people around a bot can do to the fake Orb (ORB-A04): members post, admins install and uninstall, the
+ * developer rotates the token, the chain goes away, the voice server comes and goes. The control server's
+ * `/control/orb/...` routes call these; in-process tests can call them directly.
+ */
+export class OrbControl {
+  readonly #store: OrbStore
+  readonly #world: World
+  readonly #messageListeners: MessageListener[] = []
+
+  constructor (store: OrbStore, world: World) {
+    this.#store = store
+    this.#world = world
+  }
+
+  /** Subscribes to every message a member posts through the control server. */
+  onMemberMessage (listener: MessageListener): void {
+    this.#messageListeners.push(listener)
+  }
+
+  /** `GET /control/orb/state`: apps with their tokens (this is the developer's console), communities, installs. */
+  state (): Record<string, unknown> {
+    const store = this.#store
+    const extra: Record<string, unknown> = {}
+    for (const [name, part] of store.stateParts) extra[name] = part()
+    return {
+      apps: [...store.apps.values()].map((app) => ({
+        id: app.id,
+        name: app.name,
+        token: app.token,
+        scopes: [...app.scopes],
+        member: app.memberId,
+        listed: app.source.listed ?? false,
+        endpoint: app.endpoint,
+        installs: store.installCount(app.id)
+      })),
+      servers: [...store.communities.values()].map((community) => ({
+        id: community.id,
+        name: community.name,
+        channels: community.channels.map((id) => {
+          const channel = store.channels.get(id)!
+          return { id, name: channel.name, kind: channel.kind, readOnly: channel.readOnly, ...(channel.kind === 'voice' ? { capacity: channel.capacity } : {}) }
+        }),
+        members: [...community.members].map(([id, rights]) => ({ id, name: store.members.get(id)!.name, rights: [...rights] }))
+      })),
+      members: [...store.members.values()].map((m) => ({ id: m.id, name: m.name, ...(m.address === undefined ? {} : { address: m.address }) })),
+      installs: [...store.installs.values()].map((install) => ({
+        server: install.community,
+        app: install.app,
+        role: { name: install.role.name, rights: [...install.role.rights] },
+        channels: [...install.channels],
+        hidden: [...install.hidden],
+        channelRights: Object.fromEntries(install.channelRights)
+      })),
+      chain: { available: store.chainAvailable },
+      voice: { server: store.voiceServer !== null, url: store.voiceServer?.url ?? null },
+      ...extra
+    }
+  }
+
+  /** `POST /control/orb/messages`: a member says something in a text channel. */
+  memberPost (post: MemberPost): Record<string, unknown> {
+    const store = this.#store
+    const community = store.communities.get(post.server)
+    if (community === undefined) throw new OrbControlError('not_found', `no community ${post.server}`)
+    const channel = store.channels.get(post.channel)
+    if (channel === undefined || channel.community !== community.id) throw new OrbControlError('not_found', `no channel ${post.channel} in ${post.server}`)
+    if (channel.kind !== 'text') throw new OrbControlError('bad_request', `${post.channel} is a voice channel`)
+    const rights = community.members.get(post.member)
+    if (rights === undefined) throw new OrbControlError('not_found', `${post.member} is not a member of ${post.server}`)
+    if (!rights.has('send_messages')) throw new OrbControlError('conflict', `${post.member} lacks send_messages in ${post.server}`)
+    let replyTo: number | null = null
+    if (post.replyTo !== undefined) {
+      const target = store.messages.get(post.replyTo)
+      if (target === undefined || target.deleted || target.channel !== channel.id) throw new OrbControlError('bad_request', `message ${post.replyTo} is not in ${post.channel}`)
+      replyTo = target.id
+    }
+    const message = store.addMessage(channel, store.authorOf(post.member), post.content, { encrypted: post.encrypted ?? false, replyTo })
+    for (const listener of this.#messageListeners) listener(message)
+    return { ...rendered(message), server: message.community }
+  }
+
+  /** `PUT /control/orb/servers/{server}/apps/{app}`: an admin installs the app, or changes its role and allow-list. */
+  install (server: string, appId: string, spec: InstallSpec): Record<string, unknown> {
+    const store = this.#store
+    const community = store.communities.get(server)
+    if (community === undefined) throw new OrbControlError('not_found', `no community ${server}`)
+    const app = store.apps.get(appId)
+    if (app === undefined) throw new OrbControlError('not_found', `no app ${appId}`)
+    for (const id of [...(spec.channels ?? []), ...(spec.hidden ?? []), ...Object.keys(spec.channelRights ?? {})]) {
+      if (!community.channels.includes(id)) throw new OrbControlError('bad_request', `no channel ${id} in ${server}`)
+    }
+    const install = store.install(server, appId, {
+      role: { name: spec.role?.name ?? app.name, rights: spec.role?.rights ?? app.source.rights ?? ['send_messages'] },
+      channels: spec.channels ?? community.channels,
+      hidden: spec.hidden,
+      channelRights: spec.channelRights
+    })
+    return { server, app: appId, role: install.role, channels: [...install.channels], hidden: [...install.hidden], channelRights: Object.fromEntries(install.channelRights) }
+  }
+
+  /** `DELETE /control/orb/servers/{server}/apps/{app}`. */
+  uninstall (server: string, appId: string): { uninstalled: true } {
+    if (!this.#store.uninstall(server, appId)) throw new OrbControlError('not_found', `${appId} is not installed in ${server}`)
+    return { uninstalled: true }
+  }
+
+  /** `POST /control/orb/apps/{app}/rotate-token`: the new token, shown once as the console would (ORB-004, ORB-A22). */
+  rotateToken (appId: string): { app: string, token: string } {
+    const app = this.#store.apps.get(appId)
+    if (app === undefined) throw new OrbControlError('not_found', `no app ${appId}`)
+    return { app: appId, token: this.#store.rotateToken(app) }
+  }
+
+  /** `PUT /control/orb/chain`: whether the registry can be consulted (passport answers null while not, ORB-086). */
+  setChain (change: { available: boolean }): { available: boolean } {
+    this.#store.chainAvailable = change.available
+    return { available: this.#store.chainAvailable }
+  }
+
+  /** `PUT /control/orb/voice`: the voice server, and seats per voice channel. */
+  setVoice (change: VoiceChange): Record<string, unknown> {
+    const store = this.#store
+    for (const [id, seats] of Object.entries(change.capacity ?? {})) {
+      const channel = store.channels.get(id)
+      if (channel === undefined || channel.kind !== 'voice') throw new OrbControlError('bad_request', `${id} is not a voice channel`)
+      if (!Number.isInteger(seats) || seats < 1) throw new OrbControlError('bad_request', `capacity of ${id} must be a positive integer`)
+    }
+    for (const [id, seats] of Object.entries(change.capacity ?? {})) store.channels.get(id)!.capacity = seats
+    if (change.server === true) store.voiceServer ??= { url: this.#world.voiceServer?.url ?? DEFAULT_VOICE_URL }
+    if (change.server === false) store.voiceServer = null
+    return { server: store.voiceServer !== null, url: store.voiceServer?.url ?? null }
+  }
+
+  /** `POST /control/reset`: the world as it was at start-up. */
+  reset (): void {
+    this.#store.load(structuredClone(this.#world))
+  }
+}
+
+/** The voice server URL when a world has none and the control server switches one on. */
+export const DEFAULT_VOICE_URL = 'wss://voice.orb.test'

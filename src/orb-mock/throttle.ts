@@ -1,0 +1,78 @@
+import type { Clock } from '../shared/clock.js'
+
+/** One limit: at most `limit` events per `windowMs` for a key, in a sliding window (ORB-A03). */
+export interface WindowLimit {
+  key: string
+  limit: number
+  windowMs: number
+}
+
+export type WindowVerdict = { ok: true } | { ok: false, retryAfterSeconds: number, key: string }
+
+/**
+ * Sliding-window counters on the fake's clock (ORB-031, ORB-A03). `check` asks several limits at once without
+ * counting; `record` counts an admitted event against each of them. Refused events never count. `Retry-After` is the
+ * ceiling of the seconds until every full window has a free slot, at least 1, so that waiting it out always succeeds.
+ */
+export class SlidingWindows {
+  readonly #clock: Clock
+  readonly #events = new Map<string, number[]>()
+
+  constructor (clock: Clock) {
+    this.#clock = clock
+  }
+
+  check (limits: readonly WindowLimit[]): WindowVerdict {
+    const now = this.#clock.now()
+    let wait = 0
+    let blocking: string | undefined
+    for (const { key, limit, windowMs } of limits) {
+      const times = this.#live(key, now, windowMs)
+      if (times.length < limit) continue
+      // The window frees a slot when its `limit`-th newest event leaves it.
+      const freeAt = times[times.length - limit]! + windowMs
+      if (freeAt - now > wait) {
+        wait = freeAt - now
+        blocking = key
+      }
+    }
+    if (blocking === undefined) return { ok: true }
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)), key: blocking }
+  }
+
+  record (limits: readonly WindowLimit[]): void {
+    const now = this.#clock.now()
+    for (const { key } of limits) {
+      let times = this.#events.get(key)
+      if (times === undefined) this.#events.set(key, times = [])
+      times.push(now)
+    }
+  }
+
+  /** Checks and, when admitted, records: the common case. */
+  take (limits: readonly WindowLimit[]): WindowVerdict {
+    const verdict = this.check(limits)
+    if (verdict.ok) this.record(limits)
+    return verdict
+  }
+
+  /** How many events each key holds in its window now (for the control server). */
+  count (key: string, windowMs: number): number {
+    return this.#live(key, this.#clock.now(), windowMs).length
+  }
+
+  clear (): void {
+    this.#events.clear()
+  }
+
+  // Drops events that left the window; an event exactly `windowMs` old has left it.
+  #live (key: string, now: number, windowMs: number): number[] {
+    const times = this.#events.get(key)
+    if (times === undefined) return []
+    let drop = 0
+    while (drop < times.length && times[drop]! <= now - windowMs) drop++
+    if (drop > 0) times.splice(0, drop)
+    if (times.length === 0) this.#events.delete(key)
+    return times
+  }
+}
