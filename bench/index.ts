@@ -17,6 +17,8 @@ const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, '..', '..')
 const CLI = join(root, 'dist', 'src', 'cli', 'index.js')
 const BASELINE = join(here, 'baseline-server.js')
+const BASELINE_ORB = join(here, 'baseline-orb-server.js')
+const DEMO_TOKEN = 'orb_demo_0000000000000000000000000000000000'
 const STARTS = Number(process.env.BENCH_STARTS ?? 9)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
@@ -151,6 +153,58 @@ async function throughputs (dir: string): Promise<{ info: Record<Kind, Load>, se
   }
 }
 
+interface OrbServer { child: ChildProcess, url: string }
+
+async function launchOrb (kind: Kind, dir: string, n: number): Promise<OrbServer> {
+  const ready = join(dir, `orb-${kind}-${n}.ready`)
+  const args = kind === 'orbtest'
+    ? [CLI, 'orb', '--orb-port', '0', '--control-port', '0', '--ready-file', ready, '--rate-limit', 'off', '--log-level', 'silent']
+    : [BASELINE_ORB, '--port', '0', '--ready-file', ready]
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] })
+  while (!existsSync(ready)) {
+    if (child.exitCode !== null) throw new Error(`${kind} orb exited with ${child.exitCode}`)
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  const { orb } = JSON.parse(readFileSync(ready, 'utf8')) as { orb: { url: string } }
+  return { child, url: orb.url }
+}
+
+async function loadHttp (url: string, method: 'GET' | 'POST', body?: unknown): Promise<Load> {
+  const run = (duration: number) => autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration,
+    method,
+    headers: { authorization: `Bearer ${DEMO_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  await run(1) // warm-up, not counted
+  const result = await run(SECONDS)
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx }
+}
+
+// The fake Orb's message routes (throttles off) beside the bare baseline, in alternating rounds.
+async function orbThroughputs (dir: string): Promise<{ post: Record<Kind, Load>, read: Record<Kind, Load> }> {
+  const post: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
+  const read: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const kind of ['baseline', 'orbtest'] as const) {
+      const server = await launchOrb(kind, dir, round)
+      const messages = `${server.url}/api/bot/v1/messages`
+      post[kind].push(await loadHttp(messages, 'POST', { channel: 'ch_general', content: 'tick' }))
+      // By now the channel holds far more than a page: every read answers 50 messages.
+      read[kind].push(await loadHttp(`${messages}?channel=ch_general`, 'GET'))
+      const exited = new Promise((resolve) => server.child.once('exit', resolve))
+      server.child.kill('SIGTERM')
+      await exited
+    }
+  }
+  return {
+    post: { orbtest: medianRound(post.orbtest), baseline: medianRound(post.baseline) },
+    read: { orbtest: medianRound(read.orbtest), baseline: medianRound(read.baseline) }
+  }
+}
+
 // Long-poll wake-up: a poll is held, the user taps (through the control server), and the time from sending the
 // tap to the poll's answer is measured. It includes the control request, so it bounds the wake-up from above.
 async function wakeups (dir: string): Promise<{ median: number, p99: number }> {
@@ -176,10 +230,13 @@ try {
   const s = await startup(dir)
   const t = await throughputs(dir)
   const w = await wakeups(dir)
+  const o = await orbThroughputs(dir)
   const ratios = {
     startup: s.orbtest / s.baseline,
     info: t.info.orbtest.rps / t.info.baseline.rps,
-    sessions: t.sessions.orbtest.rps / t.sessions.baseline.rps
+    sessions: t.sessions.orbtest.rps / t.sessions.baseline.rps,
+    orbPost: o.post.orbtest.rps / o.post.baseline.rps,
+    orbRead: o.read.orbtest.rps / o.read.baseline.rps
   }
   const row = (name: string, l: Record<Kind, Load>, ratio: number, goal: string) =>
     `${name.padEnd(26)}orbtest ${l.orbtest.rps.toFixed(0)} req/s   bare fastify ${l.baseline.rps.toFixed(0)} req/s   ratio ${(ratio * 100).toFixed(0)}%  (${goal})  p50/p99 ${l.orbtest.p50}/${l.orbtest.p99} vs ${l.baseline.p50}/${l.baseline.p99} ms, non-2xx ${l.orbtest.non2xx}/${l.baseline.non2xx}`
@@ -189,12 +246,14 @@ try {
     `${'start-up to ready file'.padEnd(26)}orbtest ${s.orbtest.toFixed(0)} ms   bare fastify ${s.baseline.toFixed(0)} ms   ratio ${ratios.startup.toFixed(2)}x  (goal <= 1.5x)`,
     row('GET /info', t.info, ratios.info, 'goal >= 70%'),
     row('POST session update', t.sessions, ratios.sessions, 'goal >= 60%'),
-    `${'long-poll wake-up'.padEnd(26)}median ${w.median.toFixed(2)} ms   p99 ${w.p99.toFixed(2)} ms  (goal: median < 5 ms; includes the control request)`
+    `${'long-poll wake-up'.padEnd(26)}median ${w.median.toFixed(2)} ms   p99 ${w.p99.toFixed(2)} ms  (goal: median < 5 ms; includes the control request)`,
+    row('Orb POST /messages', o.post, ratios.orbPost, 'goal >= 50%'),
+    row('Orb GET /messages (50)', o.read, ratios.orbRead, 'goal >= 50%')
   ]
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, ratios }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

@@ -2,10 +2,13 @@ import type { FastifyServerOptions } from 'fastify'
 import { advanceClock, clockState, createClock, type Clock, type ClockMode, type ClockState } from './shared/clock.js'
 import { startControlServer, type ControlServer } from './control/index.js'
 import { startOrbtileMock, type OrbtileMock, type OrbtileMockOptions } from './orbtile-mock/index.js'
+import { startOrbMock, type OrbMock, type OrbMockOptions } from './orb-mock/index.js'
 
 export interface OrbtestOptions {
   /** Run the fake Orbtile (default true). */
   orbtile?: boolean | Omit<OrbtileMockOptions, 'clock' | 'clockMode' | 'logger'>
+  /** Run the fake Orb (default true) on 127.0.0.1:8787 unless told otherwise. */
+  orb?: boolean | Omit<OrbMockOptions, 'clock' | 'logger'>
   /** Control server port on 127.0.0.1; 0 picks a free one. Default 8788. */
   controlPort?: number
   clockMode?: ClockMode
@@ -17,6 +20,7 @@ export interface OrbtestOptions {
 /** What `--ready-file` receives once every listener is up. Never a secret. */
 export interface ReadyInfo {
   orbtile?: { discovery: string, socketPath: string, basePath: string }
+  orb?: { url: string }
   control: { url: string }
 }
 
@@ -24,6 +28,7 @@ export interface ReadyInfo {
 export interface Orbtest {
   readonly clock: Clock
   readonly orbtile: OrbtileMock | undefined
+  readonly orb: OrbMock | undefined
   readonly control: ControlServer
   ready(): ReadyInfo
   /** `POST /control/reset`: every fake back to a fresh start. */
@@ -46,17 +51,28 @@ export async function startOrbtest (options: OrbtestOptions = {}): Promise<Orbte
       orbtile = await startOrbtileMock({ ...own, clock, logger: options.logger })
       started.push(orbtile)
     }
-    const control = await startControlServer({ clock, orbtile, port: options.controlPort, logger: options.logger })
+    let orb: OrbMock | undefined
+    if (options.orb !== false) {
+      const own = typeof options.orb === 'object' ? options.orb : {}
+      orb = await startOrbMock({ ...own, clock, logger: options.logger })
+      started.push(orb)
+    }
+    const control = await startControlServer({ clock, orbtile, orb, port: options.controlPort, logger: options.logger })
     started.push(control)
     return {
       clock,
       orbtile,
+      orb,
       control,
       ready: () => ({
         ...(orbtile === undefined ? {} : { orbtile: { discovery: orbtile.discoveryPath, socketPath: orbtile.socketPath, basePath: orbtile.basePath } }),
+        ...(orb === undefined ? {} : { orb: { url: orb.url } }),
         control: { url: control.url }
       }),
-      reset: async () => { await orbtile?.control.reset() },
+      reset: async () => {
+        await orbtile?.control.reset()
+        orb?.control.reset()
+      },
       clockState: () => clockState(clock),
       advance: (ms) => advanceClock(clock, ms),
       close: async () => {

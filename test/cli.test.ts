@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { readDiscovery, scratch } from './helpers/fake.js'
@@ -48,11 +48,16 @@ t.test('cli: --help on the CLI and on each command exits 0 and lists the flags',
   const top = run(['--help'])
   t.equal(await top.exit, 0)
   t.match(top.stdout(), /Usage: orbtest <command>/)
-  for (const command of ['up', 'orbtile']) {
+  const common = ['--control-port', '--clock', '--log-level', '--ready-file', '--rate-limit']
+  const orbtile = ['--discovery', '--socket', '--api', '--auto-allow', '--lease-silence', '--pid-check']
+  const orb = ['--orb-port', '--world']
+  const expected: Record<string, string[]> = { up: [...common, ...orbtile, ...orb], orbtile: [...common, ...orbtile], orb: [...common, ...orb] }
+  for (const [command, flags] of Object.entries(expected)) {
     const help = run([command, '--help'])
     t.equal(await help.exit, 0)
-    for (const flag of ['--discovery', '--socket', '--control-port', '--clock', '--log-level', '--ready-file', '--rate-limit', '--api']) {
-      t.match(help.stdout(), flag, `${command} --help lists ${flag}`)
+    for (const flag of [...common, ...orbtile, ...orb]) {
+      if (flags.includes(flag)) t.match(help.stdout(), `${flag} `, `${command} --help lists ${flag}`)
+      else t.notMatch(help.stdout(), `${flag} `, `${command} --help does not list ${flag}`)
     }
   }
   const up = run(['up', '-h'])
@@ -106,7 +111,7 @@ t.test('OT-002 cli: without --discovery the file lands at the spec\'s place unde
   const dir = scratch(t)
   const home = join(dir, 'home')
   const ready = join(dir, 'ready.json')
-  const r = await started(t, ['up', '--socket', join(dir, 'o.sock'), '--control-port', '0'], ready, { HOME: home })
+  const r = await started(t, ['up', '--socket', join(dir, 'o.sock'), '--control-port', '0', '--orb-port', '0'], ready, { HOME: home })
   const expected = join(home, 'Library', 'Application Support', 'Orbtile', 'adapter-api.json')
   t.equal(JSON.parse(readFileSync(ready, 'utf8')).orbtile.discovery, expected)
   t.ok(existsSync(expected))
@@ -178,4 +183,43 @@ t.test('cli: a file-system fault at start-up is one line, exit 1, no stack trace
   t.equal(await ready.exit, 1)
   t.match(ready.stderr(), /^orbtest: cannot write the ready file/)
   t.notOk(existsSync(join(dir, 'p.sock')))
+})
+
+t.test('ORB-A04 cli: orb runs the fake Orb alone, prints each demo app with its token, writes orb.url to the ready file', async (t) => {
+  const dir = scratch(t)
+  const ready = join(dir, 'ready.json')
+  const r = await started(t, ['orb', '--orb-port', '0', '--control-port', '0'], ready)
+  const info = JSON.parse(readFileSync(ready, 'utf8'))
+  t.same(Object.keys(info).sort(), ['control', 'orb'])
+  t.match(info.orb.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.match(r.stdout(), /app app_demo\s+Demo Bot\s+token orb_demo_0{34}/)
+  t.match(r.stdout(), /app app_lite\s+Lite Bot\s+token orb_lite_/)
+  const reply = await fetch(`${info.orb.url}/api/bot/v1/app`, { headers: { authorization: 'Bearer orb_demo_0000000000000000000000000000000000' } })
+  t.equal(reply.status, 200)
+  t.equal((await reply.json() as { app: { id: string } }).app.id, 'app_demo')
+  r.child.kill('SIGTERM')
+  t.equal(await r.exit, 0)
+  t.notOk(existsSync(ready), 'ready file removed')
+})
+
+t.test('ORB-A04 cli: a world file that breaks the schema stops start-up with every bad path named', async (t) => {
+  const dir = scratch(t)
+  const world = JSON.parse(readFileSync(join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'fixtures', 'orb-world.json'), 'utf8'))
+  world.apps[1].scopes = ['messages:read', 'admin']
+  world.installs[0].community = 'srv_nowhere'
+  const file = join(dir, 'world.json')
+  writeFileSync(file, JSON.stringify(world))
+  const bad = run(['orb', '--orb-port', '0', '--control-port', '0', '--world', file])
+  t.equal(await bad.exit, 1)
+  t.match(bad.stderr(), /apps\[1\]\.scopes\[1\]: must be one of/)
+  t.notMatch(bad.stderr(), /\n\s+at /, 'no stack trace')
+  world.apps[1].scopes = ['messages:read']
+  writeFileSync(file, JSON.stringify(world))
+  const dangling = run(['orb', '--orb-port', '0', '--control-port', '0', '--world', file])
+  t.equal(await dangling.exit, 1)
+  t.match(dangling.stderr(), /installs\[0\]\.community: no community "srv_nowhere"/)
+  const missing = run(['orb', '--orb-port', '0', '--control-port', '0', '--world', join(dir, 'nope.json')])
+  t.equal(await missing.exit, 1)
+  t.match(missing.stderr(), /cannot read the world file .*nope\.json: ENOENT/)
 })

@@ -17,6 +17,7 @@ async function setup (tt: Teardown, clockMode: 'real' | 'virtual' = 'virtual') {
   const dir = scratch(tt)
   const fakes = await startOrbtest({
     orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock') },
+    orb: { port: 0 },
     controlPort: 0,
     clockMode,
     clockStart: Date.UTC(2026, 10, 30)

@@ -94,7 +94,7 @@ t.test('OT-068 every accepted PNG re-encodes to 28x28 and 56x56 sRGB images with
 
 t.test('OT-068 the control server serves the two re-encoded PNGs, and the snapshot links them', async (t) => {
   const dir = scratch(t)
-  const fakes = await startOrbtest({ orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off' }, controlPort: 0 })
+  const fakes = await startOrbtest({ orb: false, orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off' }, controlPort: 0 })
   t.teardown(() => fakes.close())
   const client = new SocketClient(fakes.orbtile!.socketPath, fakes.orbtile!.token)
   t.teardown(() => client.close())

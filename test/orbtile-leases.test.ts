@@ -160,7 +160,7 @@ t.test('OT-056 OT-057 keypad decisions need the user\'s switch, and the reply sh
 
 t.test('OT-A26 control: PUT /control/orbtile/adapters/{id}/user, the snapshot per adapter, and --auto-allow', async (t) => {
   const dir = scratch(t)
-  const fakes = await startOrbtest({ orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off', autoAllow: true }, controlPort: 0, clockMode: 'virtual' })
+  const fakes = await startOrbtest({ orb: false, orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off', autoAllow: true }, controlPort: 0, clockMode: 'virtual' })
   t.teardown(() => fakes.close())
   const client = new SocketClient(fakes.orbtile!.socketPath, readDiscovery(join(dir, 'd.json')).token)
   t.teardown(() => client.close())

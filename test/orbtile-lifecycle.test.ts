@@ -85,7 +85,7 @@ t.test('OT-A25 session faults are reported in the body\'s order', async (t) => {
 
 t.test('OT-A05 OT-012 a bodiless DELETE with Content-Type: application/json is fine; so is a bodiless control tap', async (t) => {
   const dir = scratch(t)
-  const fakes = await startOrbtest({ orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off', autoAllow: true }, controlPort: 0 })
+  const fakes = await startOrbtest({ orb: false, orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off', autoAllow: true }, controlPort: 0 })
   t.teardown(() => fakes.close())
   const client = new SocketClient(fakes.orbtile!.socketPath, readDiscovery(join(dir, 'd.json')).token)
   t.teardown(() => client.close())
@@ -100,7 +100,7 @@ t.test('OT-A05 OT-012 a bodiless DELETE with Content-Type: application/json is f
 
 t.test('OT-144 OT-145 the user\'s actions over the control HTTP API: 404 for nothing there, 409 for not now, 400 for a bad answer', async (t) => {
   const dir = scratch(t)
-  const fakes = await startOrbtest({ orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off' }, controlPort: 0 })
+  const fakes = await startOrbtest({ orb: false, orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off' }, controlPort: 0 })
   t.teardown(() => fakes.close())
   const client = new SocketClient(fakes.orbtile!.socketPath, readDiscovery(join(dir, 'd.json')).token)
   t.teardown(() => client.close())

@@ -2,23 +2,26 @@
 import { StartupError } from '../shared/startup-error.js'
 import { packageVersion } from '../shared/paths.js'
 import { UsageError } from './args.js'
-import { serve, SERVE_FLAGS, type ServeCommand } from './serve.js'
+import { COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, serve, SERVE_FLAGS, type ServeCommand } from './serve.js'
 
 const COMMANDS: Record<string, ServeCommand> = {
   up: {
     name: 'up',
-    summary: 'Runs every fake (the fake Orbtile; the fake Orb arrives later) with the control server. This is what `npm start` runs.',
-    flags: {
-      ...SERVE_FLAGS,
-      'orb-port': { type: 'string', placeholder: 'PORT', parse: (raw, name) => SERVE_FLAGS['control-port']!.parse!(raw, name), default: '8787', help: 'port of the fake Orb on 127.0.0.1 (accepted now; the fake Orb is not built yet)' }
-    },
-    fakes: { orbtile: true }
+    summary: 'Runs every fake (the fake Orbtile and the fake Orb) with the control server. This is what `npm start` runs.',
+    flags: SERVE_FLAGS,
+    fakes: { orbtile: true, orb: true }
   },
   orbtile: {
     name: 'orbtile',
     summary: 'Runs the fake Orbtile alone (Adapter API v1.2 on a Unix socket, found through the discovery file), with the control server.',
-    flags: SERVE_FLAGS,
-    fakes: { orbtile: true }
+    flags: { ...ORBTILE_FLAGS, ...COMMON_FLAGS },
+    fakes: { orbtile: true, orb: false }
+  },
+  orb: {
+    name: 'orb',
+    summary: 'Runs the fake Orb alone (the Orb bot API on loopback HTTP, with a seeded world), with the control server.',
+    flags: { ...ORB_FLAGS, ...COMMON_FLAGS },
+    fakes: { orbtile: false, orb: true }
   }
 }
 
@@ -29,6 +32,7 @@ Stateful fakes and conformance tests for the Orbtile Adapter Protocol and the Or
 Commands:
   up        run every fake with the control server (npm start)
   orbtile   run the fake Orbtile with the control server
+  orb       run the fake Orb with the control server
 
 Run 'orbtest <command> --help' for a command's flags. 'orbtest --version' prints the version.
 `

@@ -8,15 +8,9 @@ import { flagHelp, parse, parseFlags, type FlagSpecs } from './args.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
-/** The flags of every subcommand that runs fakes. */
-export const SERVE_FLAGS: FlagSpecs = {
-  discovery: { type: 'string', placeholder: 'PATH', parse: parse.path, help: 'discovery file to write; else $ORBTILE_DISCOVERY, else ~/Library/Application Support/Orbtile/adapter-api.json' },
-  socket: { type: 'string', placeholder: 'PATH', parse: parse.path, help: 'Unix socket to serve the Adapter API on; else $XDG_RUNTIME_DIR/orbtest/orbtile.sock or <tmp>/orbtest-<uid>/orbtile.sock' },
-  api: { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the user\'s Adapter API switch at start; off means no socket and no discovery file until switched on' },
-  'rate-limit': { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the spec\'s 20 requests/s, burst 60; off for load tests' },
-  'auto-allow': { type: 'boolean', help: 'allow every adapter at its first registration, as the user would (for CI)' },
-  'lease-silence': { type: 'string', placeholder: 'SECONDS', parse: parse.seconds, default: '120', help: 'an adapter lease ends after this long without a request (OT-A08)' },
-  'pid-check': { type: 'string', placeholder: 'real|off', parse: parse.oneOf('real', 'off'), default: 'real', help: 'a session\'s pid must be a live process of this user; off accepts any pid' },
+/** Flags of every subcommand that runs fakes. */
+export const COMMON_FLAGS: FlagSpecs = {
+  'rate-limit': { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the specs\' rate limits and throttles (Orbtile: 20 requests/s, burst 60; Orb: ORB-A03\'s windows); off for load tests' },
   'control-port': { type: 'string', placeholder: 'PORT', parse: parse.port, default: '8788', help: 'control server port on 127.0.0.1; 0 picks a free one' },
   clock: { type: 'string', placeholder: 'real|virtual', parse: parse.oneOf('real', 'virtual'), default: 'real', help: 'virtual time moves only through POST /control/clock/advance' },
   'log-level': { type: 'string', placeholder: 'LEVEL', parse: parse.oneOf(...LOG_LEVELS), default: 'warn', help: `request log to stderr: ${LOG_LEVELS.join(', ')}` },
@@ -24,12 +18,31 @@ export const SERVE_FLAGS: FlagSpecs = {
   help: { type: 'boolean', help: 'show this help' }
 }
 
+/** Flags of the fake Orbtile. */
+export const ORBTILE_FLAGS: FlagSpecs = {
+  discovery: { type: 'string', placeholder: 'PATH', parse: parse.path, help: 'discovery file to write; else $ORBTILE_DISCOVERY, else ~/Library/Application Support/Orbtile/adapter-api.json' },
+  socket: { type: 'string', placeholder: 'PATH', parse: parse.path, help: 'Unix socket to serve the Adapter API on; else $XDG_RUNTIME_DIR/orbtest/orbtile.sock or <tmp>/orbtest-<uid>/orbtile.sock' },
+  api: { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the user\'s Adapter API switch at start; off means no socket and no discovery file until switched on' },
+  'auto-allow': { type: 'boolean', help: 'allow every adapter at its first registration, as the user would (for CI)' },
+  'lease-silence': { type: 'string', placeholder: 'SECONDS', parse: parse.seconds, default: '120', help: 'an adapter lease ends after this long without a request (OT-A08)' },
+  'pid-check': { type: 'string', placeholder: 'real|off', parse: parse.oneOf('real', 'off'), default: 'real', help: 'a session\'s pid must be a live process of this user; off accepts any pid' }
+}
+
+/** Flags of the fake Orb. */
+export const ORB_FLAGS: FlagSpecs = {
+  'orb-port': { type: 'string', placeholder: 'PORT', parse: parse.port, default: '8787', help: 'port of the fake Orb on 127.0.0.1; 0 picks a free one' },
+  world: { type: 'string', placeholder: 'FILE', parse: parse.path, help: 'the fake Orb\'s world (communities, apps, installs) as JSON; default: the demo world (fixtures/orb-world.json)' }
+}
+
+/** The flags of the command that runs every fake. */
+export const SERVE_FLAGS: FlagSpecs = { ...ORBTILE_FLAGS, ...ORB_FLAGS, ...COMMON_FLAGS }
+
 export interface ServeCommand {
   name: string
   summary: string
   flags: FlagSpecs
   /** Which fakes this command runs. */
-  fakes: { orbtile: boolean }
+  fakes: { orbtile: boolean, orb: boolean }
 }
 
 export function serveHelp (command: ServeCommand): string {
@@ -53,6 +66,11 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
       autoAllow: flags['auto-allow'] === true,
       leaseSilenceMs: (flags['lease-silence'] as number) * 1000,
       pidCheck: flags['pid-check'] as 'real' | 'off'
+    },
+    orb: command.fakes.orb && {
+      port: flags['orb-port'] as number,
+      world: flags.world as string | undefined,
+      rateLimit: flags['rate-limit'] as 'on' | 'off'
     },
     controlPort: flags['control-port'] as number,
     clockMode: flags.clock as 'real' | 'virtual',
@@ -83,9 +101,15 @@ function banner (fakes: Orbtest): string {
     lines.push(`            discovery  ${orbtile.discoveryPath}  (mode 0600; holds the token)`)
     lines.push(`            basePath   ${orbtile.basePath}`)
   }
+  const orb = fakes.orb
+  if (orb !== undefined) {
+    // The demo apps' tokens are the fake's own test data, printed as a developer console shows a new token once.
+    lines.push(`  Orb       ${orb.url}/api/bot/v1  (directory: ${orb.url}/api/orb/directory)`)
+    for (const app of orb.store.apps.values()) lines.push(`            app ${app.id.padEnd(12)} ${app.name.padEnd(16)} token ${app.token}`)
+  }
   lines.push(`  control   ${fakes.control.url}/control  (OpenAPI: ${fakes.control.url}/control/openapi.json)`)
   lines.push(`  clock     ${fakes.clock.mode}`)
-  lines.push('Ready. Ctrl-C stops and removes the socket and the discovery file.')
+  lines.push(`Ready. Ctrl-C stops${orbtile === undefined ? '' : ' and removes the socket and the discovery file'}.`)
   return `${lines.join('\n')}\n`
 }
 

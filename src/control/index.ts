@@ -6,6 +6,7 @@ import { createAjv } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
 import { UserActionError, type OrbtileMock, type UserChange } from '../orbtile-mock/index.js'
 import { OrbtileError } from '../orbtile-mock/errors.js'
+import { OrbControlError, type InstallSpec, type MemberPost, type OrbMock, type VoiceChange } from '../orb-mock/index.js'
 import { ControlError, rawControlBadRequest, sendControlError } from './errors.js'
 import { answerClientError, createFakeServer } from '../shared/http-server.js'
 import { checkControlRequest, isLoopbackName } from './guard.js'
@@ -27,6 +28,7 @@ export interface ControlServerOptions {
   /** The clock every fake shares. */
   clock: Clock
   orbtile?: OrbtileMock
+  orb?: OrbMock
   logger?: FastifyServerOptions['logger']
 }
 
@@ -47,7 +49,7 @@ export interface ControlServer {
 export async function startControlServer (options: ControlServerOptions): Promise<ControlServer> {
   const document = readPackageJson<OpenApiDocument>(CONTROL_OPENAPI_FILE)
   const bodyValidator = compileBodyValidators(document)
-  const { clock, orbtile } = options
+  const { clock, orbtile, orb } = options
   const app = Fastify({
     logger: options.logger ?? false,
     exposeHeadRoutes: false,
@@ -93,6 +95,10 @@ export async function startControlServer (options: ControlServerOptions): Promis
   const needOrbtile = (): OrbtileMock => {
     if (orbtile === undefined) throw new ControlError('not_found', 'the fake Orbtile is not running in this process')
     return orbtile
+  }
+  const needOrb = (): OrbMock => {
+    if (orb === undefined) throw new ControlError('not_found', 'the fake Orb is not running in this process')
+    return orb
   }
   const body = <T>(schema: string, value: unknown): T => {
     const validate = bodyValidator(schema)
@@ -143,11 +149,30 @@ export async function startControlServer (options: ControlServerOptions): Promis
   })
   app.post('/control/orbtile/token/regenerate', async () => needOrbtile().control.regenerateToken())
   app.post('/control/orbtile/restart', async () => needOrbtile().control.restart())
+  app.get('/control/orb/state', async () => needOrb().control.state())
+  app.post('/control/orb/messages', async (request) =>
+    orbAction(() => needOrb().control.memberPost(body<MemberPost>('OrbMemberPost', request.body))))
+  app.put('/control/orb/servers/:server/apps/:app', async (request) => {
+    const { server, app: appId } = request.params as { server: string, app: string }
+    const change = body<InstallSpec>('OrbInstallChange', request.body ?? {})
+    return orbAction(() => needOrb().control.install(server, appId, change))
+  })
+  app.delete('/control/orb/servers/:server/apps/:app', async (request) => {
+    const { server, app: appId } = request.params as { server: string, app: string }
+    return orbAction(() => needOrb().control.uninstall(server, appId))
+  })
+  app.post('/control/orb/apps/:app/rotate-token', async (request) =>
+    orbAction(() => needOrb().control.rotateToken((request.params as { app: string }).app)))
+  app.put('/control/orb/chain', async (request) =>
+    needOrb().control.setChain(body<{ available: boolean }>('OrbChain', request.body)))
+  app.put('/control/orb/voice', async (request) =>
+    orbAction(() => needOrb().control.setVoice(body<VoiceChange>('OrbVoiceChange', request.body))))
   app.get('/control/clock', async () => clockState(clock))
   app.post('/control/clock/advance', async (request) =>
     advanceClock(clock, body<{ ms: number }>('Advance', request.body).ms))
   app.post('/control/reset', async () => {
     if (orbtile !== undefined) await orbtile.control.reset()
+    orb?.control.reset()
     return { reset: true }
   })
   registerMethodNotAllowed(app, document)
@@ -192,6 +217,16 @@ function userAction<T> (action: () => T): T {
     return action()
   } catch (err) {
     if (err instanceof UserActionError) throw new ControlError(err.kind, err.message)
+    throw err
+  }
+}
+
+// What members and admins cannot do refuses with 404, 400 or 409, as the control API's codes.
+function orbAction<T> (action: () => T): T {
+  try {
+    return action()
+  } catch (err) {
+    if (err instanceof OrbControlError) throw new ControlError(err.kind, err.message)
     throw err
   }
 }

@@ -63,9 +63,7 @@ export class OrbControl {
   /** `GET /control/orb/state`: apps with their tokens (this is the developer's console), communities, installs. */
   state (): Record<string, unknown> {
     const store = this.#store
-    const extra: Record<string, unknown> = {}
-    for (const [name, part] of store.stateParts) extra[name] = part()
-    return {
+    const state: Record<string, unknown> = {
       apps: [...store.apps.values()].map((app) => ({
         id: app.id,
         name: app.name,
@@ -95,9 +93,15 @@ export class OrbControl {
         channelRights: Object.fromEntries(install.channelRights)
       })),
       chain: { available: store.chainAvailable },
-      voice: { server: store.voiceServer !== null, url: store.voiceServer?.url ?? null },
-      ...extra
+      voice: { server: store.voiceServer !== null, url: store.voiceServer?.url ?? null }
     }
+    // Modules add their parts (seats, players); a part named like a key above extends it.
+    for (const [name, part] of store.stateParts) {
+      const value = part()
+      const base = state[name]
+      state[name] = typeof base === 'object' && base !== null && typeof value === 'object' && value !== null ? { ...base, ...value } : value
+    }
+    return state
   }
 
   /** `POST /control/orb/messages`: a member says something in a text channel. */

@@ -249,6 +249,7 @@ export class OrbStore {
 
   mentionsIn (community: string, content: string): string[] {
     const found: string[] = []
+    if (!content.includes('<@')) return found
     const members = this.communities.get(community)?.members
     for (const match of content.matchAll(MENTION)) {
       const id = match[1]!

@@ -1,0 +1,86 @@
+import t from 'tap'
+import { startOrbtest } from '../src/orbtest.js'
+import { httpRequest } from './helpers/client.js'
+import { DEMO, OrbClient, isOrbError } from './helpers/orb.js'
+
+async function setup (tt: { teardown(fn: () => unknown): void }) {
+  const fakes = await startOrbtest({ orbtile: false, orb: { port: 0 }, controlPort: 0, clockMode: 'virtual', clockStart: Date.UTC(2026, 10, 30) })
+  tt.teardown(() => fakes.close())
+  const call = (method: string, path: string, body?: unknown) => httpRequest(fakes.control.url, { method, path, body })
+  return { fakes, call, bot: new OrbClient(fakes.orb!.url, DEMO.token) }
+}
+
+t.test('ORB-A04 control: GET /control/orb/state shows apps with tokens and scopes, servers with channels and members, installs', async (t) => {
+  const { call } = await setup(t)
+  const state = (await call('GET', '/control/orb/state')).json
+  const demo = state.apps.find((a: { id: string }) => a.id === 'app_demo')
+  t.same({ id: demo.id, name: demo.name, token: demo.token, scopes: demo.scopes }, { id: 'app_demo', name: 'Demo Bot', token: DEMO.token, scopes: ['messages:read', 'messages:write', 'voice', 'music', 'passport'] })
+  const orbit = state.servers.find((s: { id: string }) => s.id === 'srv_orbit')
+  t.same(orbit.channels.find((c: { id: string }) => c.id === 'ch_news'), { id: 'ch_news', name: 'announcements', kind: 'text', readOnly: true })
+  t.same(orbit.channels.find((c: { id: string }) => c.id === 'ch_lounge'), { id: 'ch_lounge', name: 'Lounge', kind: 'voice', readOnly: false, capacity: 4 })
+  t.ok(orbit.members.some((m: { id: string, name: string }) => m.id === 'mem_ada' && m.name === 'Ada'))
+  t.ok(state.members.some((m: { id: string }) => m.id === 'mem_eli'))
+  t.ok(state.installs.some((i: { server: string, app: string }) => i.server === 'srv_quiet' && i.app === 'app_lite'))
+  t.same(state.chain, { available: true })
+})
+
+t.test('ORB-A04 control: a member posts; the bot reads it with its mentions; bad posts are refused by the control API\'s codes', async (t) => {
+  const { call, bot } = await setup(t)
+  const posted = await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_bo', content: 'hey <@app_demo> and <@mem_ada> and <@mem_eli>' })
+  t.equal(posted.status, 200)
+  t.same(posted.json.mentions, ['app_demo', 'mem_ada'], 'only members and installed apps of the community are mentions')
+  const sealed = await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada', content: 'secret', encrypted: true, replyTo: posted.json.id })
+  t.equal(sealed.status, 200)
+  const read = (await bot.get('/api/bot/v1/messages?channel=ch_general&limit=2')).json.messages
+  t.same(read.map((m: { author: { id: string }, body: string | null, replyTo: number | null }) => [m.author.id, m.body, m.replyTo]), [['mem_bo', 'hey <@app_demo> and <@mem_ada> and <@mem_eli>', null], ['mem_ada', null, posted.json.id]])
+  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_eli', content: 'x' })).status, 404, 'not a member there')
+  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_dee', content: 'x' })).status, 409, 'no send_messages right')
+  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_lounge', member: 'mem_ada', content: 'x' })).status, 400, 'a voice channel')
+  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_quiet', member: 'mem_ada', content: 'x' })).status, 404, 'a channel of another community')
+  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada' })).status, 400, 'no content')
+})
+
+t.test('ORB-A04 control: install with rights and an allow-list, uninstall; ORB-A22 rotate-token; ORB-086 chain; ORB-078 voice', async (t) => {
+  const { call, bot } = await setup(t)
+  const installed = await call('PUT', '/control/orb/servers/srv_quiet/apps/app_demo', { role: { name: 'Helper', rights: ['send_messages'] }, channels: ['ch_quiet'] })
+  t.equal(installed.status, 200)
+  t.same(installed.json.role, { name: 'Helper', rights: ['send_messages'] })
+  t.equal((await bot.post('/api/bot/v1/messages', { channel: 'ch_quiet', content: 'hi' })).status, 200)
+  t.equal((await call('PUT', '/control/orb/servers/srv_quiet/apps/app_demo', { channels: ['ch_general'] })).status, 400, 'a channel of another community')
+  t.equal((await call('PUT', '/control/orb/servers/srv_none/apps/app_demo', {})).status, 404)
+  t.equal((await call('PUT', '/control/orb/servers/srv_quiet/apps/app_none', {})).status, 404)
+  t.equal((await call('PUT', '/control/orb/servers/srv_quiet/apps/app_demo', { role: { rights: ['admin'] } })).status, 400, 'rights from the vocabulary only')
+  t.equal((await call('DELETE', '/control/orb/servers/srv_quiet/apps/app_demo')).status, 200)
+  t.equal((await call('DELETE', '/control/orb/servers/srv_quiet/apps/app_demo')).status, 404, 'not installed any more')
+  t.ok(isOrbError(await bot.post('/api/bot/v1/messages', { channel: 'ch_quiet', content: 'hi' }), 404))
+  const rotated = await call('POST', '/control/orb/apps/app_demo/rotate-token')
+  t.equal(rotated.status, 200)
+  t.match(rotated.json.token, /^orb_[A-Za-z0-9_-]{32}$/)
+  t.ok(isOrbError(await bot.get('/api/bot/v1/app'), 401))
+  t.equal((await new OrbClient(bot.url, rotated.json.token).get('/api/bot/v1/app')).status, 200)
+  t.same((await call('PUT', '/control/orb/chain', { available: false })).json, { available: false })
+  t.equal((await call('PUT', '/control/orb/chain', { available: 'no' })).status, 400)
+  t.same((await call('PUT', '/control/orb/voice', { server: false, capacity: { ch_lounge: 2 } })).json, { server: false, url: null })
+  t.equal((await call('PUT', '/control/orb/voice', { capacity: { ch_general: 2 } })).status, 400, 'capacity is for voice channels')
+  t.equal((await call('PUT', '/control/orb/voice', {})).status, 400, 'an empty change')
+  const state = (await call('GET', '/control/orb/state')).json
+  t.same({ server: state.voice.server, url: state.voice.url }, { server: false, url: null })
+  t.ok(Array.isArray(state.voice.channels), 'the voice module adds its calls to the same key')
+  t.equal(state.servers[0].channels.find((c: { id: string }) => c.id === 'ch_lounge').capacity, 2)
+  t.same((await call('PUT', '/control/orb/voice', { server: true })).json, { server: true, url: 'wss://voice.orb.test' })
+})
+
+t.test('ORB-A04 control: POST /control/reset brings the world back: tokens, installs, messages, chain', async (t) => {
+  const { call, bot } = await setup(t)
+  await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'gone after reset' })
+  await call('POST', '/control/orb/apps/app_demo/rotate-token')
+  await call('DELETE', '/control/orb/servers/srv_orbit/apps/app_lite')
+  await call('PUT', '/control/orb/chain', { available: false })
+  t.equal((await call('POST', '/control/reset')).status, 200)
+  const read = (await bot.get('/api/bot/v1/messages?channel=ch_general')).json.messages
+  t.equal(read.length, 3, 'the world\'s history only, under the world\'s token')
+  t.equal((await new OrbClient(bot.url, DEMO.lite).get('/api/bot/v1/messages?channel=ch_general')).status, 200, 'the install is back')
+  t.same((await call('GET', '/control/orb/state')).json.chain, { available: true })
+  const first = (await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'x' })).json.id
+  t.equal(first, 6, 'ids start over after the world\'s five messages')
+})
