@@ -7,7 +7,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { request } from 'node:http'
+import { Agent, createServer, request } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -205,6 +206,136 @@ async function orbThroughputs (dir: string): Promise<{ post: Record<Kind, Load>,
   }
 }
 
+const BOTS = Number(process.env.BENCH_BOTS ?? 100)
+
+// A world with BOTS apps installed beside the demo ones, each allowed in ch_general.
+function fanInWorld (dir: string): string {
+  const world = JSON.parse(readFileSync(join(root, 'fixtures', 'orb-world.json'), 'utf8'))
+  for (let i = 0; i < BOTS; i++) {
+    const id = `app_bench_${i}`
+    world.apps.push({ id, name: `Bench ${i}`, token: `orb_bench_${String(i).padStart(34, '0')}`, scopes: ['messages:read'] })
+    world.installs.push({ community: 'srv_orbit', app: id, role: { name: id, rights: ['send_messages'] }, channels: ['ch_general'] })
+  }
+  const file = join(dir, 'fan-in-world.json')
+  writeFileSync(file, JSON.stringify(world))
+  return file
+}
+
+function httpJson (url: string, method: string, headers: Record<string, string>, body?: unknown, agent?: Agent): Promise<any> {
+  const payload = body === undefined ? undefined : JSON.stringify(body)
+  const target = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method, agent, headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) } }, (res) => {
+      let text = ''
+      res.on('data', (chunk) => { text += chunk })
+      res.on('end', () => resolve(text === '' ? undefined : JSON.parse(text)))
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+/**
+ * Event fan-in: BOTS bots long-poll their events while members post mentions of them through the control server
+ * (10 at a time, for BENCH_SECONDS). Reports events delivered per second and the latency from sending the post to a
+ * bot holding the event.
+ */
+async function fanIn (dir: string): Promise<{ bots: number, eventsPerSecond: number, median: number, p99: number }> {
+  const ready = join(dir, 'fan-in.ready')
+  const child = spawn(process.execPath, [CLI, 'orb', '--world', fanInWorld(dir), '--orb-port', '0', '--control-port', '0', '--ready-file', ready, '--rate-limit', 'off', '--log-level', 'silent'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  while (!existsSync(ready)) {
+    if (child.exitCode !== null) throw new Error(`fan-in orb exited with ${child.exitCode}`)
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  const { orb, control } = JSON.parse(readFileSync(ready, 'utf8')) as { orb: { url: string }, control: { url: string } }
+  const agent = new Agent({ keepAlive: true, maxSockets: BOTS + 20 })
+  const sent = new Map<number, bigint>()
+  const latencies: number[] = []
+  let delivered = 0
+  let running = true
+  const bots = Array.from({ length: BOTS }, async (_, i) => {
+    const auth = { authorization: `Bearer orb_bench_${String(i).padStart(34, '0')}` }
+    let next = 0
+    while (running) {
+      const reply = await httpJson(`${orb.url}/api/bot/v1/events?after=${next}&wait=2&limit=100`, 'GET', auth, undefined, agent)
+      const now = process.hrtime.bigint()
+      for (const event of reply.events as Array<{ data: { message: { body: string } } }>) {
+        const n = Number(event.data.message.body.split('#')[1])
+        const at = sent.get(n)
+        if (at !== undefined) latencies.push(Number(now - at) / 1e6)
+        delivered++
+      }
+      next = reply.next
+    }
+  })
+  await new Promise((resolve) => setTimeout(resolve, 300)) // every bot holds its poll
+  let n = 0
+  const start = process.hrtime.bigint()
+  const until = Date.now() + SECONDS * 1000
+  const posters = Array.from({ length: 10 }, async () => {
+    while (Date.now() < until) {
+      const k = n++
+      sent.set(k, process.hrtime.bigint())
+      await httpJson(`${control.url}/control/orb/messages`, 'POST', { host: new URL(control.url).host }, { server: 'srv_orbit', channel: 'ch_general', member: 'mem_bo', content: `<@app_bench_${k % BOTS}> #${k}` }, agent)
+    }
+  })
+  await Promise.all(posters)
+  await new Promise((resolve) => setTimeout(resolve, 200)) // the last events reach their bots
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9
+  running = false
+  await Promise.all(bots)
+  agent.destroy()
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+  return { bots: BOTS, eventsPerSecond: delivered / seconds, median: median(latencies), p99: percentile(latencies, 99) }
+}
+
+/**
+ * Webhook deliveries: a local receiver answers 204 to every delivery while the developer's test events are fired
+ * through the control server (10 at a time, for BENCH_SECONDS). Reports deliveries received per second.
+ */
+async function webhookRate (dir: string): Promise<{ deliveriesPerSecond: number }> {
+  let received = 0
+  const receiver = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      received++
+      res.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const port = (receiver.address() as AddressInfo).port
+  const ready = join(dir, 'hooks.ready')
+  const child = spawn(process.execPath, [CLI, 'orb', '--orb-port', '0', '--control-port', '0', '--ready-file', ready, '--rate-limit', 'off', '--log-level', 'silent'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  while (!existsSync(ready)) {
+    if (child.exitCode !== null) throw new Error(`webhook orb exited with ${child.exitCode}`)
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  const { control } = JSON.parse(readFileSync(ready, 'utf8')) as { control: { url: string } }
+  const agent = new Agent({ keepAlive: true, maxSockets: 20 })
+  const host = { host: new URL(control.url).host }
+  await httpJson(`${control.url}/control/orb/apps/app_demo/endpoint`, 'PUT', host, { url: `http://127.0.0.1:${port}/hook` }, agent)
+  const start = process.hrtime.bigint()
+  const until = Date.now() + SECONDS * 1000
+  let fired = 0
+  await Promise.all(Array.from({ length: 10 }, async () => {
+    while (Date.now() < until) {
+      fired++
+      await httpJson(`${control.url}/control/orb/apps/app_demo/test-event`, 'POST', host, undefined, agent)
+    }
+  }))
+  // Wait until every fired event has reached the receiver (or a second has passed).
+  for (let i = 0; i < 1000 && received < fired; i++) await new Promise((resolve) => setTimeout(resolve, 1))
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9
+  agent.destroy()
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+  await new Promise((resolve) => receiver.close(resolve))
+  return { deliveriesPerSecond: received / seconds }
+}
+
 // Long-poll wake-up: a poll is held, the user taps (through the control server), and the time from sending the
 // tap to the poll's answer is measured. It includes the control request, so it bounds the wake-up from above.
 async function wakeups (dir: string): Promise<{ median: number, p99: number }> {
@@ -231,6 +362,8 @@ try {
   const t = await throughputs(dir)
   const w = await wakeups(dir)
   const o = await orbThroughputs(dir)
+  const f = await fanIn(dir)
+  const h = await webhookRate(dir)
   const ratios = {
     startup: s.orbtest / s.baseline,
     info: t.info.orbtest.rps / t.info.baseline.rps,
@@ -248,12 +381,14 @@ try {
     row('POST session update', t.sessions, ratios.sessions, 'goal >= 60%'),
     `${'long-poll wake-up'.padEnd(26)}median ${w.median.toFixed(2)} ms   p99 ${w.p99.toFixed(2)} ms  (goal: median < 5 ms; includes the control request)`,
     row('Orb POST /messages', o.post, ratios.orbPost, 'goal >= 50%'),
-    row('Orb GET /messages (50)', o.read, ratios.orbRead, 'goal >= 50%')
+    row('Orb GET /messages (50)', o.read, ratios.orbRead, 'goal >= 50%'),
+    `${'Orb event fan-in'.padEnd(26)}${f.bots} bots long-polling: ${f.eventsPerSecond.toFixed(0)} events/s delivered; post sent → event held by its bot: median ${f.median.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms`,
+    `${'Orb webhooks'.padEnd(26)}${h.deliveriesPerSecond.toFixed(0)} signed deliveries/s to a local receiver`
   ]
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, ratios }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

@@ -70,9 +70,16 @@ t.test('ORB-A04 control: install with rights and an allow-list, uninstall; ORB-A
   t.same((await call('PUT', '/control/orb/voice', { server: true })).json, { server: true, url: 'wss://voice.orb.test' })
 })
 
-t.test('ORB-A04 control: POST /control/reset brings the world back: tokens, installs, messages, chain', async (t) => {
-  const { call, bot } = await setup(t)
-  await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'gone after reset' })
+t.test('ORB-A04 control: POST /control/reset brings the world back: tokens, installs, messages, chain, throttles, commands, voice', async (t) => {
+  const { call, bot, fakes } = await setup(t)
+  for (let i = 0; i < 12; i++) await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: `fill ${i}` })
+  t.equal((await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'full' })).status, 429, 'the channel window is full')
+  await bot.put('/api/bot/v1/commands', { commands: [{ name: 'hello' }] })
+  const seat = await bot.post('/api/bot/v1/voice', { action: 'join', channel: 'ch_stage' })
+  t.equal(seat.status, 200)
+  await call('PUT', '/control/orb/voice', { server: false, capacity: { ch_lounge: 1 } })
+  await bot.post('/api/bot/v1/music', { channel: 'ch_lounge', action: 'add', arg: 'a song' })
+  await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'gone after reset' }).catch(() => {})
   await call('POST', '/control/orb/apps/app_demo/rotate-token')
   await call('DELETE', '/control/orb/servers/srv_orbit/apps/app_lite')
   await call('PUT', '/control/orb/chain', { available: false })
@@ -82,5 +89,12 @@ t.test('ORB-A04 control: POST /control/reset brings the world back: tokens, inst
   t.equal((await new OrbClient(bot.url, DEMO.lite).get('/api/bot/v1/messages?channel=ch_general')).status, 200, 'the install is back')
   t.same((await call('GET', '/control/orb/state')).json.chain, { available: true })
   const first = (await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'x' })).json.id
-  t.equal(first, 6, 'ids start over after the world\'s five messages')
+  t.equal(first, 6, 'ids start over after the world\'s five messages, and the throttle window is empty again')
+  t.same((await bot.get('/api/bot/v1/commands')).json.commands, [], 'the commands synced are gone')
+  const state = (await call('GET', '/control/orb/state')).json
+  t.same({ server: state.voice.server, url: state.voice.url }, { server: true, url: 'wss://voice.orb.test' }, 'the voice server is back')
+  t.equal(state.servers[0].channels.find((c: { id: string }) => c.id === 'ch_lounge').capacity, 4, 'and the world\'s capacity')
+  t.same(state.voice.channels.find((c: { channel: string }) => c.channel === 'ch_stage').participants, [], 'the app\'s seat is gone')
+  t.same(state.music.players, [], 'no player was used yet')
+  t.equal(fakes.clock.pendingTimers(), 0, 'no seat timer outlives the reset')
 })

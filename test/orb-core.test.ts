@@ -146,6 +146,8 @@ t.test('ORB-101 ORB-102 ORB-A01 ORB-A23 errors are {error:{message, code}} with 
     [orb.bot.request('POST', '/api/bot/v1/messages', { body: '{"channel":', headers: {} }), 400, 'a body that is not JSON'],
     [orb.bot.request('POST', '/api/bot/v1/messages', { body: '', headers: {} }), 400, 'an empty JSON body'],
     [orb.bot.request('POST', '/api/bot/v1/messages', { body: 'channel=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'a body that is not JSON by type'],
+    [orb.bot.request('POST', '/api/bot/v1/messages', { body: '{"channel":"ch_general","content":"hi"}', headers: { 'content-type': 'text/plain' } }), 415, 'JSON sent as text/plain'],
+    [orb.bot.request('PUT', '/api/bot/v1/commands', { body: '{"commands":[]}', headers: { 'content-type': 'application/octet-stream' } }), 415, 'JSON sent as bytes'],
     [orb.bot.request('PATCH', '/api/bot/v1/messages'), 405, 'a wrong method'],
     [orb.bot.get('/api/bot/v1/nothing-here'), 404, 'an unknown route'],
     [orb.bot.get('/api/nothing'), 404, 'an unknown route outside /api/bot/v1'],
@@ -159,11 +161,28 @@ t.test('ORB-101 ORB-102 ORB-A01 ORB-A23 errors are {error:{message, code}} with 
   t.equal(wrong.headers.get('allow'), 'POST, GET', '405 names the methods the path allows')
 })
 
-t.test('ORB-A23 unknown body fields and unknown query parameters are ignored; success is 200', async (t) => {
+t.test('ORB-A23 unknown body fields and unknown query parameters are ignored, however often they come; success is 200', async (t) => {
   const orb = await startOrb(t)
   const posted = await orb.bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'hi', flair: 'sparkles', nested: { a: 1 } })
   t.equal(posted.status, 200)
   t.equal((await orb.bot.get('/api/bot/v1/messages?channel=ch_general&sort=desc&x=1')).status, 200)
+  t.equal((await orb.bot.get('/api/bot/v1/messages?channel=ch_general&x=1&x=2')).status, 200, 'an unknown parameter given twice')
+  t.equal((await orb.bot.get('/api/orb/directory?x=1&x=2', { token: null })).status, 200)
+  const proto = await orb.bot.post('/api/bot/v1/messages', '{"channel":"ch_general","content":"hi","__proto__":{"polluted":true}}')
+  t.equal(proto.status, 200, 'a "__proto__" key is just another unknown field')
+  t.equal(({} as { polluted?: boolean }).polluted, undefined, 'and it pollutes nothing')
+})
+
+t.test('ORB-A23 a bodiless request that says Content-Type: application/json has no body, not a broken one', async (t) => {
+  const orb = await startOrb(t)
+  const own = (await orb.bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'bye' })).json.id
+  const deleted = await orb.bot.request('DELETE', `/api/bot/v1/messages/${own}`, { headers: { 'content-type': 'application/json' } })
+  t.equal(deleted.status, 200)
+  t.equal((await orb.bot.request('GET', '/api/bot/v1/app', { headers: { 'content-type': 'application/json' } })).status, 200)
+  t.ok(isOrbError(await orb.bot.request('POST', '/api/bot/v1/messages', { headers: { 'content-type': 'application/json' } }), 400), 'a route that needs a body still says so')
+  const long = await orb.bot.delete(`/api/bot/v1/messages/${'1'.repeat(600)}`)
+  t.ok(isOrbError(long, 400))
+  t.match(long.json.error.message, /too long/)
 })
 
 // The spec is the oracle: whatever its request schemas refuse, the fake must answer 400 with the error shape.

@@ -36,7 +36,7 @@ t.test('ORB-023 POST /messages validates {channel, content, reply_to} from the s
   t.equal((await orb.bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: '🙂'.repeat(1000) })).status, 200, '1000 emoji: 2000 UTF-16 units, but 1000 characters as JSON Schema counts them')
 })
 
-t.test('ORB-024 a post answers 200 PostedMessage: id, channel, server, created, author as the app with bot: true', async (t) => {
+t.test('ORB-024 ORB-A24 a post answers 200 PostedMessage: id, channel, server, created, author as the app with bot: true', async (t) => {
   const orb = await startOrb(t)
   const reply = await orb.bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'hello' })
   t.equal(reply.status, 200)
@@ -94,6 +94,7 @@ t.test('ORB-028 ORB-029 ORB-030 ORB-A02 voice channel 400, read-only 403, off th
   t.ok(isOrbError(await post('ch_staff'), 403), 'not on the allow-list')
   t.ok(isOrbError(await post('ch_vault'), 403), 'hidden from the role')
   t.ok(isOrbError(await post('ch_general', '   \n\t'), 400), 'whitespace only')
+  t.ok(isOrbError(await post('ch_general', '\u200b\u2060 \ufeff'), 400), 'invisible characters only')
   orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['connect'] }, channels: ['ch_general'] })
   const noRight = await post('ch_general')
   t.ok(isOrbError(noRight, 403), 'a role without send_messages')
@@ -169,6 +170,11 @@ t.test('ORB-033 GET /messages: channel is required; before is an integer; limit 
     '?channel=ch_general&limit=1.5', '?channel=ch_general&before=abc', '?channel=ch_general&limit=', '?channel=ch_general&before=1e3']) {
     t.ok(isOrbError(await orb.bot.get(`/api/bot/v1/messages${query}`), 400), query)
   }
+  const huge = await orb.bot.get('/api/bot/v1/messages?channel=ch_general&limit=99999999999999999999')
+  t.ok(isOrbError(huge, 400))
+  t.match(huge.json.error.message, /limit must be <= 50/, 'an integer past 2^53 is still an integer, only too large')
+  const all = (await orb.bot.get('/api/bot/v1/messages?channel=ch_general&before=99999999999999999999')).json
+  t.equal(all.messages.length, 3, 'before past 2^53 means everything')
   for (const query of ['?channel=ch_general&limit=1', '?channel=ch_general&limit=50', '?channel=ch_general&before=2', '?channel=ch_general&before=-1']) {
     const reply = await orb.bot.get(`/api/bot/v1/messages${query}`)
     t.equal(reply.status, 200, query)
@@ -230,7 +236,7 @@ t.test('ORB-034 ORB-039 property: paging back with before walks every live messa
   ), fcParams({ numRuns: 25 }))
 })
 
-t.test('ORB-035 ORB-037 an encrypted message reads as encrypted: true, body: null; every message has the spec\'s fields', async (t) => {
+t.test('ORB-035 ORB-037 ORB-A24 an encrypted message reads as encrypted: true, body: null; every message has the spec\'s fields', async (t) => {
   const orb = await startOrb(t)
   const messages = (await orb.bot.get('/api/bot/v1/messages?channel=ch_general')).json.messages
   const sealed = messages.find((m: { encrypted: boolean }) => m.encrypted)
@@ -262,6 +268,9 @@ t.test('ORB-039 ORB-040 ORB-041 ORB-042 ORB-A21 delete: own 200 then gone; other
   t.notOk(read.some((m: { id: number }) => m.id === mine), 'no longer read')
   t.ok(isOrbError(await orb.bot.delete(`/api/bot/v1/messages/${mine}`), 404), 'a second delete')
   t.ok(isOrbError(await orb.bot.delete('/api/bot/v1/messages/424242'), 404), 'an unknown id')
+  const huge = await orb.bot.delete('/api/bot/v1/messages/99999999999999999999')
+  t.ok(isOrbError(huge, 404), 'an integer id past 2^53 is an unknown id, not a bad one')
+  t.match(huge.json.error.message, /99999999999999999999/, 'named as sent')
   for (const id of ['abc', '1.5', '1e2']) t.ok(isOrbError(await orb.bot.delete(`/api/bot/v1/messages/${id}`), 400), `id ${id}`)
   const ada = orb.store.channels.get('ch_general')!.messages[0]!
   const other = await orb.bot.delete(`/api/bot/v1/messages/${ada}`)

@@ -232,6 +232,31 @@ t.test('ORB-A08 join needs connect (roster does not); speaking: true needs speak
   t.equal((await voice(orb.bot, { action: 'roster', channel: 'ch_lounge' })).status, 200, 'roster needs only sight')
 })
 
+t.test('ORB-A04 ORB-A08 uninstalling, or taking the channel or connect away, drops the app\'s seat at once; a reinstall starts seatless', async (t) => {
+  const orb = await startOrb(t)
+  const joined = await voice(orb.bot, { action: 'join', channel: 'ch_stage' })
+  t.equal(joined.status, 200)
+  const call = joined.json.call as string
+  orb.control.uninstall('srv_orbit', 'app_demo')
+  t.same((voiceOf(orb.store).liveCall('ch_stage')?.seats.size ?? 0), 0, 'the seat is gone and the call with it')
+  t.equal(orb.clock.pendingTimers(), 0, 'its 90 s timer too')
+  orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['send_messages', 'connect'] }, channels: ['ch_general', 'ch_lounge', 'ch_stage'] })
+  t.ok(isOrbError(await voice(orb.bot, { action: 'heartbeat', call }), 410), 'reinstalled, the app holds no seat')
+  const lounge = await voice(orb.bot, { action: 'join', channel: 'ch_lounge' })
+  t.same(lounge.json.members, [BO, demoSeat()])
+  orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['send_messages', 'connect'] }, channels: ['ch_general', 'ch_stage'] })
+  const gone = await voice(orb.bot, { action: 'grant', call: lounge.json.call })
+  t.ok(isOrbError(gone, 410), 'off the allow-list: no seat, so no grant')
+  t.match(gone.json.error.message, /took its access/)
+  t.same((await voice(orb.bot, { action: 'join', channel: 'ch_stage' })).status, 200)
+  orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['send_messages'] }, channels: ['ch_general', 'ch_stage'] })
+  t.equal(voiceOf(orb.store).liveCall('ch_stage'), undefined, 'connect taken away: the seat goes')
+  orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['send_messages', 'connect'] }, channels: ['ch_general', 'ch_lounge'] })
+  const kept = await voice(orb.bot, { action: 'join', channel: 'ch_lounge' })
+  orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['send_messages', 'connect', 'speak'] }, channels: ['ch_general', 'ch_lounge'] })
+  t.equal((await voice(orb.bot, { action: 'heartbeat', call: kept.json.call, speaking: true })).status, 200, 'a change that keeps access keeps the seat')
+})
+
 t.test('ORB-077 a bot that heartbeats every minute keeps its seat for as long as it does', async (t) => {
   const orb = await startOrb(t)
   const call = (await voice(orb.bot, { action: 'join', channel: 'ch_stage' })).json.call

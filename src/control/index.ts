@@ -6,7 +6,7 @@ import { createAjv } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
 import { UserActionError, type OrbtileMock, type UserChange } from '../orbtile-mock/index.js'
 import { OrbtileError } from '../orbtile-mock/errors.js'
-import { OrbControlError, type InstallSpec, type MemberPost, type OrbMock, type VoiceChange } from '../orb-mock/index.js'
+import { OrbControlError, type CommandInvocation, type InstallSpec, type MemberPost, type OrbMock, type VoiceChange } from '../orb-mock/index.js'
 import { ControlError, rawControlBadRequest, sendControlError } from './errors.js'
 import { answerClientError, createFakeServer } from '../shared/http-server.js'
 import { checkControlRequest, isLoopbackName } from './guard.js'
@@ -167,6 +167,16 @@ export async function startControlServer (options: ControlServerOptions): Promis
     needOrb().control.setChain(body<{ available: boolean }>('OrbChain', request.body)))
   app.put('/control/orb/voice', async (request) =>
     orbAction(() => needOrb().control.setVoice(body<VoiceChange>('OrbVoiceChange', request.body))))
+  app.post('/control/orb/commands/invoke', async (request) =>
+    orbAction(() => needOrb().control.invoke(body<CommandInvocation>('OrbInvoke', request.body))))
+  app.put('/control/orb/apps/:app/endpoint', async (request) => {
+    const { url } = body<{ url: string | null }>('OrbEndpoint', request.body)
+    return orbAction(() => needOrb().control.setEndpoint((request.params as { app: string }).app, url))
+  })
+  app.post('/control/orb/apps/:app/test-event', async (request) =>
+    orbAction(() => needOrb().control.testEvent((request.params as { app: string }).app)))
+  app.get('/control/orb/apps/:app/deliveries', async (request) =>
+    orbAction(() => needOrb().control.deliveries((request.params as { app: string }).app)))
   app.get('/control/clock', async () => clockState(clock))
   app.post('/control/clock/advance', async (request) =>
     advanceClock(clock, body<{ ms: number }>('Advance', request.body).ms))

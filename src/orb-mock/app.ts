@@ -13,6 +13,7 @@ import { directoryRoutes } from './routes/directory.js'
 import { passportRoutes } from './routes/passport.js'
 import { voiceRoutes } from './routes/voice.js'
 import { musicRoutes } from './routes/music.js'
+import { eventRoutes } from './routes/events.js'
 
 export interface OrbAppOptions extends RouteContext {
   logger: FastifyServerOptions['logger']
@@ -26,6 +27,7 @@ export function orbRoutes (ctx: RouteContext): OrbRoute[] {
     ...directoryRoutes(ctx),
     ...appRoutes(ctx),
     ...messageRoutes(ctx),
+    ...eventRoutes(ctx),
     ...commandRoutes(ctx),
     ...voiceRoutes(ctx),
     ...musicRoutes(ctx),
@@ -50,9 +52,28 @@ export function buildOrbApp (options: OrbAppOptions): FastifyInstance<Server> {
     return503OnClosing: false,
     routerOptions: { maxParamLength: 512 },
     clientErrorHandler: (err, socket) => answerClientError(err, socket, rawOrbBadRequest),
-    frameworkErrors: (_err, _request, reply) => { void sendOrbError(reply, orbErrors.bad('The request target is not a valid URL')) }
+    frameworkErrors: (err, _request, reply) => {
+      const tooLong = (err as { code?: string }).code === 'FST_ERR_ROUTER_MAX_PARAM_LENGTH' || /param.*length/i.test(err.message)
+      void sendOrbError(reply, orbErrors.bad(tooLong ? 'An id in the path is too long' : 'The request target is not a valid URL'))
+    }
   })
   app.decorateRequest('orbApp', null)
+
+  // ORB-A23: JSON bodies only (any other type is 415). A bodiless request that still says application/json, as many
+  // clients do on every call, has no body rather than a broken one; a route that needs a body says so (400).
+  // JSON.parse keeps a "__proto__" key as an ordinary own key: an unknown field, ignored like any other.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+    if (text === '') {
+      done(null, undefined)
+      return
+    }
+    try {
+      done(null, JSON.parse(text as string))
+    } catch {
+      done(orbErrors.bad('The body is not valid JSON'), undefined)
+    }
+  })
 
   const routes = [...orbRoutes(options), ...(options.extraRoutes ?? [])]
   const allowed = new Map<string, string[]>()

@@ -1,3 +1,6 @@
+import { eventsOf } from './events.js'
+import { webhooksOf } from './webhooks.js'
+import { canSee } from './gates.js'
 import type { OrbStore, StoredMessage } from './store.js'
 import { rendered } from './routes/messages.js'
 import type { Right, World } from './world.js'
@@ -20,6 +23,18 @@ export interface MemberPost {
   encrypted?: boolean
   /** The id of a message in the same channel. */
   replyTo?: number
+}
+
+export interface CommandInvocation {
+  server: string
+  channel: string
+  member: string
+  /** The command's name, as the member types it after the slash. */
+  name: string
+  /** Option name → the text typed. */
+  options?: Record<string, string>
+  /** Which app's command, when several installed apps registered the name. */
+  app?: string
 }
 
 export interface InstallSpec {
@@ -123,7 +138,75 @@ export class OrbControl {
     }
     const message = store.addMessage(channel, store.authorOf(post.member), post.content, { encrypted: post.encrypted ?? false, replyTo })
     for (const listener of this.#messageListeners) listener(message)
-    return { ...rendered(message), server: message.community }
+    // ORB-053, ORB-A10: a mention of an app, or a reply to one, is an event for it.
+    const events = eventsOf(store).memberMessage(message)
+    return { ...rendered(message), server: message.community, events: events.map((e) => ({ id: e.id, app: e.app.id })) }
+  }
+
+  /**
+   * `POST /control/orb/commands/invoke`: a member types an app's command in a text channel (ORB-061, ORB-063). Only
+   * an app the community installed, whose role sees the channel, and only when the member holds the command's right,
+   * gets an `application_command` event; otherwise nothing happens and the reason is the answer.
+   */
+  invoke (invocation: CommandInvocation): Record<string, unknown> {
+    const store = this.#store
+    const community = store.communities.get(invocation.server)
+    if (community === undefined) throw new OrbControlError('not_found', `no community ${invocation.server}`)
+    const channel = store.channels.get(invocation.channel)
+    if (channel === undefined || channel.community !== community.id) throw new OrbControlError('not_found', `no channel ${invocation.channel} in ${invocation.server}`)
+    if (channel.kind !== 'text') throw new OrbControlError('bad_request', `${invocation.channel} is a voice channel; commands are typed in text channels`)
+    const rights = community.members.get(invocation.member)
+    if (rights === undefined) throw new OrbControlError('not_found', `${invocation.member} is not a member of ${invocation.server}`)
+    // ORB-061: registering is not reaching; only apps installed here offer their commands.
+    const offers = [...store.apps.values()].flatMap((app) => {
+      if (invocation.app !== undefined && app.id !== invocation.app) return []
+      if (store.installOf(community.id, app.id) === undefined) return []
+      const command = app.commands.find((c) => c.name === invocation.name && (c.community === null || c.community === community.id))
+      return command === undefined ? [] : [{ app, command }]
+    })
+    if (offers.length === 0) throw new OrbControlError('not_found', `no app installed in ${invocation.server} has a command /${invocation.name}`)
+    if (offers.length > 1) throw new OrbControlError('conflict', `several apps offer /${invocation.name} here (${offers.map((o) => o.app.id).join(', ')}); say which with "app"`)
+    const { app, command } = offers[0]!
+    if (!canSee(store.installOf(community.id, app.id)!, channel.id)) throw new OrbControlError('conflict', `${app.id} does not see ${channel.id}, so its commands are not offered there`)
+    // ORB-063: a member without the command's right cannot run it.
+    if (!rights.has(command.right)) throw new OrbControlError('conflict', `${invocation.member} lacks ${command.right}, which /${command.name} needs`)
+    const options = invocation.options ?? {}
+    const declared = command.args.map((arg) => ({ name: String(arg.name), optional: arg.optional === true }))
+    for (const name of Object.keys(options)) {
+      if (!declared.some((d) => d.name === name)) throw new OrbControlError('bad_request', `/${command.name} has no option ${name}`)
+    }
+    for (const d of declared) {
+      if (!d.optional && options[d.name] === undefined) throw new OrbControlError('bad_request', `/${command.name} needs its option ${d.name}`)
+    }
+    const member = store.members.get(invocation.member)!
+    const event = eventsOf(store).command(app, { server: community.id, channel: channel.id }, { id: member.id, name: member.name }, { id: command.id, name: command.name, options: { ...options } })
+    return { event: event.id, app: app.id, interaction: eventsOf(store).interaction(event.id) }
+  }
+
+  /** `GET /control/orb/apps/{app}/deliveries`: every webhook attempt for the app, oldest first (ORB-093, ORB-A11). */
+  deliveries (appId: string): { deliveries: unknown[] } {
+    if (!this.#store.apps.has(appId)) throw new OrbControlError('not_found', `no app ${appId}`)
+    return { deliveries: webhooksOf(this.#store).deliveries(appId) }
+  }
+
+  /** `POST /control/orb/apps/{app}/test-event`: the developer presses "send test event" (ORB-A10). */
+  testEvent (appId: string): { event: string } {
+    const app = this.#store.apps.get(appId)
+    if (app === undefined) throw new OrbControlError('not_found', `no app ${appId}`)
+    return { event: eventsOf(this.#store).testEvent(app).id }
+  }
+
+  /**
+   * `PUT /control/orb/apps/{app}/endpoint`: the developer sets the endpoint URL (ORB-A05): `https`, or `http` to
+   * this machine; null returns the app to events mode. Either way the queue starts empty and the cursor keeps counting.
+   */
+  setEndpoint (appId: string, url: string | null): { app: string, endpoint: string | null, mode: 'events' | 'webhook' } {
+    const app = this.#store.apps.get(appId)
+    if (app === undefined) throw new OrbControlError('not_found', `no app ${appId}`)
+    if (url !== null) checkEndpoint(url)
+    app.endpoint = url
+    eventsOf(this.#store).modeChanged(app)
+    return { app: appId, endpoint: url, mode: url === null ? 'events' : 'webhook' }
   }
 
   /** `PUT /control/orb/servers/{server}/apps/{app}`: an admin installs the app, or changes its role and allow-list. */
@@ -182,6 +265,20 @@ export class OrbControl {
   reset (): void {
     this.#store.load(structuredClone(this.#world))
   }
+}
+
+/** ORB-A05: an endpoint is `https`, except that the fake also allows `http` to this machine. */
+export function checkEndpoint (url: string): void {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new OrbControlError('bad_request', `${JSON.stringify(url)} is not a URL`)
+  }
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1')
+  const local = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
+  if (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && local)) return
+  throw new OrbControlError('bad_request', 'the endpoint URL must be https, or http to localhost')
 }
 
 /** The voice server URL when a world has none and the control server switches one on. */

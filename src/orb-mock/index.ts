@@ -70,6 +70,6 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
 }
 
 export { OrbStore } from './store.js'
-export { OrbControl, OrbControlError, type InstallSpec, type MemberPost, type VoiceChange } from './control.js'
+export { OrbControl, OrbControlError, type CommandInvocation, type InstallSpec, type MemberPost, type VoiceChange } from './control.js'
 export { checkWorld, defaultWorld, loadWorldFile, WorldError, type World } from './world.js'
 export { OrbError } from './errors.js'

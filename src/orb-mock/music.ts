@@ -77,8 +77,15 @@ export class Music {
 
   /** ORB-081, ORB-A17: applies one action by `member` and answers the player; a bad `arg` changes nothing (400). */
   act (channel: string, action: MusicAction, arg: unknown, member: string): PlayerView {
+    const existed = this.#players.has(channel)
     const player = this.#player(channel)
-    ACTIONS[action](player, arg, { member, trackId: () => `trk_${this.#nextTrack++}` })
+    try {
+      ACTIONS[action](player, arg, { member, trackId: () => `trk_${this.#nextTrack++}` })
+    } catch (err) {
+      // A refused action leaves no trace, not even a player the room never used.
+      if (!existed) this.#players.delete(channel)
+      throw err
+    }
     return show(player)
   }
 

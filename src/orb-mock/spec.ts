@@ -57,11 +57,14 @@ export function operation (method: string, path: string): OperationValidator {
     }
     const validate = specAjv().compile(schema)
     const integers = new Set(params.filter((p) => p.schema.type === 'integer').map((p) => p.name))
+    const declared = new Set(params.map((p) => p.name))
     return (raw) => {
+      // ORB-A23: parameters the operation does not declare are ignored, however often they come.
       const value: Record<string, unknown> = {}
       for (const [name, given] of Object.entries((raw ?? {}) as Record<string, unknown>)) {
+        if (!declared.has(name)) continue
         if (Array.isArray(given)) throw orbErrors.bad(`${where}.${name} is given more than once`)
-        value[name] = integers.has(name) && typeof given === 'string' && INTEGER.test(given) && Number.isSafeInteger(Number(given)) ? Number(given) : given
+        value[name] = integers.has(name) && typeof given === 'string' && INTEGER.test(given) ? toInteger(given) : given
       }
       if (!validate(value)) throw orbErrors.bad(describe(where, validate.errors))
       return value
@@ -89,6 +92,13 @@ export function operation (method: string, path: string): OperationValidator {
 }
 
 const INTEGER = /^-?(?:0|[1-9][0-9]*)$/
+
+// An integer past what a double holds exactly is still an integer: it stands at the safe bound, so `before` of
+// 10^20 means "everything", an id of 10^20 is simply unknown (404), and `limit` of 10^20 is over its maximum.
+function toInteger (text: string): number {
+  const n = Number(text)
+  return Number.isSafeInteger(n) ? n : n < 0 ? Number.MIN_SAFE_INTEGER : Number.MAX_SAFE_INTEGER
+}
 
 function describe (where: string, errors: ErrorObject[] | null | undefined): string {
   const error = errors?.[0]

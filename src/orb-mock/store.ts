@@ -94,6 +94,7 @@ export class OrbStore {
   #nextMessageId = 1
   #nextCommandId = 1
   readonly #resetHooks: Array<() => void> = []
+  readonly #installHooks: Array<(community: string, app: string) => void> = []
   /** Parts of the control server's state that modules add (voice seats, players), by name. */
   readonly stateParts = new Map<string, () => unknown>()
 
@@ -107,6 +108,11 @@ export class OrbStore {
   /** Runs `fn` whenever the store is rebuilt (modules with timers or state of their own clear it here). */
   onReset (fn: () => void): void {
     this.#resetHooks.push(fn)
+  }
+
+  /** Runs `fn` after an app is installed, has its role or allow-list changed, or is uninstalled in a community. */
+  onInstallChange (fn: (community: string, app: string) => void): void {
+    this.#installHooks.push(fn)
   }
 
   /** Lets go of what modules hold (timers above all); the fake is closing. */
@@ -196,12 +202,15 @@ export class OrbStore {
       channelRights: new Map(Object.entries(spec.channelRights ?? {}))
     }
     this.installs.set(installKey(community, app), state)
+    for (const hook of this.#installHooks) hook(community, app)
     return state
   }
 
   /** ORB-A04: uninstalling removes the app's reach into the community. Its old messages stay. */
   uninstall (community: string, app: string): boolean {
-    return this.installs.delete(installKey(community, app))
+    const removed = this.installs.delete(installKey(community, app))
+    if (removed) for (const hook of this.#installHooks) hook(community, app)
+    return removed
   }
 
   /** Current installs of an app (ORB-A19's `installs`). */

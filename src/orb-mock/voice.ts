@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import type { TimerHandle } from '../shared/clock.js'
 import { orbErrors } from './errors.js'
+import { canSee, rightsIn } from './gates.js'
 import type { OrbStore } from './store.js'
 
 /** ORB-076: a seat with no heartbeat (nor join) for this long is dropped, as a browser tab's is. */
@@ -26,7 +27,7 @@ export interface Call {
   /** Seats in the order they were taken. */
   seats: Map<string, Seat>
   /** Why each former participant no longer sits, for the 410's words. */
-  gone: Map<string, 'left' | 'dropped'>
+  gone: Map<string, 'left' | 'dropped' | 'revoked'>
   ended: boolean
 }
 
@@ -58,6 +59,9 @@ export class Voice {
     this.#store = store
     store.onReset(() => this.#clear())
     store.stateParts.set('voice', () => this.snapshot())
+    // ORB-A04, ORB-A08: access taken away takes the seat with it: an uninstall, or a channel the role no longer
+    // reaches (off the allow-list, hidden, or without connect).
+    store.onInstallChange((community, app) => this.#revoke(community, app))
   }
 
   /** The live call of a voice channel, if any. */
@@ -109,6 +113,7 @@ export class Voice {
     const why = call.gone.get(member)
     if (why === 'dropped') throw orbErrors.gone(`the app's seat in ${call.id} was dropped after ${SEAT_SILENCE_MS / 1000} s without a heartbeat`)
     if (why === 'left') throw orbErrors.gone(`the app left ${call.id}`)
+    if (why === 'revoked') throw orbErrors.gone(`the app's seat in ${call.id} went when the community took its access to ${call.channel} away`)
     throw orbErrors.gone(`the app holds no seat in ${call.id}; join ${call.channel} first`)
   }
 
@@ -192,7 +197,7 @@ export class Voice {
   }
 
   /** A seat is given up or dropped; the last one out ends the call (ORB-A16). */
-  #vacate (call: Call, member: string, why: 'left' | 'dropped'): void {
+  #vacate (call: Call, member: string, why: 'left' | 'dropped' | 'revoked'): void {
     const seat = call.seats.get(member)
     if (seat === undefined) return
     if (seat.timer !== null) this.#store.clock.clearTimer(seat.timer)
@@ -201,6 +206,19 @@ export class Voice {
     if (call.seats.size > 0) return
     call.ended = true
     this.#current().live.delete(call.channel)
+  }
+
+  /** Vacates the app's seats in the community's calls whose channel its install no longer lets it connect to. */
+  #revoke (community: string, app: string): void {
+    if (this.#state === undefined) return
+    const store = this.#store
+    const install = store.installOf(community, app)
+    const member = store.apps.get(app)?.memberId ?? app
+    for (const call of [...this.#state.live.values()]) {
+      if (call.community !== community || !call.seats.has(member)) continue
+      const reaches = install !== undefined && canSee(install, call.channel) && rightsIn(install, call.channel).includes('connect')
+      if (!reaches) this.#vacate(call, member, 'revoked')
+    }
   }
 
   /** On reset and on close: every seat timer goes, and the next use rebuilds from the world. */

@@ -12,6 +12,9 @@ export const POST_WINDOW_MS = 60_000
 /** The page size when `limit` is absent (ORB-033: the spec's default). */
 const PAGE = 50
 
+// ORB-A02: content of nothing but white space and invisible characters (zero-width spaces and joiners, BOM) is blank.
+const BLANK = /^[\s\u200b-\u200d\u2060\ufeff]*$/u
+
 // ORB-026, ORB-A02: @everyone as a token of its own, in any case. @here is allowed.
 const EVERYONE = /(?<![\w@])@everyone(?!\w)/i
 
@@ -25,7 +28,7 @@ export function messageRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
       scope: 'messages:write',
       handler: ({ app, body }: RouteCall<unknown, { channel: string, content: string, reply_to?: number }>) => {
         // ORB-A02: content that says nothing is a bad request, whatever the channel.
-        if (body.content.trim() === '') throw orbErrors.bad('body.content is empty; send some text')
+        if (BLANK.test(body.content)) throw orbErrors.bad('body.content is empty; send some text')
         const reached = reachChannel(store, app, body.channel)
         const { channel } = reached
         // ORB-028, ORB-A02: text in a voice channel is a bad request.
@@ -73,12 +76,13 @@ export function messageRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
       path: '/api/bot/v1/messages/{id}',
       auth: 'bot',
       scope: 'messages:write',
-      handler: ({ app, params }: RouteCall<unknown, unknown, { id: number }>) => {
+      handler: ({ app, params, request }: RouteCall<unknown, unknown, { id: number }>) => {
         const message = store.messages.get(params.id)
+        const asSent = (request.params as { id: string }).id
         const installed = message !== undefined && store.installOf(message.community, app.id) !== undefined
         // ORB-042, ORB-A21: unknown and deleted ids are 404, and so is a message the app could never have seen.
         if (message === undefined || message.deleted || (!installed && message.author.id !== app.memberId)) {
-          throw orbErrors.notFound(`No message ${params.id} for this app`)
+          throw orbErrors.notFound(`No message ${asSent} for this app`)
         }
         // ORB-040: no moderation for apps; ORB-041: not even of its own words once it is uninstalled.
         if (message.author.id !== app.memberId) throw orbErrors.forbidden('apps may delete only their own messages')

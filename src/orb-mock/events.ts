@@ -1,0 +1,294 @@
+import { randomBytes } from 'node:crypto'
+import type { TimerHandle } from '../shared/clock.js'
+import { orbErrors } from './errors.js'
+import { canSee } from './gates.js'
+import type { AppState, OrbStore, StoredMessage } from './store.js'
+
+/** ORB-052: the API version every event names. */
+export const EVENT_API = 'orb-bots-v1'
+/** ORB-049: events wait a day, at most 500 per app. */
+export const RETENTION_MS = 24 * 60 * 60 * 1000
+export const MAX_EVENTS = 500
+/** ORB-068, ORB-A14: the member waits exactly this long after invoking a command. */
+export const MEMBER_WAIT_MS = 6_000
+
+export type EventType = 'message.mention' | 'application_command' | 'app.test'
+
+/** ORB-052: an event as webhooks deliver it (no cursor). */
+export interface OrbEvent {
+  id: string
+  type: EventType
+  sent_at: number
+  api: typeof EVENT_API
+  app: { id: string, name: string }
+  server: string | null
+  channel: string | null
+  data: Record<string, unknown>
+}
+
+/** ORB-046: an event as `GET /events` returns it, with its cursor. */
+export type CursorEvent = { cursor: number } & OrbEvent
+
+/** ORB-066..072: a typed command and what became of it, as the member saw it. */
+export interface Interaction {
+  event: string
+  app: string
+  server: string
+  channel: string
+  member: string
+  command: { id: string, name: string, options: Record<string, string> }
+  invokedAt: number
+  /** ORB-A14: invoked_at + 6 s; an answer at or after it is too late (410). */
+  deadline: number
+  answer: { content: string, via: 'respond' | 'inline', at: number } | null
+}
+
+/** Where an app's events go while it has an endpoint URL (the webhooks module sets it). */
+export type Dispatcher = (app: AppState, event: OrbEvent) => void
+
+interface Waiter {
+  after: number
+  limit: number
+  timer: TimerHandle
+  finish: (events: CursorEvent[]) => void
+}
+
+interface AppLog {
+  events: CursorEvent[]
+  /** ORB-A09: per app, from 1, never reused; kept across token rotation and mode switches. */
+  nextCursor: number
+  waiters: Set<Waiter>
+}
+
+/**
+ * Every app's event log (ORB-043..054), long polls (ORB-050), the events members cause (mentions, replies, typed
+ * commands, test events) and the interactions typed commands open (ORB-066..072). One per store; a reset clears it,
+ * cursors included, and answers every held poll with `[]`.
+ */
+export class Events {
+  readonly #store: OrbStore
+  #logs = new Map<string, AppLog>()
+  /** Every event ever made, by id, with its app and type: `/respond` tells 404 from 400 with it. */
+  #known = new Map<string, { app: string, type: EventType }>()
+  #interactions = new Map<string, Interaction>()
+  #dispatch: Dispatcher | undefined
+  readonly #listeners: Array<(app: AppState, event: OrbEvent) => void> = []
+
+  constructor (store: OrbStore) {
+    this.#store = store
+    store.onReset(() => this.#clear())
+    store.stateParts.set('interactions', () => [...this.#interactions.values()].map((i) => this.#view(i)))
+    store.stateParts.set('events', () => Object.fromEntries([...this.#logs].map(([app, log]) => [app, {
+      queued: log.events.length,
+      oldestCursor: log.events[0]?.cursor ?? null,
+      lastCursor: log.nextCursor - 1,
+      polls: log.waiters.size
+    }])))
+  }
+
+  /** Sends events of apps with an endpoint URL somewhere else (ORB-051, ORB-090). */
+  setDispatcher (dispatch: Dispatcher): void {
+    this.#dispatch = dispatch
+  }
+
+  /** Subscribes to every event made, whichever way it goes (the bench and tests watch with this). */
+  onEvent (listener: (app: AppState, event: OrbEvent) => void): void {
+    this.#listeners.push(listener)
+  }
+
+  /**
+   * Makes one event for `app`: queued for `GET /events` and any held poll answered at once (ORB-050), or, while the
+   * app has an endpoint URL, handed to the webhook dispatcher instead and not queued (ORB-051, ORB-A05).
+   */
+  publish (app: AppState, type: EventType, where: { server: string | null, channel: string | null }, data: Record<string, unknown>, id = newEventId()): OrbEvent {
+    const event: OrbEvent = {
+      id,
+      type,
+      sent_at: this.#store.clock.now(),
+      api: EVENT_API,
+      app: { id: app.id, name: app.name },
+      server: where.server,
+      channel: where.channel,
+      data
+    }
+    this.#known.set(event.id, { app: app.id, type })
+    for (const listener of this.#listeners) listener(app, event)
+    if (app.endpoint !== null && this.#dispatch !== undefined) {
+      this.#dispatch(app, event)
+      return event
+    }
+    const log = this.#log(app.id)
+    log.events.push({ cursor: log.nextCursor++, ...event })
+    this.#prune(log)
+    for (const waiter of [...log.waiters]) {
+      const ready = this.#after(log, waiter.after, waiter.limit)
+      if (ready.length > 0) waiter.finish(ready)
+    }
+    return event
+  }
+
+  /** ORB-045, ORB-047, ORB-A09: the retained events after `after`, oldest first, at most `limit`. Nothing is consumed. */
+  read (app: AppState, after: number, limit: number): CursorEvent[] {
+    const log = this.#log(app.id)
+    this.#prune(log)
+    return this.#after(log, after, limit)
+  }
+
+  /**
+   * ORB-050: holds until an event after `after` arrives (answered at once) or `waitMs` pass on the fake's clock
+   * (answered `[]`). `gone` fires when the client goes away: its poll is dropped with everything it held.
+   */
+  wait (app: AppState, after: number, limit: number, waitMs: number, gone: (drop: () => void) => void): Promise<CursorEvent[]> {
+    const log = this.#log(app.id)
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        after,
+        limit,
+        timer: this.#store.clock.setTimer(waitMs, () => waiter.finish([])),
+        finish: (events) => {
+          if (!log.waiters.delete(waiter)) return
+          this.#store.clock.clearTimer(waiter.timer)
+          resolve(events)
+        }
+      }
+      log.waiters.add(waiter)
+      gone(() => waiter.finish([]))
+    })
+  }
+
+  /** Held polls across the fake (for the control state and tests). */
+  heldPolls (): number {
+    let n = 0
+    for (const log of this.#logs.values()) n += log.waiters.size
+    return n
+  }
+
+  /**
+   * ORB-A05: an app's endpoint URL changed. Either way its queue starts empty (its cursor keeps counting), and a poll
+   * it holds is answered at once (in the new mode).
+   */
+  modeChanged (app: AppState): void {
+    const log = this.#log(app.id)
+    log.events = []
+    for (const waiter of [...log.waiters]) waiter.finish([])
+  }
+
+  /**
+   * A member's message makes `message.mention` events (ORB-053, ORB-A10): for each app it mentions (`reason:
+   * "mention"`) or whose message it answers (`reason: "reply"`), when the community installed the app and the app's
+   * role sees the channel (ORB-054).
+   */
+  memberMessage (message: StoredMessage): OrbEvent[] {
+    const store = this.#store
+    const made: OrbEvent[] = []
+    const reasons = new Map<string, 'mention' | 'reply'>()
+    for (const id of message.mentions) if (store.apps.has(id)) reasons.set(id, 'mention')
+    const replied = message.replyTo === null ? undefined : store.messages.get(message.replyTo)
+    if (replied?.author.bot === true && !reasons.has(replied.author.id)) reasons.set(replied.author.id, 'reply')
+    for (const [appId, reason] of reasons) {
+      const app = store.apps.get(appId)
+      const install = store.installOf(message.community, appId)
+      if (app === undefined || install === undefined || !canSee(install, message.channel)) continue
+      made.push(this.publish(app, 'message.mention', { server: message.community, channel: message.channel }, {
+        message: { id: message.id, channel: message.channel, author: { ...message.author }, body: message.encrypted ? null : message.content },
+        reason
+      }))
+    }
+    return made
+  }
+
+  /** ORB-A10: the developer presses "send test event". */
+  testEvent (app: AppState): OrbEvent {
+    return this.publish(app, 'app.test', { server: null, channel: null }, {})
+  }
+
+  /** ORB-053, ORB-066: a member typed one of `app`'s commands; the interaction waits 6 s for an answer. */
+  command (app: AppState, where: { server: string, channel: string }, member: { id: string, name: string }, command: Interaction['command']): OrbEvent {
+    const invokedAt = this.#store.clock.now()
+    const id = newEventId()
+    // The interaction exists before the event goes out, so that an inline answer to the first delivery finds it.
+    this.#interactions.set(id, { event: id, app: app.id, ...where, member: member.id, command, invokedAt, deadline: invokedAt + MEMBER_WAIT_MS, answer: null })
+    return this.publish(app, 'application_command', where, {
+      command: { id: command.id, name: command.name, options: { ...command.options } },
+      member: { id: member.id, name: member.name },
+      invoked_at: invokedAt
+    }, id)
+  }
+
+  /**
+   * ORB-066..069, ORB-A13, ORB-A14: answers an interaction. Precedence: 404 (unknown, or another app's), 400 (not a
+   * command), 409 (answered already, inline or by route), 410 (the member stopped waiting).
+   */
+  respond (app: AppState, eventId: string, content: string, via: 'respond' | 'inline'): Interaction {
+    const known = this.#known.get(eventId)
+    if (known === undefined || known.app !== app.id) throw orbErrors.notFound(`No event ${eventId} for this app`)
+    if (known.type !== 'application_command') throw orbErrors.bad(`${eventId} is a ${known.type} event; only application_command events can be answered`)
+    const interaction = this.#interactions.get(eventId)!
+    if (interaction.answer !== null) throw orbErrors.conflict(`${eventId} was answered already (${interaction.answer.via === 'inline' ? 'inline, by the webhook reply' : 'by /respond'})`)
+    if (this.#store.clock.now() >= interaction.deadline) throw orbErrors.gone(`The member stopped waiting for ${eventId} at ${new Date(interaction.deadline).toISOString()}; post a normal message instead`)
+    interaction.answer = { content, via, at: this.#store.clock.now() }
+    return interaction
+  }
+
+  /** Whether the member who typed `eventId` still waits for an answer (webhooks stop retrying once not, ORB-A11). */
+  waiting (eventId: string): boolean {
+    const interaction = this.#interactions.get(eventId)
+    return interaction !== undefined && interaction.answer === null && this.#store.clock.now() < interaction.deadline
+  }
+
+  /** What the member saw of an interaction (the control state). */
+  interaction (eventId: string): Record<string, unknown> | undefined {
+    const found = this.#interactions.get(eventId)
+    return found === undefined ? undefined : this.#view(found)
+  }
+
+  #view (i: Interaction): Record<string, unknown> {
+    const expired = i.answer === null && this.#store.clock.now() >= i.deadline
+    return { ...i, command: { ...i.command, options: { ...i.command.options } }, answer: i.answer === null ? null : { ...i.answer }, expired }
+  }
+
+  #log (appId: string): AppLog {
+    let log = this.#logs.get(appId)
+    if (log === undefined) this.#logs.set(appId, log = { events: [], nextCursor: 1, waiters: new Set() })
+    return log
+  }
+
+  // ORB-049, ORB-A09: older than a day by sent_at (a day old exactly is still kept), or beyond the 500 newest, is gone.
+  #prune (log: AppLog): void {
+    const horizon = this.#store.clock.now() - RETENTION_MS
+    let drop = Math.max(0, log.events.length - MAX_EVENTS)
+    while (drop < log.events.length && log.events[drop]!.sent_at < horizon) drop++
+    if (drop > 0) log.events.splice(0, drop)
+  }
+
+  #after (log: AppLog, after: number, limit: number): CursorEvent[] {
+    // Cursors ascend: find the first one past `after` by bisection.
+    let lo = 0
+    let hi = log.events.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (log.events[mid]!.cursor <= after) lo = mid + 1
+      else hi = mid
+    }
+    return log.events.slice(lo, lo + limit)
+  }
+
+  #clear (): void {
+    for (const log of this.#logs.values()) for (const waiter of [...log.waiters]) waiter.finish([])
+    this.#logs = new Map()
+    this.#known = new Map()
+    this.#interactions = new Map()
+  }
+}
+
+// ORB-A10: an opaque unique string.
+const newEventId = (): string => `evt_${randomBytes(12).toString('hex')}`
+
+const registry = new WeakMap<OrbStore, Events>()
+
+/** The store's events, made on first use. */
+export function eventsOf (store: OrbStore): Events {
+  let events = registry.get(store)
+  if (events === undefined) registry.set(store, events = new Events(store))
+  return events
+}

@@ -1,0 +1,325 @@
+import { createHash, createHmac, randomUUID } from 'node:crypto'
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import type { TimerHandle } from '../shared/clock.js'
+import { OrbError } from './errors.js'
+import { eventsOf, type EventType, type OrbEvent } from './events.js'
+import type { AppState, OrbStore } from './store.js'
+
+/** ORB-A11: how long an attempt may take, on the fake's clock: a typed command's member waits, other events less so. */
+export const COMMAND_TIMEOUT_MS = 4_000
+export const EVENT_TIMEOUT_MS = 10_000
+/** ORB-A11: the one retry follows a failed first attempt this long after it failed. */
+export const RETRY_DELAY_MS = 2_000
+/** Attempts in flight across one fake; more wait their turn, first in first out. */
+export const MAX_IN_FLIGHT = 8
+/** Bytes of a reply read at most (enough for any `notice`); past this the socket is destroyed. */
+export const REPLY_CAP = 64 * 1024
+/** Delivery records kept per app, newest kept. */
+export const LOG_LIMIT = 1_000
+
+/** What the endpoint's reply said inline, and what came of it (ORB-097, ORB-098, ORB-A13). */
+export interface DeliveryNotice {
+  content: string
+  /**
+   * `answered`: shown to the member; `ignored`: the event is not a typed command; `late`: the member had stopped
+   * waiting (410); `answered-already`: the interaction had an answer, from `/respond` (409).
+   */
+  result: 'answered' | 'ignored' | 'late' | 'answered-already'
+}
+
+/** One attempt in an app's delivery log (ORB-093, ORB-A11); the control server shows these. Never holds the token. */
+export interface DeliveryRecord {
+  /** `X-Orb-Delivery`: a UUID per attempt (ORB-092). */
+  delivery: string
+  /** `X-Orb-Event`: the event's id. */
+  event: string
+  type: EventType
+  attempt: 1 | 2
+  url: string
+  /** When the attempt was sent, on the fake's clock (the signature's `t`). */
+  at: number
+  /** The reply's HTTP status; null on a timeout or a network error. */
+  status: number | null
+  /** On the fake's clock (0 for a prompt reply under a virtual clock). */
+  durationMs: number
+  outcome: 'delivered' | 'failed' | 'timeout' | 'error'
+  error: string | null
+  /** `content-type` and the `x-orb-*` headers as sent. */
+  requestHeaders: Record<string, string>
+  notice: DeliveryNotice | null
+}
+
+/** ORB-091: the signing key: sha256(token) as lowercase hex, used as its 64 ASCII bytes. */
+export function signingKey (token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex')
+}
+
+/** ORB-091: `v1`, the lowercase hex HMAC-SHA256 of `"<t>.<raw body>"` under `signingKey(token)`. */
+export function signature (token: string, t: number, rawBody: string): string {
+  return createHmac('sha256', signingKey(token)).update(`${t}.`, 'utf8').update(rawBody, 'utf8').digest('hex')
+}
+
+/** One event on its way: serialised once, so that both attempts send the same bytes (ORB-A11). */
+interface Job {
+  app: string
+  event: string
+  type: EventType
+  raw: string
+  attempt: 1 | 2
+}
+
+interface Attempt {
+  job: Job
+  generation: number
+  delivery: string
+  url: string
+  at: number
+  headers: Record<string, string>
+  timer: TimerHandle | undefined
+  req: ClientRequest | undefined
+  done: boolean
+}
+
+interface Result {
+  outcome: DeliveryRecord['outcome']
+  status: number | null
+  error: string | null
+  /** The reply's text (2xx only), for `notice`. */
+  body?: string
+}
+
+/**
+ * Pushes the events of apps that have an endpoint URL to it (ORB-090..094, ORB-098, ORB-A11, ORB-A13): signed POSTs
+ * over real HTTP, two attempts at most, every attempt in the app's delivery log. Time (signatures, timeouts, the
+ * retry's delay) is the fake's clock. One per store; a reset or close aborts what is in flight and forgets the logs.
+ */
+export class Webhooks {
+  readonly #store: OrbStore
+  #queue: Job[] = []
+  readonly #inFlight = new Set<Attempt>()
+  readonly #retries = new Set<TimerHandle>()
+  #logs = new Map<string, DeliveryRecord[]>()
+  #pumpSoon: NodeJS.Immediate | undefined
+  /** Bumped on reset: callbacks of requests from before it do nothing. */
+  #generation = 0
+
+  constructor (store: OrbStore) {
+    this.#store = store
+    store.onReset(() => this.#clear())
+    store.stateParts.set('webhooks', () => ({
+      inFlight: this.#inFlight.size,
+      queued: this.#queue.length,
+      retriesScheduled: this.#retries.size,
+      maxInFlight: MAX_IN_FLIGHT
+    }))
+    eventsOf(store).setDispatcher((app, event) => this.#dispatch(app, event))
+  }
+
+  /** The app's delivery log, oldest first (in the order attempts finished), at most `LOG_LIMIT` records. */
+  deliveries (appId: string): DeliveryRecord[] {
+    return (this.#logs.get(appId) ?? []).map((r) => ({ ...r, requestHeaders: { ...r.requestHeaders }, notice: r.notice === null ? null : { ...r.notice } }))
+  }
+
+  /** Attempts in flight and waiting for a slot (tests and the control state). */
+  pending (): { inFlight: number, queued: number, retriesScheduled: number } {
+    return { inFlight: this.#inFlight.size, queued: this.#queue.length, retriesScheduled: this.#retries.size }
+  }
+
+  // Called inside the API request (or control call) that made the event: it only queues, and sending starts on a
+  // later turn of the event loop, so delivery never holds up that reply.
+  #dispatch (app: AppState, event: OrbEvent): void {
+    this.#queue.push({ app: app.id, event: event.id, type: event.type, raw: JSON.stringify(event), attempt: 1 })
+    this.#schedulePump()
+  }
+
+  #schedulePump (): void {
+    if (this.#pumpSoon !== undefined) return
+    this.#pumpSoon = setImmediate(() => {
+      this.#pumpSoon = undefined
+      this.#pump()
+    })
+  }
+
+  #pump (): void {
+    while (this.#inFlight.size < MAX_IN_FLIGHT && this.#queue.length > 0) this.#start(this.#queue.shift()!)
+  }
+
+  #start (job: Job): void {
+    const store = this.#store
+    const app = store.apps.get(job.app)
+    // The endpoint and token are read now: an app back in events mode gets nothing more; a rotated token signs (ORB-A22).
+    if (app === undefined || app.endpoint === null) return
+    if (job.attempt === 2 && !this.#mayRetry(job)) return
+    const t = store.clock.now()
+    const delivery = randomUUID()
+    const headers = {
+      'content-type': 'application/json',
+      'x-orb-signature': `t=${t},v1=${signature(app.token, t, job.raw)}`,
+      'x-orb-event': job.event,
+      'x-orb-delivery': delivery
+    }
+    const attempt: Attempt = { job, generation: this.#generation, delivery, url: app.endpoint, at: t, headers, timer: undefined, req: undefined, done: false }
+    this.#inFlight.add(attempt)
+    const limit = job.type === 'application_command' ? COMMAND_TIMEOUT_MS : EVENT_TIMEOUT_MS
+    attempt.timer = store.clock.setTimer(limit, () => {
+      attempt.timer = undefined
+      this.#finish(attempt, { outcome: 'timeout', status: null, error: `no complete reply within ${limit} ms` })
+    })
+    let url: URL
+    try {
+      url = new URL(app.endpoint)
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`unsupported protocol ${url.protocol}`)
+    } catch (err) {
+      this.#finish(attempt, { outcome: 'error', status: null, error: `bad endpoint URL: ${(err as Error).message}` })
+      return
+    }
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest
+    try {
+      // agent: false: a socket per attempt, closed after it, so nothing lingers in a pool. Redirects are not followed
+      // (node:http never does).
+      const req = send(url, {
+        method: 'POST',
+        agent: false,
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(job.raw)), 'user-agent': 'orbtest-orb-webhooks/1' }
+      })
+      attempt.req = req
+      req.on('response', (res) => this.#read(attempt, res))
+      req.on('error', (err) => this.#finish(attempt, { outcome: 'error', status: null, error: describe(err) }))
+      req.end(job.raw)
+    } catch (err) {
+      this.#finish(attempt, { outcome: 'error', status: null, error: describe(err as Error) })
+    }
+  }
+
+  // ORB-094: only a 2xx is delivered; its reply is read (up to the cap) for `notice`. Anything else fails at once.
+  #read (attempt: Attempt, res: IncomingMessage): void {
+    const status = res.statusCode ?? 0
+    res.on('error', (err) => this.#finish(attempt, { outcome: 'error', status, error: describe(err) }))
+    if (status < 200 || status > 299) {
+      const error = status >= 300 && status < 400 ? `the endpoint answered ${status}; redirects are not followed` : `the endpoint answered ${status}`
+      this.#finish(attempt, { outcome: 'failed', status, error })
+      return
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    const complete = (): void => this.#finish(attempt, { outcome: 'delivered', status, error: null, body: Buffer.concat(chunks).toString('utf8') })
+    res.on('data', (chunk: Buffer) => {
+      if (attempt.done) return
+      const room = REPLY_CAP - size
+      chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk)
+      size += Math.min(chunk.length, room)
+      if (size >= REPLY_CAP) complete()
+    })
+    res.on('end', complete)
+    res.on('close', () => this.#finish(attempt, { outcome: 'error', status, error: 'the reply was cut off' }))
+  }
+
+  #finish (attempt: Attempt, result: Result): void {
+    if (attempt.done || attempt.generation !== this.#generation) return
+    attempt.done = true
+    const clock = this.#store.clock
+    if (attempt.timer !== undefined) clock.clearTimer(attempt.timer)
+    this.#inFlight.delete(attempt)
+    attempt.req?.destroy()
+    const { job } = attempt
+    const notice = result.outcome === 'delivered' && result.body !== undefined ? this.#notice(job, result.body) : null
+    this.#record(job.app, {
+      delivery: attempt.delivery,
+      event: job.event,
+      type: job.type,
+      attempt: job.attempt,
+      url: attempt.url,
+      at: attempt.at,
+      status: result.status,
+      durationMs: clock.now() - attempt.at,
+      outcome: result.outcome,
+      error: result.error,
+      requestHeaders: attempt.headers,
+      notice
+    })
+    if (result.outcome !== 'delivered' && job.attempt === 1) this.#scheduleRetry(job)
+    this.#schedulePump()
+  }
+
+  // ORB-098, ORB-A13: a `notice` in a typed command's 2xx reply answers it inline (the reply came within the 4 s, or
+  // the attempt would have timed out); on any other event it is ignored.
+  #notice (job: Job, body: string): DeliveryNotice | null {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(body)
+    } catch {
+      return null
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null
+    const content = (parsed as { notice?: unknown }).notice
+    if (typeof content !== 'string') return null
+    if (job.type !== 'application_command') return { content, result: 'ignored' }
+    const app = this.#store.apps.get(job.app)
+    if (app === undefined) return { content, result: 'ignored' }
+    try {
+      eventsOf(this.#store).respond(app, job.event, content, 'inline')
+      return { content, result: 'answered' }
+    } catch (err) {
+      if (err instanceof OrbError && err.status === 409) return { content, result: 'answered-already' }
+      if (err instanceof OrbError && err.status === 410) return { content, result: 'late' }
+      return { content, result: 'ignored' }
+    }
+  }
+
+  // ORB-093, ORB-A11: one retry, 2 s after the failure on the fake's clock; none for a command whose member stopped
+  // waiting (asked again when the timer fires and when the retry gets a slot).
+  #scheduleRetry (job: Job): void {
+    if (!this.#mayRetry(job)) return
+    const timer = this.#store.clock.setTimer(RETRY_DELAY_MS, () => {
+      this.#retries.delete(timer)
+      if (!this.#mayRetry(job)) return
+      this.#queue.push({ ...job, attempt: 2 })
+      this.#pump()
+    })
+    this.#retries.add(timer)
+  }
+
+  #mayRetry (job: Job): boolean {
+    return job.type !== 'application_command' || eventsOf(this.#store).waiting(job.event)
+  }
+
+  #record (appId: string, record: DeliveryRecord): void {
+    let log = this.#logs.get(appId)
+    if (log === undefined) this.#logs.set(appId, log = [])
+    log.push(record)
+    if (log.length > LOG_LIMIT) log.splice(0, log.length - LOG_LIMIT)
+  }
+
+  // On reset and close: nothing in flight, waiting or scheduled survives, and nothing holds the process open.
+  #clear (): void {
+    this.#generation++
+    const clock = this.#store.clock
+    for (const attempt of this.#inFlight) {
+      attempt.done = true
+      if (attempt.timer !== undefined) clock.clearTimer(attempt.timer)
+      attempt.req?.destroy()
+    }
+    this.#inFlight.clear()
+    for (const timer of this.#retries) clock.clearTimer(timer)
+    this.#retries.clear()
+    this.#queue = []
+    this.#logs = new Map()
+    if (this.#pumpSoon !== undefined) clearImmediate(this.#pumpSoon)
+    this.#pumpSoon = undefined
+  }
+}
+
+const describe = (err: Error): string => {
+  const code = (err as { code?: unknown }).code
+  return typeof code === 'string' && !err.message.includes(code) ? `${code}: ${err.message}` : err.message
+}
+
+const registry = new WeakMap<OrbStore, Webhooks>()
+
+/** The store's webhook sender, made on first use; making it installs the events dispatcher. */
+export function webhooksOf (store: OrbStore): Webhooks {
+  let webhooks = registry.get(store)
+  if (webhooks === undefined) registry.set(store, webhooks = new Webhooks(store))
+  return webhooks
+}
