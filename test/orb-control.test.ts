@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createAjv } from '../src/shared/ajv.js'
 import { startOrbtest } from '../src/orbtest.js'
 import { httpRequest } from './helpers/client.js'
 import { DEMO, OrbClient, isOrbError } from './helpers/orb.js'
@@ -98,3 +99,50 @@ t.test('ORB-A04 control: POST /control/reset brings the world back: tokens, inst
   t.same(state.music.players, [], 'no player was used yet')
   t.equal(fakes.clock.pendingTimers(), 0, 'no seat timer outlives the reset')
 })
+
+t.test('ORB-A04 ORB-A05 ORB-A10 control: invoke, endpoint, test-event and deliveries over HTTP answer what the control document says', async (t) => {
+  const { call, bot } = await setup(t)
+  const doc = (await call('GET', '/control/openapi.json')).json
+  const ajv = createAjv().addSchema({ $id: 'control', components: doc.components })
+  const check = (schema: string, value: unknown): boolean => ajv.validate({ $ref: `control#/components/schemas/${schema}` }, value) as boolean
+  await bot.put('/api/bot/v1/commands', { commands: [{ name: 'roll', options: [{ name: 'sides' }] }] })
+  const invoked = await call('POST', '/control/orb/commands/invoke', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_cy', name: 'roll', options: { sides: '6' } })
+  t.equal(invoked.status, 200)
+  t.ok(check('OrbInvoked', invoked.json), 'OrbInvoked')
+  t.equal((await call('POST', '/control/orb/commands/invoke', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_cy', name: 'nope' })).status, 404)
+  t.equal((await call('POST', '/control/orb/commands/invoke', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_dee', name: 'roll', options: { sides: '6' } })).status, 409, 'no right')
+  t.equal((await call('POST', '/control/orb/commands/invoke', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_cy', name: 'roll', options: { sides: 6 } })).status, 400, 'options are text')
+  const tested = await call('POST', '/control/orb/apps/app_demo/test-event')
+  t.ok(check('OrbEventRef', tested.json), 'OrbEventRef')
+  t.equal((await call('POST', '/control/orb/apps/app_none/test-event')).status, 404)
+  const events = (await bot.get('/api/bot/v1/events')).json.events
+  t.same(events.map((e: { id: string }) => e.id), [invoked.json.event, tested.json.event])
+  const endpoint = await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://127.0.0.1:9/hook' })
+  t.ok(check('OrbEndpointState', endpoint.json), 'OrbEndpointState')
+  t.same(endpoint.json, { app: 'app_demo', endpoint: 'http://127.0.0.1:9/hook', mode: 'webhook' })
+  t.equal((await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://example.com/hook' })).status, 400, 'plain http elsewhere')
+  t.equal((await call('PUT', '/control/orb/apps/app_demo/endpoint', {})).status, 400, 'url is required (null to clear)')
+  const state = (await call('GET', '/control/orb/state')).json
+  t.ok(check('OrbState', state), 'OrbState')
+  t.equal(state.apps.find((a: { id: string }) => a.id === 'app_demo').endpoint, 'http://127.0.0.1:9/hook')
+  expectOk(t, await call('POST', '/control/orb/apps/app_demo/test-event'))
+  const deliveries = await waitForDeliveries(call)
+  t.ok(deliveries.every((d: unknown) => check('OrbDelivery', d)), 'every record is an OrbDelivery')
+  t.match(deliveries[0], { type: 'app.test', attempt: 1, outcome: 'error', url: 'http://127.0.0.1:9/hook' })
+  t.notMatch(JSON.stringify(deliveries), DEMO.token, 'the token is never in the log')
+  t.equal((await call('GET', '/control/orb/apps/app_none/deliveries')).status, 404)
+  t.same((await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: null })).json.mode, 'events')
+})
+
+function expectOk (t: { equal(a: unknown, b: unknown): void }, reply: { status: number }): void {
+  t.equal(reply.status, 200)
+}
+
+async function waitForDeliveries (call: (method: string, path: string) => Promise<{ json: any }>): Promise<any[]> {
+  for (let i = 0; i < 400; i++) {
+    const { deliveries } = (await call('GET', '/control/orb/apps/app_demo/deliveries')).json
+    if (deliveries.length > 0) return deliveries
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  throw new Error('no delivery was recorded')
+}

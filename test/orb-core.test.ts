@@ -239,4 +239,6 @@ t.test('ORB-A04 a world is checked by its JSON Schema and its references; every 
   t.match(bad((w) => { w.apps[1]!.token = w.apps[0]!.token }), [/^apps\[1\]\.token: token .* is defined twice/])
   t.match(bad((w) => { w.apps[0]!.manifest = undefined }), [/^apps\[0\]\.manifest: an app on the registry needs/])
   t.match(bad((w) => { w.communities[1]!.channels[0]!.id = 'ch_general' }), [/channel "ch_general" is defined twice/])
+  t.match(bad((w) => { w.apps[0]!.endpoint = 'http://example.com/hook' }), [/^apps\[0\]\.endpoint: must be https, or http to localhost/])
+  t.same(bad((w) => { w.apps[0]!.endpoint = 'http://127.0.0.1:9999/hook' }), [], 'http to this machine is fine')
 })

@@ -282,3 +282,70 @@ t.test('ORB-A04 reset answers held polls and starts every cursor again from 1', 
   mention(orb)
   t.same((await poll(orb)).json.events.map((e: { cursor: number }) => e.cursor), [1])
 })
+
+t.test('ORB-050 a held poll waits for an event past its own cursor: events at or before it do not answer it', async (t) => {
+  const orb = await startOrb(t)
+  mention(orb)
+  mention(orb)
+  const events = eventsOf(orb.store)
+  const held = poll(orb, '?after=3&wait=25')
+  await waitFor(() => events.heldPolls() === 1)
+  mention(orb) // cursor 3: not after 3
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(events.heldPolls(), 1, 'still held after cursor 3')
+  mention(orb)
+  t.same((await held).json.events.map((e: { cursor: number }) => e.cursor), [4])
+})
+
+t.test('ORB-050 closing the fake answers every held poll at once', async (t) => {
+  const orb = await startOrb(t)
+  const held = poll(orb, '?wait=25')
+  await waitFor(() => eventsOf(orb.store).heldPolls() === 1)
+  const started = Date.now()
+  await orb.close()
+  t.ok(Date.now() - started < 2000, `close took ${Date.now() - started} ms`)
+  await held.then(() => {}, () => {})
+})
+
+t.test('ORB-A22 a poll held with a token that is then rotated is answered 401 at once', async (t) => {
+  const orb = await startOrb(t)
+  const held = poll(orb, '?wait=25')
+  await waitFor(() => eventsOf(orb.store).heldPolls() === 1)
+  orb.control.rotateToken('app_demo')
+  t.ok(isOrbError(await held, 401))
+  orb.control.testEvent('app_demo')
+  t.ok(isOrbError(await poll(orb), 401), 'the old token gets nothing')
+})
+
+t.test('ORB-A05 setting the same mode again changes nothing: the queue survives an endpoint of null in events mode', async (t) => {
+  const orb = await startOrb(t)
+  mention(orb)
+  mention(orb)
+  orb.control.setEndpoint('app_demo', null)
+  t.same((await poll(orb)).json.events.map((e: { cursor: number }) => e.cursor), [1, 2])
+  orb.control.setEndpoint('app_demo', 'http://127.0.0.1:9/a')
+  orb.control.setEndpoint('app_demo', 'http://127.0.0.1:9/b')
+  t.same((await poll(orb)).json, { events: [], next: 0, mode: 'webhook' })
+})
+
+t.test('ORB-A14 ORB-049 a day after an event it is forgotten: respond then answers 404', async (t) => {
+  const orb = await startOrb(t)
+  await orb.bot.put('/api/bot/v1/commands', { commands: [{ name: 'ping' }] })
+  const old = orb.control.invoke({ server: 'srv_orbit', channel: 'ch_general', member: 'mem_bo', name: 'ping' }).event as string
+  orb.clock.advance(7000)
+  t.ok(isOrbError(await orb.bot.post(`/api/bot/v1/interactions/${old}/respond`, { content: 'x' }), 410), 'the member stopped waiting')
+  orb.clock.advance(24 * 3600_000)
+  orb.control.testEvent('app_demo')
+  t.ok(isOrbError(await orb.bot.post(`/api/bot/v1/interactions/${old}/respond`, { content: 'x' }), 404), 'forgotten with the events of its day')
+  t.notOk((orb.control.state().interactions as Array<{ event: string }>).some((i) => i.event === old), 'and gone from the control state')
+})
+
+t.test('ORB-061 an app that does not see the channel does not offer its command there, so another app\'s is not ambiguous', async (t) => {
+  const orb = await startOrb(t)
+  await orb.bot.put('/api/bot/v1/commands', { commands: [{ name: 'greet' }] })
+  await orb.as(DEMO.lite).put('/api/bot/v1/commands', { commands: [{ name: 'greet' }] })
+  t.throws(() => orb.control.invoke({ server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada', name: 'greet' }), /several apps offer \/greet/)
+  orb.control.install('srv_orbit', 'app_demo', { channels: ['ch_news'] })
+  const invoked = orb.control.invoke({ server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada', name: 'greet' })
+  t.equal(invoked.app, 'app_lite', 'only the app that sees ch_general offers /greet there')
+})

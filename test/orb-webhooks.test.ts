@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import fc from 'fast-check'
 import { eventsOf } from '../src/orb-mock/events.js'
-import { MAX_IN_FLIGHT, signature, signingKey, webhooksOf, type DeliveryRecord } from '../src/orb-mock/webhooks.js'
+import { MAX_IN_FLIGHT, MAX_IN_FLIGHT_PER_APP, signature, signingKey, webhooksOf, type DeliveryRecord } from '../src/orb-mock/webhooks.js'
 import { fcParams } from './helpers/fc.js'
 import type { Teardown } from './helpers/fake.js'
 import { DEMO, isOrbError, startOrb } from './helpers/orb.js'
@@ -351,11 +351,14 @@ t.test('ORB-A11 a typed command answered through /respond is not retried after a
   const { orb, rx } = await webhookOrb(t, (hit) => reply(hit, 500))
   const event = await typeHello(orb)
   await until(() => log(orb).length === 1, 'the failed attempt')
+  t.equal(webhooksOf(orb.store).pending().retriesScheduled, 1, 'a retry was scheduled')
   t.equal((await orb.bot.post(`/api/bot/v1/interactions/${event}/respond`, { content: 'by route' })).status, 200)
   orb.clock.advance(2_000)
+  t.same(webhooksOf(orb.store).pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 }, 'the retry\'s turn came and nothing was sent')
+  await new Promise((resolve) => setImmediate(resolve))
   orb.clock.advance(10_000)
   t.equal(rx.hits.length, 1, 'no retry once answered')
-  t.equal(webhooksOf(orb.store).pending().retriesScheduled, 0)
+  t.equal(log(orb).length, 1, 'one attempt in the log')
 })
 
 t.test('ORB-097 ORB-098 ORB-A13 a notice in a 2xx reply within 4 s answers the command inline; a later /respond gets 409', async (t) => {
@@ -367,6 +370,14 @@ t.test('ORB-097 ORB-098 ORB-A13 a notice in a 2xx reply within 4 s answers the c
   t.match(eventsOf(orb.store).interaction(event), { answer: { content: 'Hello, Ada!', via: 'inline' }, member: 'mem_ada' })
   const late = await orb.bot.post(`/api/bot/v1/interactions/${event}/respond`, { content: 'again' })
   t.ok(isOrbError(late, 409), 'the first answer wins; /respond after an inline answer is 409')
+})
+
+t.test('ORB-A13 an inline notice over 1800 characters answers nothing: the member sees no more inline than by the route', async (t) => {
+  const { orb } = await webhookOrb(t, (hit) => reply(hit, 200, { notice: 'x'.repeat(1801) }))
+  const event = await typeHello(orb)
+  await until(() => log(orb).length === 1, 'the attempt')
+  t.equal(log(orb)[0]!.notice?.result, 'too-long')
+  t.equal((await orb.bot.post(`/api/bot/v1/interactions/${event}/respond`, { content: 'short' })).status, 200, 'the route can still answer')
 })
 
 t.test('ORB-098 a notice on any other event type is ignored (recorded as ignored)', async (t) => {
@@ -441,21 +452,48 @@ t.test('ORB-051 ORB-A05 webhooks and polls never both deliver an event', async (
   t.same(log(orb).map((d) => d.event).sort(), [...pushed].sort())
 })
 
-t.test(`ORB-A11 at most ${MAX_IN_FLIGHT} attempts in flight across the fake; the rest wait in order and all are delivered`, async (t) => {
+t.test(`ORB-A11 at most ${MAX_IN_FLIGHT} attempts in flight across the fake and ${MAX_IN_FLIGHT_PER_APP} per app; the rest wait in order and all are delivered`, async (t) => {
   const { orb, rx } = await webhookOrb(t, () => {})
-  const made = Array.from({ length: 20 }, () => orb.control.testEvent('app_demo').event)
+  const apps = ['app_demo', 'app_lite', 'app_ghost', 'app_relic']
+  for (const app of apps) orb.control.setEndpoint(app, `${rx.url}/hooks/${app}`)
+  const made = new Map(apps.map((app) => [app, Array.from({ length: 5 }, () => orb.control.testEvent(app).event)]))
   await until(() => rx.hits.length === MAX_IN_FLIGHT, 'the first slots to fill')
   t.same(webhooksOf(orb.store).pending(), { inFlight: MAX_IN_FLIGHT, queued: 20 - MAX_IN_FLIGHT, retriesScheduled: 0 })
   t.match(orb.control.state().webhooks, { inFlight: MAX_IN_FLIGHT, queued: 20 - MAX_IN_FLIGHT })
-  t.same(rx.hits.map((h) => h.json.id), made.slice(0, MAX_IN_FLIGHT), 'first in, first out')
+  for (const app of apps) t.same(rx.hits.filter((h) => h.url.endsWith(app)).map((h) => h.json.id), made.get(app)!.slice(0, MAX_IN_FLIGHT_PER_APP), `${app}: its first ${MAX_IN_FLIGHT_PER_APP}, first in, first out`)
+  let maxPerApp = 0
   for (let released = 0; released < 20; released++) {
     await until(() => rx.hits.some((h) => !h.answered), 'a held request')
+    for (const app of apps) maxPerApp = Math.max(maxPerApp, rx.hits.filter((h) => h.url.endsWith(app) && !h.answered && !h.closed).length)
     reply(rx.hits.find((h) => !h.answered)!, 200)
   }
-  await until(() => log(orb).length === 20, 'twenty deliveries')
+  await until(() => apps.every((app) => webhooksOf(orb.store).deliveries(app).length === 5), 'twenty deliveries')
   t.equal(rx.stats.maxOpen, MAX_IN_FLIGHT, `never more than ${MAX_IN_FLIGHT} open at once`)
-  t.same(rx.hits.map((h) => h.json.id), made, 'each event once, in order')
-  t.ok(log(orb).every((d) => d.outcome === 'delivered' && d.attempt === 1))
+  t.equal(maxPerApp, MAX_IN_FLIGHT_PER_APP, `never more than ${MAX_IN_FLIGHT_PER_APP} of one app`)
+  for (const app of apps) t.same(rx.hits.filter((h) => h.url.endsWith(app)).map((h) => h.json.id), made.get(app), `${app}: each event once, in order`)
+})
+
+t.test('ORB-A11 one app\'s endpoint that never answers does not hold up another app\'s deliveries', async (t) => {
+  const { orb, rx } = await webhookOrb(t, (hit) => { if (hit.url.endsWith('app_lite')) reply(hit, 204) })
+  orb.control.setEndpoint('app_lite', `${rx.url}/hooks/app_lite`)
+  for (let i = 0; i < 12; i++) orb.control.testEvent('app_demo')
+  const lite = orb.control.testEvent('app_lite').event
+  await until(() => webhooksOf(orb.store).deliveries('app_lite').length === 1, 'the other app\'s delivery, with no clock tick')
+  t.match(webhooksOf(orb.store).deliveries('app_lite'), [{ event: lite, outcome: 'delivered' }])
+  t.equal(rx.hits.filter((h) => h.url.endsWith('/hooks/orb?k=1')).length, MAX_IN_FLIGHT_PER_APP, 'the stuck app holds only its own slots')
+})
+
+t.test('ORB-A11 a typed command waiting for a slot is not sent once its member stopped waiting; the log says why', async (t) => {
+  const { orb, rx } = await webhookOrb(t, () => {})
+  for (let i = 0; i < MAX_IN_FLIGHT_PER_APP; i++) orb.control.testEvent('app_demo')
+  await until(() => rx.hits.length === MAX_IN_FLIGHT_PER_APP, 'the app\'s slots to fill')
+  const event = await typeHello(orb)
+  orb.clock.advance(6_000)
+  t.notOk(eventsOf(orb.store).waiting(event))
+  orb.clock.advance(4_000) // the held test events time out (10 s), freeing the slots
+  await until(() => log(orb).some((d) => d.event === event), 'the command\'s record')
+  t.match(log(orb).find((d) => d.event === event), { outcome: 'skipped', attempt: 1, status: null })
+  t.notOk(rx.hits.some((h) => h.json?.id === event), 'it never reached the endpoint')
 })
 
 t.test('ORB-093 a reset aborts deliveries in flight, cancels pending retries and clears the log', async (t) => {

@@ -3,7 +3,7 @@ import { webhooksOf } from './webhooks.js'
 import { canSee } from './gates.js'
 import type { OrbStore, StoredMessage } from './store.js'
 import { rendered } from './routes/messages.js'
-import type { Right, World } from './world.js'
+import { endpointAllowed, type Right, type World } from './world.js'
 
 /** A control action that cannot be done: `kind` maps to the control API's codes. */
 export class OrbControlError extends Error {
@@ -160,14 +160,15 @@ export class OrbControl {
     // ORB-061: registering is not reaching; only apps installed here offer their commands.
     const offers = [...store.apps.values()].flatMap((app) => {
       if (invocation.app !== undefined && app.id !== invocation.app) return []
-      if (store.installOf(community.id, app.id) === undefined) return []
+      const install = store.installOf(community.id, app.id)
+      // ORB-061: only apps installed here, and whose role sees this channel, offer their commands in it.
+      if (install === undefined || !canSee(install, channel.id)) return []
       const command = app.commands.find((c) => c.name === invocation.name && (c.community === null || c.community === community.id))
       return command === undefined ? [] : [{ app, command }]
     })
-    if (offers.length === 0) throw new OrbControlError('not_found', `no app installed in ${invocation.server} has a command /${invocation.name}`)
+    if (offers.length === 0) throw new OrbControlError('not_found', `no app installed in ${invocation.server} that sees ${channel.id} has a command /${invocation.name}`)
     if (offers.length > 1) throw new OrbControlError('conflict', `several apps offer /${invocation.name} here (${offers.map((o) => o.app.id).join(', ')}); say which with "app"`)
     const { app, command } = offers[0]!
-    if (!canSee(store.installOf(community.id, app.id)!, channel.id)) throw new OrbControlError('conflict', `${app.id} does not see ${channel.id}, so its commands are not offered there`)
     // ORB-063: a member without the command's right cannot run it.
     if (!rights.has(command.right)) throw new OrbControlError('conflict', `${invocation.member} lacks ${command.right}, which /${command.name} needs`)
     const options = invocation.options ?? {}
@@ -204,8 +205,10 @@ export class OrbControl {
     const app = this.#store.apps.get(appId)
     if (app === undefined) throw new OrbControlError('not_found', `no app ${appId}`)
     if (url !== null) checkEndpoint(url)
+    const switched = (app.endpoint === null) !== (url === null)
     app.endpoint = url
-    eventsOf(this.#store).modeChanged(app)
+    // ORB-A05: the queue starts empty only on a switch of mode; a new URL in webhook mode, or null again, changes nothing.
+    if (switched) eventsOf(this.#store).modeChanged(app)
     return { app: appId, endpoint: url, mode: url === null ? 'events' : 'webhook' }
   }
 
@@ -238,7 +241,10 @@ export class OrbControl {
   rotateToken (appId: string): { app: string, token: string } {
     const app = this.#store.apps.get(appId)
     if (app === undefined) throw new OrbControlError('not_found', `no app ${appId}`)
-    return { app: appId, token: this.#store.rotateToken(app) }
+    const token = this.#store.rotateToken(app)
+    // ORB-A22: a poll held with the old token is answered now, with 401.
+    eventsOf(this.#store).wake(app)
+    return { app: appId, token }
   }
 
   /** `PUT /control/orb/chain`: whether the registry can be consulted (passport answers null while not, ORB-086). */
@@ -269,16 +275,7 @@ export class OrbControl {
 
 /** ORB-A05: an endpoint is `https`, except that the fake also allows `http` to this machine. */
 export function checkEndpoint (url: string): void {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw new OrbControlError('bad_request', `${JSON.stringify(url)} is not a URL`)
-  }
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1')
-  const local = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
-  if (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && local)) return
-  throw new OrbControlError('bad_request', 'the endpoint URL must be https, or http to localhost')
+  if (!endpointAllowed(url)) throw new OrbControlError('bad_request', `${JSON.stringify(url)}: the endpoint URL must be https, or http to localhost`)
 }
 
 /** The voice server URL when a world has none and the control server switches one on. */

@@ -69,7 +69,7 @@ export class Events {
   readonly #store: OrbStore
   #logs = new Map<string, AppLog>()
   /** Every event ever made, by id, with its app and type: `/respond` tells 404 from 400 with it. */
-  #known = new Map<string, { app: string, type: EventType }>()
+  #known = new Map<string, { app: string, type: EventType, at: number }>()
   #interactions = new Map<string, Interaction>()
   #dispatch: Dispatcher | undefined
   readonly #listeners: Array<(app: AppState, event: OrbEvent) => void> = []
@@ -111,7 +111,8 @@ export class Events {
       channel: where.channel,
       data
     }
-    this.#known.set(event.id, { app: app.id, type })
+    this.#forget()
+    this.#known.set(event.id, { app: app.id, type, at: event.sent_at })
     for (const listener of this.#listeners) listener(app, event)
     if (app.endpoint !== null && this.#dispatch !== undefined) {
       this.#dispatch(app, event)
@@ -161,6 +162,11 @@ export class Events {
     let n = 0
     for (const log of this.#logs.values()) n += log.waiters.size
     return n
+  }
+
+  /** Answers the app's held polls at once with nothing (its token was rotated: the route then refuses the old one). */
+  wake (app: AppState): void {
+    for (const waiter of [...this.#log(app.id).waiters]) waiter.finish([])
   }
 
   /**
@@ -245,6 +251,17 @@ export class Events {
   #view (i: Interaction): Record<string, unknown> {
     const expired = i.answer === null && this.#store.clock.now() >= i.deadline
     return { ...i, command: { ...i.command, options: { ...i.command.options } }, answer: i.answer === null ? null : { ...i.answer }, expired }
+  }
+
+  // Events are known (for /respond's 404 versus 400) and interactions kept for as long as events are retained: a day.
+  // Both maps are in creation order, so the old ones are at the front.
+  #forget (): void {
+    const horizon = this.#store.clock.now() - RETENTION_MS
+    for (const [id, known] of this.#known) {
+      if (known.at >= horizon) break
+      this.#known.delete(id)
+      this.#interactions.delete(id)
+    }
   }
 
   #log (appId: string): AppLog {

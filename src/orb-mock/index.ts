@@ -62,8 +62,9 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     store,
     control: new OrbControl(store, world),
     close: async () => {
-      await app.close()
+      // Held polls are answered and deliveries aborted first: app.close() waits for every open request.
       store.dispose()
+      await app.close()
       if (ownClock) clock.dispose()
     }
   }

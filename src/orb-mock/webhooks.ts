@@ -13,19 +13,26 @@ export const EVENT_TIMEOUT_MS = 10_000
 export const RETRY_DELAY_MS = 2_000
 /** Attempts in flight across one fake; more wait their turn, first in first out. */
 export const MAX_IN_FLIGHT = 8
+/** At most this many attempts of one app at once: one app's slow endpoint never stalls the others. */
+export const MAX_IN_FLIGHT_PER_APP = 2
+/** Attempts waiting per app; past it the oldest waiting delivery is dropped (and logged as such). */
+export const MAX_QUEUED_PER_APP = 1_000
 /** Bytes of a reply read at most (enough for any `notice`); past this the socket is destroyed. */
 export const REPLY_CAP = 64 * 1024
 /** Delivery records kept per app, newest kept. */
 export const LOG_LIMIT = 1_000
+/** An inline notice is held to what `/respond` allows (its `content` maxLength). */
+export const NOTICE_LIMIT = 1800
 
 /** What the endpoint's reply said inline, and what came of it (ORB-097, ORB-098, ORB-A13). */
 export interface DeliveryNotice {
   content: string
   /**
    * `answered`: shown to the member; `ignored`: the event is not a typed command; `late`: the member had stopped
-   * waiting (410); `answered-already`: the interaction had an answer, from `/respond` (409).
+   * waiting (410); `answered-already`: the interaction had an answer, from `/respond` (409); `too-long`: over the
+   * 1800 characters `/respond` allows, so the member sees no more inline than by the route.
    */
-  result: 'answered' | 'ignored' | 'late' | 'answered-already'
+  result: 'answered' | 'ignored' | 'late' | 'answered-already' | 'too-long'
 }
 
 /** One attempt in an app's delivery log (ORB-093, ORB-A11); the control server shows these. Never holds the token. */
@@ -43,7 +50,8 @@ export interface DeliveryRecord {
   status: number | null
   /** On the fake's clock (0 for a prompt reply under a virtual clock). */
   durationMs: number
-  outcome: 'delivered' | 'failed' | 'timeout' | 'error'
+  /** `skipped`: not sent, because the member stopped waiting or the app's queue overflowed (see `error`). */
+  outcome: 'delivered' | 'failed' | 'timeout' | 'error' | 'skipped'
   error: string | null
   /** `content-type` and the `x-orb-*` headers as sent. */
   requestHeaders: Record<string, string>
@@ -96,8 +104,10 @@ interface Result {
  */
 export class Webhooks {
   readonly #store: OrbStore
-  #queue: Job[] = []
+  /** Waiting attempts per app, typed commands first (their member waits 6 s); apps are served in turn. */
+  #queues = new Map<string, Job[]>()
   readonly #inFlight = new Set<Attempt>()
+  readonly #inFlightPerApp = new Map<string, number>()
   readonly #retries = new Set<TimerHandle>()
   #logs = new Map<string, DeliveryRecord[]>()
   #pumpSoon: NodeJS.Immediate | undefined
@@ -109,9 +119,10 @@ export class Webhooks {
     store.onReset(() => this.#clear())
     store.stateParts.set('webhooks', () => ({
       inFlight: this.#inFlight.size,
-      queued: this.#queue.length,
+      queued: this.#queued(),
       retriesScheduled: this.#retries.size,
-      maxInFlight: MAX_IN_FLIGHT
+      maxInFlight: MAX_IN_FLIGHT,
+      maxInFlightPerApp: MAX_IN_FLIGHT_PER_APP
     }))
     eventsOf(store).setDispatcher((app, event) => this.#dispatch(app, event))
   }
@@ -123,13 +134,38 @@ export class Webhooks {
 
   /** Attempts in flight and waiting for a slot (tests and the control state). */
   pending (): { inFlight: number, queued: number, retriesScheduled: number } {
-    return { inFlight: this.#inFlight.size, queued: this.#queue.length, retriesScheduled: this.#retries.size }
+    return { inFlight: this.#inFlight.size, queued: this.#queued(), retriesScheduled: this.#retries.size }
+  }
+
+  #queued (): number {
+    let n = 0
+    for (const queue of this.#queues.values()) n += queue.length
+    return n
+  }
+
+  /** Queues a job behind the app's others (a typed command ahead of every other event). */
+  #enqueue (job: Job): void {
+    let queue = this.#queues.get(job.app)
+    if (queue === undefined) this.#queues.set(job.app, queue = [])
+    const at = job.type === 'application_command' ? queue.findIndex((j) => j.type !== 'application_command') : -1
+    if (at === -1) queue.push(job)
+    else queue.splice(at, 0, job)
+    if (queue.length > MAX_QUEUED_PER_APP) {
+      const dropped = queue.pop()!
+      this.#skip(dropped, `dropped: more than ${MAX_QUEUED_PER_APP} deliveries of this app were waiting`)
+    }
+  }
+
+  /** Logs an attempt that was never sent. */
+  #skip (job: Job, why: string): void {
+    const now = this.#store.clock.now()
+    this.#record(job.app, { delivery: '', event: job.event, type: job.type, attempt: job.attempt, url: this.#store.apps.get(job.app)?.endpoint ?? '', at: now, status: null, durationMs: 0, outcome: 'skipped', error: why, requestHeaders: {}, notice: null })
   }
 
   // Called inside the API request (or control call) that made the event: it only queues, and sending starts on a
   // later turn of the event loop, so delivery never holds up that reply.
   #dispatch (app: AppState, event: OrbEvent): void {
-    this.#queue.push({ app: app.id, event: event.id, type: event.type, raw: JSON.stringify(event), attempt: 1 })
+    this.#enqueue({ app: app.id, event: event.id, type: event.type, raw: JSON.stringify(event), attempt: 1 })
     this.#schedulePump()
   }
 
@@ -141,8 +177,26 @@ export class Webhooks {
     })
   }
 
+  // Serves the apps in turn, one attempt each per round, within the global and per-app caps.
   #pump (): void {
-    while (this.#inFlight.size < MAX_IN_FLIGHT && this.#queue.length > 0) this.#start(this.#queue.shift()!)
+    let started = true
+    while (started && this.#inFlight.size < MAX_IN_FLIGHT) {
+      started = false
+      for (const [app, queue] of [...this.#queues]) {
+        if (this.#inFlight.size >= MAX_IN_FLIGHT) break
+        if ((this.#inFlightPerApp.get(app) ?? 0) >= MAX_IN_FLIGHT_PER_APP) continue
+        const job = queue.shift()
+        if (queue.length === 0) this.#queues.delete(app)
+        if (job === undefined) continue
+        // The app goes to the back of the turn order.
+        if (queue.length > 0) {
+          this.#queues.delete(app)
+          this.#queues.set(app, queue)
+        }
+        this.#start(job)
+        started = true
+      }
+    }
   }
 
   #start (job: Job): void {
@@ -150,7 +204,11 @@ export class Webhooks {
     const app = store.apps.get(job.app)
     // The endpoint and token are read now: an app back in events mode gets nothing more; a rotated token signs (ORB-A22).
     if (app === undefined || app.endpoint === null) return
-    if (job.attempt === 2 && !this.#mayRetry(job)) return
+    // ORB-A11: a typed command whose member stopped waiting is not sent at all, first attempt or retry.
+    if (!this.#mayRetry(job)) {
+      this.#skip(job, 'the member stopped waiting (or the command was answered) before this attempt got a slot')
+      return
+    }
     const t = store.clock.now()
     const delivery = randomUUID()
     const headers = {
@@ -161,6 +219,7 @@ export class Webhooks {
     }
     const attempt: Attempt = { job, generation: this.#generation, delivery, url: app.endpoint, at: t, headers, timer: undefined, req: undefined, done: false }
     this.#inFlight.add(attempt)
+    this.#inFlightPerApp.set(job.app, (this.#inFlightPerApp.get(job.app) ?? 0) + 1)
     const limit = job.type === 'application_command' ? COMMAND_TIMEOUT_MS : EVENT_TIMEOUT_MS
     attempt.timer = store.clock.setTimer(limit, () => {
       attempt.timer = undefined
@@ -221,6 +280,9 @@ export class Webhooks {
     const clock = this.#store.clock
     if (attempt.timer !== undefined) clock.clearTimer(attempt.timer)
     this.#inFlight.delete(attempt)
+    const left = (this.#inFlightPerApp.get(attempt.job.app) ?? 1) - 1
+    if (left > 0) this.#inFlightPerApp.set(attempt.job.app, left)
+    else this.#inFlightPerApp.delete(attempt.job.app)
     attempt.req?.destroy()
     const { job } = attempt
     const notice = result.outcome === 'delivered' && result.body !== undefined ? this.#notice(job, result.body) : null
@@ -255,6 +317,7 @@ export class Webhooks {
     const content = (parsed as { notice?: unknown }).notice
     if (typeof content !== 'string') return null
     if (job.type !== 'application_command') return { content, result: 'ignored' }
+    if ([...content].length > NOTICE_LIMIT) return { content: content.slice(0, NOTICE_LIMIT), result: 'too-long' }
     const app = this.#store.apps.get(job.app)
     if (app === undefined) return { content, result: 'ignored' }
     try {
@@ -274,7 +337,7 @@ export class Webhooks {
     const timer = this.#store.clock.setTimer(RETRY_DELAY_MS, () => {
       this.#retries.delete(timer)
       if (!this.#mayRetry(job)) return
-      this.#queue.push({ ...job, attempt: 2 })
+      this.#enqueue({ ...job, attempt: 2 })
       this.#pump()
     })
     this.#retries.add(timer)
@@ -301,9 +364,10 @@ export class Webhooks {
       attempt.req?.destroy()
     }
     this.#inFlight.clear()
+    this.#inFlightPerApp.clear()
     for (const timer of this.#retries) clock.clearTimer(timer)
     this.#retries.clear()
-    this.#queue = []
+    this.#queues = new Map()
     this.#logs = new Map()
     if (this.#pumpSoon !== undefined) clearImmediate(this.#pumpSoon)
     this.#pumpSoon = undefined

@@ -107,6 +107,19 @@ export function defaultWorld (): World {
   return checkWorld(readPackageJson(DEFAULT_WORLD_FILE), DEFAULT_WORLD_FILE)
 }
 
+/** ORB-A05: an endpoint URL is `https`, except that the fake also allows `http` to this machine. */
+export function endpointAllowed (url: string): boolean {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return false
+  }
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1')
+  const local = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
+  return parsed.protocol === 'https:' || (parsed.protocol === 'http:' && local)
+}
+
 /** `/apps/1/scopes/0` → `apps[1].scopes[0]`. */
 export function jsonPointerToPath (pointer: string): string {
   let path = ''
@@ -167,6 +180,7 @@ function references (world: World): string[] {
   })
   world.apps.forEach((app, ai) => {
     if (app.chain != null && app.manifest === undefined) problems.push(`apps[${ai}].manifest: an app on the registry needs the manifest its record commits to`)
+    if (app.endpoint != null && !endpointAllowed(app.endpoint)) problems.push(`apps[${ai}].endpoint: must be https, or http to localhost (ORB-A05)`)
     app.commands?.forEach((command, ci) => {
       if (command.community != null && !communities.has(command.community)) problems.push(`apps[${ai}].commands[${ci}].community: no community ${JSON.stringify(command.community)}`)
     })

@@ -28,7 +28,10 @@ export function eventRoutes ({ store }: RouteContext): OrbRoute[] {
         let found = events.read(app, after, limit)
         if (found.length === 0 && (query.wait ?? 0) > 0) {
           // ORB-050: held until an event arrives or `wait` seconds pass; a client that goes away frees its poll.
+          const token = app.token
           found = await events.wait(app, after, limit, query.wait! * 1000, (drop) => reply.raw.once('close', drop))
+          // ORB-A22: a token rotated while the poll was held no longer works, not even for this poll.
+          if (app.token !== token) throw orbErrors.unauthorized()
           if (app.endpoint !== null) return { events: [], next: after, mode: 'webhook' }
         }
         return { events: found, next: found.at(-1)?.cursor ?? after, mode: 'events' }
