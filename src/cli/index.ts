@@ -2,6 +2,7 @@
 import { StartupError } from '../shared/startup-error.js'
 import { packageVersion } from '../shared/paths.js'
 import { UsageError } from './args.js'
+import { conformance, TargetError } from '../../conformance/cli.js'
 import { COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, serve, SERVE_FLAGS, type ServeCommand } from './serve.js'
 
 const COMMANDS: Record<string, ServeCommand> = {
@@ -33,6 +34,7 @@ Commands:
   up        run every fake with the control server (npm start)
   orbtile   run the fake Orbtile with the control server
   orb       run the fake Orb with the control server
+  conformance --target T   run the conformance suite against an Orbtile (see 'orbtest conformance --help')
 
 Run 'orbtest <command> --help' for a command's flags. 'orbtest --version' prints the version.
 `
@@ -47,6 +49,21 @@ export async function main (argv: readonly string[]): Promise<number> {
   if (first === '--version' || first === '-v') {
     process.stdout.write(`${packageVersion()}\n`)
     return 0
+  }
+  if (first === 'conformance') {
+    try {
+      return await conformance(rest)
+    } catch (err) {
+      if (err instanceof UsageError) {
+        process.stderr.write(`orbtest: ${err.message}. Run 'orbtest conformance --help'.\n`)
+        return 2
+      }
+      if (err instanceof TargetError) {
+        process.stderr.write(`orbtest: ${err.message}\n`)
+        return 2
+      }
+      throw err
+    }
   }
   const command = COMMANDS[first]
   try {

@@ -1,5 +1,6 @@
 import { errors, OrbtileError } from './errors.js'
 import { validatorFor } from './spec.js'
+import { NO_FAULTS, type Faults } from './faults.js'
 
 // An id that would be valid but for its missing dot: the built-in adapters' namespace (OT-043).
 const DOTLESS = /^[a-z0-9]+(-[a-z0-9]+)*$/
@@ -9,7 +10,7 @@ const DOTLESS = /^[a-z0-9]+(-[a-z0-9]+)*$/
  * (dotless) and Orbtile's own (`com.orbtile`, `com.orbtile.*`) are reserved_id; anything else the spec's AdapterID
  * refuses is invalid_field on `adapterId`.
  */
-export function checkAdapterId (id: string): void {
+export function checkAdapterId (id: string, faults: Faults = NO_FAULTS): void {
   if (VALID.has(id)) return
   const bytes = Buffer.byteLength(id)
   const sized = bytes >= 3 && bytes <= 64
@@ -20,6 +21,8 @@ export function checkAdapterId (id: string): void {
     throw errors.invalidField('adapterId', 'adapterId must be lowercase reverse-DNS with at least one dot, 3 to 64 bytes')
   }
   if (id === 'com.orbtile' || id.startsWith('com.orbtile.')) {
+    // Not remembered as valid: the memo is shared by every fake in the process.
+    if (faults.has('reserved-id-allowed')) return
     throw new OrbtileError('reserved_id', `${JSON.stringify(id)} is in Orbtile's own namespace`)
   }
   // The answer for an id never changes: remember the good ones (a bounded, pure memo; it holds no fake's state).

@@ -6,6 +6,7 @@ import { effectivePalette, pushWarnings, type EffectivePalette } from './palette
 import type { GeneratedPalette } from './palette/generator.js'
 import { secretMatches } from './pipeline.js'
 import { badgeOf, type Registration, type RegistrationRead } from './registration.js'
+import type { Faults } from './faults.js'
 
 /** OT-A09: where the user stands on an adapter id. Kept per id, across leases and restarts. */
 export type Approval = 'awaiting_user' | 'allowed' | 'disabled_by_user'
@@ -74,6 +75,8 @@ export interface AdaptersOptions {
   /** OT-A08: a lease ends after this long without a request on any of its routes. */
   silenceMs: number
   maxAdapters: number
+  /** Deliberate faults (faults.ts). */
+  faults: Faults
 }
 
 /** The registration reply (OT-041, OT-059..061, OT-018). */
@@ -131,6 +134,11 @@ export class Adapters {
   /** OT-A08: `max(the configured window, the largest ttlSeconds among the adapter's sessions)`. */
   silenceWindow (id: string): number {
     return Math.max(this.#options.silenceMs, this.#longestTtlMs(id))
+  }
+
+  /** Deliberate faults (faults.ts), for the routes that check ids before any record exists. */
+  get faults (): Faults {
+    return this.#options.faults
   }
 
   get (id: string): AdapterRecord | undefined {
@@ -193,8 +201,8 @@ export class Adapters {
     record.iconImages = read.iconImages
     const capabilities = registration.capabilities
     record.keypadDecisions = record.user.keypad && (capabilities.includes('approvals') || capabilities.includes('questions'))
-    record.palette = effectivePalette(registration, record.user)
-    record.warnings = [...read.warnings, ...pushWarnings(registration, record.user), ...record.palette.generated.notes]
+    record.palette = effectivePalette(registration, record.user, this.#options.faults)
+    record.warnings = [...read.warnings, ...pushWarnings(registration, record.user, this.#options.faults), ...record.palette.generated.notes]
     for (const listener of this.#listeners) {
       if (started) listener.leaseStarted?.(id)
       listener.registered?.(id, registration, started ? null : previous)
@@ -239,7 +247,7 @@ export class Adapters {
     if (change.keypad !== undefined) user.keypad = change.keypad
     if (change.baseHue !== undefined) user.baseHue = change.baseHue
     if (change.anchorAttention !== undefined) user.anchorAttention = change.anchorAttention
-    if (record.registration !== null) record.palette = effectivePalette(record.registration, user)
+    if (record.registration !== null) record.palette = effectivePalette(record.registration, user, this.#options.faults)
     for (const listener of this.#listeners) listener.userChanged?.(id, { ...user }, before)
     return record
   }
@@ -336,7 +344,7 @@ export class Adapters {
   }
 
   #checkToken (lease: Lease, token: string | undefined): void {
-    if (token === undefined || !secretMatches(token, lease.tokenBytes)) {
+    if (token === undefined || (!secretMatches(token, lease.tokenBytes) && !this.#options.faults.has('lease-token-ignored'))) {
       throw errors.unauthorized(`${ADAPTER_TOKEN_HEADER} is ${token === undefined ? 'missing' : 'not this adapter\'s lease token'}`, ADAPTER_TOKEN_HEADER)
     }
   }

@@ -66,7 +66,8 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     tokenBytes: () => store.tokenBytes,
     buckets: store.buckets,
     rateLimit: options.rateLimit,
-    limits: LIMITS
+    limits: LIMITS,
+    faults: store.faults
   }
   const allowedMethods = registerRoutes(app, [...orbtileRoutes(store), ...(options.extraRoutes ?? [])])
 

@@ -15,6 +15,7 @@ import type { Sessions } from './sessions/registry.js'
 import type { SessionsSnapshot } from './sessions/snapshot.js'
 import { startupFault } from '../shared/startup-error.js'
 import { OrbtileStore, type OrbtileSnapshot } from './store.js'
+import { Faults } from './faults.js'
 
 export type { OrbtileMockOptions } from './options.js'
 export type { OrbtileRoute } from './app.js'
@@ -85,7 +86,7 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
   const clock = options.clock ?? createClock(options.clockMode)
   const ownsClock = options.clock === undefined
   const pidCheck = options.pidCheck === 'off' ? anyProcess : typeof options.pidCheck === 'function' ? options.pidCheck : realProcessCheck
-  const store = new OrbtileStore(clock, options.version, { autoAllow: options.autoAllow, silenceMs: options.leaseSilenceMs }, pidCheck)
+  const store = new OrbtileStore(clock, options.version, { autoAllow: options.autoAllow, silenceMs: options.leaseSilenceMs }, pidCheck, new Faults(options.faults))
   // OT-A04: the file holds an absolute socketPath, whatever directory the fake was started from.
   const discoveryPath = resolve(resolveDiscoveryPath(options.discoveryPath))
   const socketPath = resolve(options.socketPath ?? defaultSocketPath())

@@ -3,6 +3,7 @@ import type { Clock, ClockMode } from '../shared/clock.js'
 import type { OrbtileRoute } from './app.js'
 import type { ProcessCheck } from './sessions/process-table.js'
 import { optionsValidator } from '../shared/options.js'
+import { FAULTS, type Fault } from './faults.js'
 
 /** Options of `startOrbtileMock`. Every one has a default. */
 export interface OrbtileMockOptions {
@@ -35,6 +36,8 @@ export interface OrbtileMockOptions {
    * an extension of the protocol, and for tests of the pipeline itself.
    */
   extraRoutes?: readonly OrbtileRoute[]
+  /** Deliberate faults, to prove the conformance suite bites (see faults.ts). Default none. */
+  faults?: readonly Fault[]
 }
 
 type Live = 'discoveryPath' | 'socketPath' | 'clock' | 'logger' | 'extraRoutes' | 'pidCheck'
@@ -51,7 +54,8 @@ const schema = {
     rateLimit: { enum: ['on', 'off'], default: 'on' },
     autoAllow: { type: 'boolean', default: false },
     leaseSilenceMs: { type: 'integer', minimum: 1000, maximum: 86400000, default: 120000 },
-    version: { type: 'string', minLength: 1, default: '0.2.17' }
+    version: { type: 'string', minLength: 1, default: '0.2.17' },
+    faults: { type: 'array', uniqueItems: true, items: { enum: Object.keys(FAULTS) }, default: [] }
   }
 }
 

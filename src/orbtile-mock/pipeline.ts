@@ -3,6 +3,7 @@ import contentType from 'content-type'
 import type { FastifyRequest } from 'fastify'
 import type { TokenBuckets } from '../shared/token-bucket.js'
 import { errors, OrbtileError } from './errors.js'
+import type { Faults } from './faults.js'
 
 /** What each route tells the pipeline about itself, through fastify's route `config`. */
 export type RouteConfig =
@@ -17,6 +18,8 @@ export interface PipelineContext {
   buckets: TokenBuckets
   rateLimit: 'on' | 'off'
   limits: Readonly<{ maxBodyBytes: number, requestsPerSecond: number, burst: number }>
+  /** Deliberate faults (faults.ts). */
+  faults: Faults
 }
 
 /**
@@ -48,8 +51,8 @@ export function checkHost (request: FastifyRequest): void {
 }
 
 /** OT-015: any Origin header at all, even an empty or `null` one, is refused: only local processes may call. */
-export function checkOrigin (request: FastifyRequest): void {
-  if (request.headers.origin !== undefined) {
+export function checkOrigin (request: FastifyRequest, ctx: PipelineContext): void {
+  if (request.headers.origin !== undefined && !ctx.faults.has('origin-allowed')) {
     throw new OrbtileError('forbidden_origin', 'requests with an Origin header are refused; adapters never send one')
   }
 }

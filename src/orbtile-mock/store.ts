@@ -6,6 +6,7 @@ import type { ProcessCheck } from './sessions/process-table.js'
 import { Sessions } from './sessions/registry.js'
 import type { SessionsSnapshot } from './sessions/snapshot.js'
 import { LIMITS } from './spec.js'
+import { NO_FAULTS, type Faults } from './faults.js'
 
 /**
  * Everything one fake Orbtile holds, in one object created by its factory (no module-level state). The routes
@@ -27,12 +28,16 @@ export class OrbtileStore {
   #tokenRegenerations = 0
   readonly #startedAt: number
 
-  constructor (clock: Clock, version: string, adapterOptions: Omit<AdaptersOptions, 'maxAdapters'>, ownsProcess: ProcessCheck) {
+  /** Deliberate faults (none, unless the conformance self-test asks for some). */
+  readonly faults: Faults
+
+  constructor (clock: Clock, version: string, adapterOptions: Omit<AdaptersOptions, 'maxAdapters' | 'faults'>, ownsProcess: ProcessCheck, faults: Faults = NO_FAULTS) {
     this.clock = clock
     this.version = version
-    this.buckets = new TokenBuckets({ burst: LIMITS.burst, perSecond: LIMITS.requestsPerSecond }, clock)
-    this.adapters = new Adapters(clock, { ...adapterOptions, maxAdapters: LIMITS.maxAdapters })
-    this.sessions = new Sessions(clock, this.adapters, ownsProcess)
+    this.faults = faults
+    this.buckets = new TokenBuckets({ burst: LIMITS.burst + (faults.has('burst-off-by-one') ? 1 : 0), perSecond: LIMITS.requestsPerSecond }, clock)
+    this.adapters = new Adapters(clock, { ...adapterOptions, maxAdapters: LIMITS.maxAdapters, faults })
+    this.sessions = new Sessions(clock, this.adapters, ownsProcess, faults)
     this.#startedAt = clock.now()
   }
 

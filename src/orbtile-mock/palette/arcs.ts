@@ -5,14 +5,17 @@
  */
 
 import { ATTENTION_ARC, RESERVED_ARC } from './model.js'
+import { NO_FAULTS, type Faults } from '../faults.js'
 
 /** OT-072, OT-A12: where a base hue lands. The arc wraps through 0. */
-export function pushBaseHue (hue: number): number {
+export function pushBaseHue (hue: number, faults: Faults = NO_FAULTS): number {
   const { lower, upper, midpoint } = RESERVED_ARC
   const inside = hue > lower || hue < upper
   if (!inside) return hue
   // On the wrapped side (above 345.9) and up to the midpoint, the lower edge is nearer.
-  return hue > lower || hue <= midpoint ? lower : upper
+  const lowerIsNearer = hue > lower || hue <= midpoint
+  if (faults.has('hue-edge')) return lowerIsNearer ? upper : lower
+  return lowerIsNearer ? lower : upper
 }
 
 /** OT-078, OT-A12: where an attention hue lands. */

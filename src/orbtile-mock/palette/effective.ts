@@ -2,6 +2,7 @@ import type { Registration } from '../registration.js'
 import type { UserSettings } from '../adapters.js'
 import { pushAttentionHue, pushBaseHue } from './arcs.js'
 import { generatePalette, type GeneratedPalette } from './generator.js'
+import { NO_FAULTS, type Faults } from '../faults.js'
 
 /** The palette an adapter gets, after the pushes and the user's settings (OT-059, OT-073, OT-085, OT-A13). */
 export interface EffectivePalette {
@@ -16,10 +17,10 @@ export interface EffectivePalette {
  * OT-059, OT-073, OT-085, OT-A12, OT-A13: the palette after the pushes and the user's override. The echo shows the
  * registered palette with defaults filled, or, under a user override, the user's hue and no states.
  */
-export function effectivePalette (registration: Registration, user: UserSettings): EffectivePalette {
+export function effectivePalette (registration: Registration, user: UserSettings, faults: Faults = NO_FAULTS): EffectivePalette {
   const { palette } = registration
   const override = user.baseHue
-  const resolvedBaseHue = pushBaseHue(override ?? palette.baseHue)
+  const resolvedBaseHue = pushBaseHue(override ?? palette.baseHue, faults)
   const resolvedAttentionHue = palette.attentionHue === undefined ? undefined : pushAttentionHue(palette.attentionHue)
   const { states, ...rest } = palette
   const echo: Registration['palette'] = override === null ? { ...palette } : { ...rest, baseHue: override }
@@ -38,10 +39,10 @@ export function effectivePalette (registration: Registration, user: UserSettings
  * OT-072, OT-078, OT-A11, OT-A12: one warning per hue the registration sent that a push moved. Under the user's hue
  * override the adapter's own baseHue is not drawn, so its warning says so rather than contradict resolvedBaseHue.
  */
-export function pushWarnings (registration: Registration, user: UserSettings): string[] {
+export function pushWarnings (registration: Registration, user: UserSettings, faults: Faults = NO_FAULTS): string[] {
   const { baseHue, attentionHue } = registration.palette
   const warnings: string[] = []
-  const base = pushBaseHue(baseHue)
+  const base = pushBaseHue(baseHue, faults)
   if (base !== baseHue) {
     warnings.push(user.baseHue === null
       ? `reserved-arc: baseHue ${baseHue} moved to ${base}`

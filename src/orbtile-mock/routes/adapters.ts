@@ -15,7 +15,7 @@ export function adapterToken (request: FastifyRequest): string | undefined {
 export function registerHandler (adapters: Adapters): RouteHandlerMethod {
   return async (request) => {
     const { adapterId } = (request as AdapterRequest).params
-    checkAdapterId(adapterId)
+    checkAdapterId(adapterId, adapters.faults)
     const token = adapterToken(request)
     return adapters.serial(adapterId, async () => {
       adapters.checkReRegistration(adapterId, token)
@@ -29,7 +29,7 @@ export function registerHandler (adapters: Adapters): RouteHandlerMethod {
 export function unregisterHandler (adapters: Adapters): RouteHandlerMethod {
   return async (request, reply) => {
     const { adapterId } = (request as AdapterRequest).params
-    checkAdapterId(adapterId)
+    checkAdapterId(adapterId, adapters.faults)
     await adapters.serial(adapterId, () => adapters.unregister(adapterId, adapterToken(request)))
     return reply.code(204).send()
   }

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util'
 import { errors, OrbtileError } from '../errors.js'
+import type { Faults } from '../faults.js'
 import { REFUSED_SCHEMES, type Registration } from '../registration.js'
 import { LIMITS } from '../spec.js'
 import { compareKeys, formatField, orderKey, type FieldPath } from '../validation.js'
@@ -77,6 +78,8 @@ export interface ApplyContext {
   ownsProcess: (pid: number) => boolean
   /** Where the fields sit in the request body, for `invalid_field` (`sessions[2]` in a batch). */
   prefix: FieldPath
+  /** Deliberate faults (faults.ts). */
+  faults?: Faults
 }
 
 /** 600 s: how long an approval or question stays pending (OT-129, OT-A22). */
@@ -98,6 +101,8 @@ export function applyUpdate (agent: AgentState, sessionId: string, patch: Sessio
   const faults: Array<{ path: FieldPath, error: OrbtileError }> = []
   const fault = (path: FieldPath, message: string): void => { faults.push({ path, error: errors.invalidField(field(...path), message) }) }
   const existing = agent.sessions.get(sessionId)
+  // Deliberate fault: every field the update leaves out goes back to its default, as if the update replaced the session.
+  if (ctx.faults?.has('no-merge') === true && existing !== undefined) patch = { ...defaults({ ...existing.fields, ...patch }), ...patch }
   if (existing === undefined) {
     for (const key of ['title', 'activity'] as const) if (patch[key] === undefined) fault([key], `${key} is required to create a session`)
   }
@@ -146,7 +151,7 @@ export function applyUpdate (agent: AgentState, sessionId: string, patch: Sessio
   }
 
   // Limits last (OT-A02 step 11).
-  if (existing === undefined && agent.sessions.size >= LIMITS.maxSessionsPerAdapter) {
+  if (existing === undefined && agent.sessions.size >= LIMITS.maxSessionsPerAdapter + (ctx.faults?.has('sessions-off-by-one') === true ? 1 : 0)) {
     throw new OrbtileError('limit_exceeded', `the adapter already has ${LIMITS.maxSessionsPerAdapter} sessions (offline ones count until removed)`)
   }
   if (agent.pending.size - retiring.length + added.length > LIMITS.maxPendingRequestsPerAdapter) {

@@ -1,4 +1,5 @@
 import { OrbtileError } from '../errors.js'
+import { NO_FAULTS, type Faults } from '../faults.js'
 import { LIMITS } from '../spec.js'
 
 /** The three event shapes (OT-143). */
@@ -27,6 +28,11 @@ export class EventLog {
   #acknowledged = 0
   #highestDelivered = 0
   #queue: OrbtileEvent[] = []
+
+  /** Deliberate faults (faults.ts). */
+  constructor (readonly faults: Faults = NO_FAULTS) {
+    if (faults.has('cursor-from-zero')) this.#next = 0
+  }
 
   /** OT-A23: the highest sequence assigned under the lease, or 0. */
   get lastSequence (): number {
@@ -82,6 +88,7 @@ export class EventLog {
 
   /** OT-136, OT-A23: a cumulative ack; one below the stored value changes nothing. */
   acknowledge (ack: number): void {
+    if (this.faults.has('ack-decreases') && ack < this.#acknowledged) this.#acknowledged = ack
     if (ack <= this.#acknowledged) return
     this.#acknowledged = ack
     this.#queue = this.#queue.filter((event) => event.sequence > ack)

@@ -10,6 +10,7 @@ import { EventLog, type EventsReply, type NewEvent, type OrbtileEvent } from './
 import type { ProcessCheck } from './process-table.js'
 import { cleanProject, readSessionUpdate } from './update.js'
 import { snapshotAgent, type SessionsSnapshot } from './snapshot.js'
+import { NO_FAULTS, type Faults } from '../faults.js'
 
 /** A long poll being held (OT-140): one per adapter at most (OT-133). */
 interface Waiter {
@@ -52,7 +53,11 @@ export class Sessions {
   readonly #waiters = new Map<string, Waiter>()
   #sweep: TimerHandle | undefined
 
-  constructor (clock: Clock, adapters: Adapters, ownsProcess: ProcessCheck) {
+  /** Deliberate faults (faults.ts). */
+  readonly faults: Faults
+
+  constructor (clock: Clock, adapters: Adapters, ownsProcess: ProcessCheck, faults: Faults = NO_FAULTS) {
+    this.faults = faults
     this.#clock = clock
     this.#adapters = adapters
     this.#ownsProcess = ownsProcess
@@ -76,7 +81,7 @@ export class Sessions {
   post (adapterId: string, sessionId: string, body: unknown, registration: Registration): SessionReply {
     const { patch, warnings } = readSessionUpdate(body)
     const agent = this.#agent(adapterId)
-    applyUpdate(agent, sessionId, patch, { now: this.#clock.now(), registration, ownsProcess: this.#ownsProcess, prefix: [] })
+    applyUpdate(agent, sessionId, patch, { now: this.#clock.now(), registration, ownsProcess: this.#ownsProcess, prefix: [], faults: this.faults })
     this.#changed(adapterId)
     return { session: this.#identity(adapterId, sessionId), warnings }
   }
@@ -107,7 +112,8 @@ export class Sessions {
     if (faults[0] !== undefined) throw faults[0].error
     const items = body.sessions!
     const warnings = unknown.map((path) => `unknown-field: ${path}`)
-    const draft = structuredClone(this.#agent(adapterId))
+    // Deliberate fault: the items are applied to the live state, so those before a bad one stay applied.
+    const draft = this.faults.has('batch-not-atomic') ? this.#agent(adapterId) : structuredClone(this.#agent(adapterId))
     const now = this.#clock.now()
     // The unlisted sessions end first, so that a full adapter can always replace its set (OT-114).
     const ended = [...draft.sessions.keys()].filter((id) => !seen.has(id))
@@ -116,7 +122,7 @@ export class Sessions {
       const { id, ...update } = item
       const read = readSessionUpdate(update, ['sessions', i])
       warnings.push(...read.warnings.filter((w) => w.startsWith('tool-kind:')))
-      applyUpdate(draft, id as string, read.patch, { now, registration, ownsProcess: this.#ownsProcess, prefix: ['sessions', i] })
+      applyUpdate(draft, id as string, read.patch, { now, registration, ownsProcess: this.#ownsProcess, prefix: ['sessions', i], faults: this.faults })
     })
     this.#agents.set(adapterId, draft)
     this.#changed(adapterId)
@@ -138,7 +144,7 @@ export class Sessions {
     if (registration.capabilities.length === 0) {
       throw new OrbtileError('events_not_supported', 'the registration declares no event capabilities')
     }
-    if (this.#waiters.has(adapterId)) throw new OrbtileError('poll_pending', 'another events poll of this adapter is still held')
+    if (this.#waiters.has(adapterId) && !this.faults.has('no-poll-pending')) throw new OrbtileError('poll_pending', 'another events poll of this adapter is still held')
     if (waitSeconds > 0 && this.#waiters.size >= LIMITS.maxLongPolls) {
       throw new OrbtileError('limit_exceeded', `${LIMITS.maxLongPolls} long polls are already held across Orbtile; poll with waitSeconds 0 or later`)
     }
@@ -232,7 +238,7 @@ export class Sessions {
   #log (adapterId: string): EventLog {
     let log = this.#logs.get(adapterId)
     if (log === undefined) {
-      log = new EventLog()
+      log = new EventLog(this.faults)
       this.#logs.set(adapterId, log)
     }
     return log
@@ -292,7 +298,7 @@ export class Sessions {
     const agent = this.#agent(adapterId)
     agent.retired = new Set()
     agent.idsSeen = 0
-    this.#logs.set(adapterId, new EventLog())
+    this.#logs.set(adapterId, new EventLog(this.faults))
   }
 
   #leaseEnded (adapterId: string, reason: LeaseEndReason): void {

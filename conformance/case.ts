@@ -1,0 +1,92 @@
+import type fc from 'fast-check'
+import type { Exchange, OrbtileClient } from './orbtile/transport.js'
+import type { ControlClient } from './control.js'
+
+/** What a case can be told apart by in a report. */
+export type Verdict = 'pass' | 'fail' | 'skip' | 'informational'
+
+/**
+ * `required`: a [server] or [both] requirement of the spec; a failure fails the run.
+ * `decision`: one of the project's decisions where the spec is silent (OT-A…); a failure is informational unless
+ * `--strict`.
+ */
+export type CaseLevel = 'required' | 'decision'
+
+/** What a case may need of the target beyond the protocol itself. */
+export type Need = 'control' | 'slow'
+
+/** A failed expectation: what was expected, what came, and the request that showed it. */
+export class CaseFailure extends Error {
+  readonly expected: string
+  readonly actual: string
+  constructor (message: string, expected: unknown, actual: unknown) {
+    super(message)
+    this.name = 'CaseFailure'
+    this.expected = typeof expected === 'string' ? expected : JSON.stringify(expected)
+    this.actual = typeof actual === 'string' ? actual : JSON.stringify(actual)
+  }
+}
+
+/** A case cannot run against this target (a capability it lacks, a limit it is at); reported as skip with the reason. */
+export class CaseSkip extends Error {
+  constructor (reason: string) {
+    super(reason)
+    this.name = 'CaseSkip'
+  }
+}
+
+/** Everything a case runs with. */
+export interface CaseContext {
+  /** HTTP/1.1 over the target's Unix socket; every exchange is kept for the report. */
+  readonly client: OrbtileClient
+  /** The target's control API, when `--control` named one (cases that need it are skipped otherwise). */
+  readonly control: ControlClient | undefined
+  /** fast-check parameters for this case: the run's seed and runs per property. */
+  fc<T>(overrides?: fc.Parameters<T>): fc.Parameters<T>
+  /** A fresh adapter id for this case (lowercase reverse-DNS under org.orbtest.conformance). */
+  adapterId(label?: string): string
+  /** Runs `fn` when the case ends, pass or fail, newest first: cases clean up after themselves. */
+  cleanup(fn: () => unknown): void
+  /** A note for the report (what was checked, which branch ran). */
+  note(text: string): void
+}
+
+/** One conformance case. Its id is the ledger id it proves; several cases of one id add a suffix (`OT-072.b`). */
+export interface ConformanceCase {
+  id: string
+  /** What the case checks, in a line. */
+  title: string
+  level: CaseLevel
+  needs?: readonly Need[]
+  run(ctx: CaseContext): Promise<void>
+}
+
+/** Defines a case (an identity function that checks the id's shape at start-up). */
+export function defineCase (c: ConformanceCase): ConformanceCase {
+  if (!/^OT-(?:A)?\d{2,3}(?:\.[a-z0-9]+)?$/.test(c.id)) throw new Error(`conformance: bad case id ${c.id}`)
+  return c
+}
+
+/** The requirement id a case proves (its id without a suffix). */
+export const requirementOf = (id: string): string => id.split('.')[0]!
+
+/** What the report keeps of one case's run. */
+export interface CaseResult {
+  id: string
+  title: string
+  level: CaseLevel
+  verdict: Verdict
+  /** Why it was skipped, or the failure's message. */
+  reason?: string
+  expected?: string
+  actual?: string
+  /** fast-check's seed and path, for a property that failed. */
+  replay?: { seed: number, path: string }
+  /** A curl command that repeats the last request of the case (the token read from the discovery file). */
+  curl?: string
+  /** An expected failure, with the reason from --expect-failures. */
+  expectedFailure?: string
+  notes: string[]
+  exchanges: Exchange[]
+  ms: number
+}

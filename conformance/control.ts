@@ -1,0 +1,80 @@
+import { request } from 'node:http'
+
+/** The answer of a control call. */
+export interface ControlReply { status: number, json: any }
+
+/**
+ * The user's side of a target that offers orbtest's control API (`--control <url>`): allow an adapter, switch keypad
+ * decisions on, tap, decide, move a virtual clock. Cases that need it are skipped without it.
+ */
+export class ControlClient {
+  readonly url: string
+  #virtual: boolean | undefined
+
+  constructor (url: string) {
+    this.url = url.replace(/\/+$/, '')
+  }
+
+  async call (method: string, path: string, body?: unknown): Promise<ControlReply> {
+    const target = new URL(`${this.url}${path}`)
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    return new Promise((resolve, reject) => {
+      const req = request({
+        host: target.hostname,
+        port: target.port,
+        method,
+        path: target.pathname,
+        headers: { host: target.host, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) }
+      }, (res) => {
+        let text = ''
+        res.on('data', (chunk) => { text += chunk })
+        res.on('end', () => {
+          let json: unknown
+          try {
+            json = JSON.parse(text)
+          } catch {
+            json = undefined
+          }
+          resolve({ status: res.statusCode ?? 0, json })
+        })
+      })
+      req.on('error', reject)
+      req.end(payload)
+    })
+  }
+
+  /** Fails with the control API's own words when a call that must work does not. */
+  async must (method: string, path: string, body?: unknown): Promise<any> {
+    const reply = await this.call(method, path, body)
+    if (reply.status !== 200) throw new Error(`control ${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`)
+    return reply.json
+  }
+
+  /** The user allows the adapter and sets keypad decisions (works before the id ever registers). */
+  user (adapterId: string, change: { allowed?: boolean, keypad?: boolean, baseHue?: number | null, anchorAttention?: boolean }): Promise<any> {
+    return this.must('PUT', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/user`, change)
+  }
+
+  adapter (adapterId: string): Promise<any> {
+    return this.must('GET', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}`)
+  }
+
+  tap (adapterId: string, sessionId: string): Promise<ControlReply> {
+    return this.call('POST', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/sessions/${encodeURIComponent(sessionId)}/tap`)
+  }
+
+  decide (adapterId: string, requestId: string, answer: { decision?: 'allow' | 'deny', picks?: number[][] }): Promise<ControlReply> {
+    return this.call('POST', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/requests/${encodeURIComponent(requestId)}/decide`, answer)
+  }
+
+  /** Whether the target's clock is virtual (time moves only when advanced). */
+  async virtualClock (): Promise<boolean> {
+    this.#virtual ??= (await this.must('GET', '/control/clock')).mode === 'virtual'
+    return this.#virtual
+  }
+
+  /** Moves a virtual clock; due timers fire in order. */
+  advance (ms: number): Promise<any> {
+    return this.must('POST', '/control/clock/advance', { ms })
+  }
+}

@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto'
+import { CaseFailure, CaseSkip, requirementOf, type CaseContext, type CaseResult, type ConformanceCase } from './case.js'
+import type { ControlClient } from './control.js'
+import { curlFor, OrbtileClient, type OrbtileTarget } from './orbtile/transport.js'
+
+export interface RunOptions {
+  target: OrbtileTarget
+  control: ControlClient | undefined
+  /** The seed every property starts from (a random one is chosen and printed when absent). */
+  seed: number
+  /** Property runs per case. */
+  runs: number
+  /** Id prefixes to run (all when empty). */
+  grep: readonly string[]
+  /** Decisions (OT-A…) fail the run too. */
+  strict: boolean
+  /** Cases that take minutes in real time run too. */
+  slow: boolean
+  /** Ids expected to fail, with the reason. */
+  expectFailures: ReadonlyMap<string, string>
+  /** Milliseconds a case may take before it fails. */
+  caseTimeoutMs?: number
+  /** How a Retry-After is waited out (a virtual clock is advanced; else real time passes). */
+  waitOut?: (seconds: number) => Promise<void>
+  /** Called after each case, for streaming reporters. */
+  onResult?: (result: CaseResult, index: number, total: number) => void
+}
+
+/** The cases a run selects, in suite order. */
+export function selectCases (cases: readonly ConformanceCase[], grep: readonly string[]): ConformanceCase[] {
+  if (grep.length === 0) return [...cases]
+  return cases.filter((c) => grep.some((prefix) => c.id.startsWith(prefix) || requirementOf(c.id) === prefix))
+}
+
+/** Runs the selected cases one after another (they share one target) and returns every result. */
+export async function runCases (cases: readonly ConformanceCase[], options: RunOptions): Promise<CaseResult[]> {
+  const selected = selectCases(cases, options.grep)
+  const results: CaseResult[] = []
+  let serial = 0
+  // Adapter ids are fresh per run: the user's settings for an id outlive its leases (OT-A09), so a second run on the
+  // same target must not meet the first run's allow and keypad choices.
+  const run = randomBytes(3).toString('hex')
+  for (const [index, c] of selected.entries()) {
+    const result = await runOne(c, options, run, () => serial++)
+    results.push(result)
+    options.onResult?.(result, index, selected.length)
+  }
+  return results
+}
+
+async function runOne (c: ConformanceCase, options: RunOptions, run: string, nextSerial: () => number): Promise<CaseResult> {
+  const started = performance.now()
+  const client = new OrbtileClient(options.target, options.waitOut)
+  const notes: string[] = []
+  const cleanups: Array<() => unknown> = []
+  const base: CaseResult = { id: c.id, title: c.title, level: c.level, verdict: 'pass', notes, exchanges: client.exchanges, ms: 0 }
+  const finish = (result: Partial<CaseResult>): CaseResult => {
+    const done = { ...base, ...result, ms: Math.round(performance.now() - started) }
+    const last = client.exchanges.at(-1)
+    if (done.verdict === 'fail' || done.verdict === 'informational') {
+      if (last !== undefined) done.curl = curlFor(last, options.target)
+      const expected = options.expectFailures.get(c.id) ?? options.expectFailures.get(requirementOf(c.id))
+      if (expected !== undefined) done.expectedFailure = expected
+    }
+    return done
+  }
+  const missing = (c.needs ?? []).find((need) => (need === 'control' && options.control === undefined) || (need === 'slow' && !options.slow))
+  if (missing !== undefined) {
+    client.close()
+    return finish({ verdict: 'skip', reason: missing === 'control' ? 'needs the target\'s control API (--control URL)' : 'takes minutes in real time (--slow)' })
+  }
+  const ctx: CaseContext = {
+    client,
+    control: options.control,
+    fc: (overrides = {}) => ({ numRuns: options.runs, ...overrides, seed: options.seed }),
+    adapterId: (label = 'a') => `org.orbtest.conformance.r${run}.${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
+    cleanup: (fn) => { cleanups.push(fn) },
+    note: (text) => { notes.push(text) }
+  }
+  let outcome: Partial<CaseResult>
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await Promise.race([
+      c.run(ctx),
+      new Promise((_resolve, reject) => {
+        timer = setTimeout(() => reject(new CaseFailure(`the case did not finish within ${options.caseTimeoutMs ?? 60_000} ms`, 'a finished case', 'no end')), options.caseTimeoutMs ?? 60_000)
+      })
+    ])
+    outcome = { verdict: 'pass' }
+  } catch (err) {
+    outcome = failure(err)
+    if (outcome.verdict === 'fail' && c.level === 'decision' && !options.strict) outcome.verdict = 'informational'
+  } finally {
+    clearTimeout(timer)
+  }
+  for (const fn of cleanups.reverse()) {
+    try {
+      await fn()
+    } catch {
+      notes.push('a cleanup step failed; the target may hold debris of this case')
+    }
+  }
+  client.close()
+  return finish(outcome)
+}
+
+// fast-check reports `{ seed: N, path: "…" }` in its message; a CaseFailure thrown inside a property is its cause.
+function failure (err: unknown): Partial<CaseResult> {
+  if (err instanceof CaseSkip) return { verdict: 'skip', reason: err.message }
+  const message = err instanceof Error ? err.message : String(err)
+  const replay = /seed: (-?\d+), path: "([^"]+)"/.exec(message)
+  const cause = (err as { cause?: unknown }).cause
+  const inner = err instanceof CaseFailure ? err : cause instanceof CaseFailure ? cause : undefined
+  const result: Partial<CaseResult> = {
+    verdict: 'fail',
+    reason: inner?.message ?? firstLine(message)
+  }
+  if (inner !== undefined) {
+    result.expected = inner.expected
+    result.actual = inner.actual
+  }
+  if (replay !== null) result.replay = { seed: Number(replay[1]), path: replay[2]! }
+  const counterexample = /Counterexample: (.*)/.exec(message)
+  if (counterexample !== null && inner === undefined) result.actual = counterexample[1]!.slice(0, 2000)
+  return result
+}
+
+const firstLine = (text: string): string => text.split('\n', 1)[0]!.slice(0, 500)
+
+/** Whether a run passed: no required case (nor, with --strict, decision) failed unless it was expected to. */
+export function runPassed (results: readonly CaseResult[]): boolean {
+  return results.every((r) => r.verdict !== 'fail' || r.expectedFailure !== undefined)
+}
