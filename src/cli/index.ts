@@ -2,7 +2,6 @@
 import { StartupError } from '../shared/startup-error.js'
 import { packageVersion } from '../shared/paths.js'
 import { UsageError } from './args.js'
-import { conformance, TargetError } from '../../conformance/cli.js'
 import { COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, serve, SERVE_FLAGS, type ServeCommand } from './serve.js'
 
 const COMMANDS: Record<string, ServeCommand> = {
@@ -51,6 +50,8 @@ export async function main (argv: readonly string[]): Promise<number> {
     return 0
   }
   if (first === 'conformance') {
+    // Loaded only when asked for: the suite and its cases would slow every fake's start-up.
+    const { conformance, TargetError } = await import('../../conformance/cli.js')
     try {
       return await conformance(rest)
     } catch (err) {

@@ -1,3 +1,4 @@
+import { OrbControlError } from './control-error.js'
 import { eventsOf } from './events.js'
 import { webhooksOf } from './webhooks.js'
 import { canSee } from './gates.js'
@@ -5,15 +6,7 @@ import type { OrbStore, StoredMessage } from './store.js'
 import { rendered } from './routes/messages.js'
 import { endpointAllowed, type Right, type World } from './world.js'
 
-/** A control action that cannot be done: `kind` maps to the control API's codes. */
-export class OrbControlError extends Error {
-  readonly kind: 'not_found' | 'bad_request' | 'conflict'
-  constructor (kind: OrbControlError['kind'], message: string) {
-    super(message)
-    this.name = 'OrbControlError'
-    this.kind = kind
-  }
-}
+export { OrbControlError }
 
 export interface MemberPost {
   server: string
