@@ -6,7 +6,7 @@ export function tapHeader (total: number, about: string): string {
 }
 
 /** One case as a TAP test point, with a YAML block for what a person needs to act on a failure. */
-export function tapLine (result: CaseResult, index: number): string {
+export function tapLine (result: CaseResult, index: number, runs = 20): string {
   const name = `${result.id} ${result.title}`
   let line: string
   switch (result.verdict) {
@@ -26,7 +26,7 @@ export function tapLine (result: CaseResult, index: number): string {
   const yaml = ['  ---', `  message: ${yamlString(result.reason ?? '')}`]
   if (result.expected !== undefined) yaml.push(`  expected: ${yamlString(result.expected)}`)
   if (result.actual !== undefined) yaml.push(`  actual: ${yamlString(result.actual)}`)
-  if (result.replay !== undefined) yaml.push(`  replay: "--seed ${result.replay.seed} --grep ${result.id}  (fast-check path ${result.replay.path})"`)
+  if (result.replay !== undefined) yaml.push(`  replay: "--seed ${result.replay.seed} --runs ${runs} --grep ${result.id} --path ${result.replay.path}"`)
   if (result.curl !== undefined) yaml.push(`  curl: ${yamlString(result.curl)}`)
   yaml.push('  ...')
   return `${line}\n${yaml.join('\n')}\n`
@@ -86,5 +86,5 @@ function yamlString (text: string): string {
 function xml (text: string): string {
   return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)
     // XML 1.0 cannot carry most control characters at all.
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }

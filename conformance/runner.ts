@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { CaseFailure, CaseSkip, requirementOf, type CaseContext, type CaseResult, type ConformanceCase } from './case.js'
 import type { ControlClient } from './control.js'
 import { curlFor, OrbtileClient, type OrbtileTarget } from './orbtile/transport.js'
+import { setExactStatus } from './orbtile/expect.js'
 
 export interface RunOptions {
   target: OrbtileTarget
@@ -10,6 +11,8 @@ export interface RunOptions {
   seed: number
   /** Property runs per case. */
   runs: number
+  /** fast-check's replay path for the one case being replayed (with --seed and --grep). */
+  path?: string
   /** Id prefixes to run (all when empty). */
   grep: readonly string[]
   /** Decisions (OT-A…) fail the run too. */
@@ -54,9 +57,13 @@ async function runOne (c: ConformanceCase, options: RunOptions, run: string, nex
   const notes: string[] = []
   const cleanups: Array<() => unknown> = []
   const base: CaseResult = { id: c.id, title: c.title, level: c.level, verdict: 'pass', notes, exchanges: client.exchanges, ms: 0 }
+  // The exchange a failure is reported with: the last one before the case's cleanups ran.
+  let failedAt = -1
   const finish = (result: Partial<CaseResult>): CaseResult => {
     const done = { ...base, ...result, ms: Math.round(performance.now() - started) }
-    const last = client.exchanges.at(-1)
+    // No credential reaches a report, whatever a failure quotes.
+    for (const key of ['reason', 'expected', 'actual'] as const) if (done[key] !== undefined) done[key] = client.redact(done[key]!)
+    const last = failedAt >= 0 ? client.exchanges[failedAt] : undefined
     if (done.verdict === 'fail' || done.verdict === 'informational') {
       if (last !== undefined) done.curl = curlFor(last, options.target)
       const expected = options.expectFailures.get(c.id) ?? options.expectFailures.get(requirementOf(c.id))
@@ -72,13 +79,15 @@ async function runOne (c: ConformanceCase, options: RunOptions, run: string, nex
   const ctx: CaseContext = {
     client,
     control: options.control,
-    fc: (overrides = {}) => ({ numRuns: options.runs, ...overrides, seed: options.seed }),
+    fc: (overrides = {}) => ({ numRuns: options.runs, ...overrides, seed: options.seed, ...(options.path === undefined ? {} : { path: options.path }) }),
     adapterId: (label = 'a') => `org.orbtest.conformance.r${run}.${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
     cleanup: (fn) => { cleanups.push(fn) },
     note: (text) => { notes.push(text) }
   }
   let outcome: Partial<CaseResult>
   let timer: NodeJS.Timeout | undefined
+  // OT-A01's exact statuses bind decision cases, and every case of a --strict run.
+  setExactStatus(options.strict || c.level === 'decision')
   try {
     await Promise.race([
       c.run(ctx),
@@ -88,6 +97,7 @@ async function runOne (c: ConformanceCase, options: RunOptions, run: string, nex
     ])
     outcome = { verdict: 'pass' }
   } catch (err) {
+    failedAt = client.exchanges.length - 1
     outcome = failure(err)
     if (outcome.verdict === 'fail' && c.level === 'decision' && !options.strict) outcome.verdict = 'informational'
   } finally {
@@ -106,14 +116,16 @@ async function runOne (c: ConformanceCase, options: RunOptions, run: string, nex
 
 // fast-check reports `{ seed: N, path: "…" }` in its message; a CaseFailure thrown inside a property is its cause.
 function failure (err: unknown): Partial<CaseResult> {
+  const cause = (err as { cause?: unknown }).cause
+  // fast-check wraps what a property threw: a skip met inside a property is still a skip.
   if (err instanceof CaseSkip) return { verdict: 'skip', reason: err.message }
+  if (cause instanceof CaseSkip) return { verdict: 'skip', reason: cause.message }
   const message = err instanceof Error ? err.message : String(err)
   const replay = /seed: (-?\d+), path: "([^"]+)"/.exec(message)
-  const cause = (err as { cause?: unknown }).cause
   const inner = err instanceof CaseFailure ? err : cause instanceof CaseFailure ? cause : undefined
   const result: Partial<CaseResult> = {
     verdict: 'fail',
-    reason: inner?.message ?? firstLine(message)
+    reason: inner?.message ?? (cause instanceof Error ? `${firstLine(message)}: ${firstLine(cause.message)}` : firstLine(message))
   }
   if (inner !== undefined) {
     result.expected = inner.expected

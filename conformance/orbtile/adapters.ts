@@ -26,6 +26,11 @@ export async function register (ctx: CaseContext, body: Record<string, unknown> 
   if (reply.status === 409 && reply.json?.error?.code === 'limit_exceeded') throw new CaseSkip('the target holds 8 adapters; no room for this case\'s')
   expectStatus(reply, 200, `registering ${id}`)
   const token = reply.json.adapterToken as string
-  ctx.cleanup(() => ctx.client.request({ method: 'DELETE', path: `/adapters/${id}`, headers: { 'x-orbtile-adapter-token': token } }))
+  ctx.cleanup(async () => {
+    // OT-A07: unregistering is orbtest's reading of "a lease ends on unregister"; a target without it keeps the lease
+    // until its silence ends it, and the report says so.
+    const reply = await ctx.client.request({ method: 'DELETE', path: `/adapters/${id}`, headers: { 'x-orbtile-adapter-token': token } })
+    if (reply.status < 200 || reply.status > 299) ctx.note(`cleanup: DELETE /adapters/${id} answered ${reply.status}; its lease stays until silence ends it`)
+  })
   return { id, token, reply, headers: { 'x-orbtile-adapter-token': token } }
 }

@@ -60,6 +60,8 @@ const LARGE_BODY = 65_536
 export class OrbtileClient {
   readonly target: OrbtileTarget
   readonly exchanges: Exchange[] = []
+  /** Adapter tokens the target issued: never kept in a report. */
+  readonly #secrets = new Set<string>()
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 16 })
   /** How a Retry-After is waited out: real sleep by default; the runner advances a virtual clock instead. */
   readonly #wait: (seconds: number) => Promise<void>
@@ -103,6 +105,8 @@ export class OrbtileClient {
           } catch {
             json = undefined
           }
+          const issued = (json as { adapterToken?: unknown } | undefined)?.adapterToken
+          if (typeof issued === 'string' && issued !== '') this.#secrets.add(issued)
           this.#record({ method, target, headers, body: payload?.toString('utf8'), status: res.statusCode ?? 0, replyHeaders: flat(res.headers), reply: text })
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
         })
@@ -169,16 +173,27 @@ export class OrbtileClient {
 
   #record (exchange: Exchange): void {
     const headers: Record<string, string> = {}
-    for (const [name, value] of Object.entries(exchange.headers)) headers[name] = SECRET_HEADERS.has(name) ? mask(name, value) : value
-    let reply = exchange.reply.length > REPLY_KEPT ? `${exchange.reply.slice(0, REPLY_KEPT)}…` : exchange.reply
-    reply = reply.replaceAll(this.target.token, '<token>')
-    this.exchanges.push({ ...exchange, headers, reply, body: exchange.body?.replaceAll(this.target.token, '<token>') })
+    for (const [name, value] of Object.entries(exchange.headers)) headers[name] = SECRET_HEADERS.has(name) ? this.#mask(value) : value
+    const reply = exchange.reply.length > REPLY_KEPT ? `${exchange.reply.slice(0, REPLY_KEPT)}…` : exchange.reply
+    this.exchanges.push({ ...exchange, headers, reply: this.#scrub(reply, '<token>', '<adapter token>'), body: exchange.body === undefined ? undefined : this.#scrub(exchange.body, '<token>', '<adapter token>') })
   }
-}
 
-// The discovery token, or an adapter token, never reaches a report.
-function mask (name: string, value: string): string {
-  return name === 'authorization' ? value.replace(/^(\S+\s+).*$/, '$1$ORBTILE_TOKEN') : '$ADAPTER_TOKEN'
+  // A credential header keeps its shape: a real token becomes a shell variable (so the curl can repeat the request),
+  // and a wrong one, which is what a case about credentials sends, is kept as it was.
+  /** Text for a report with every credential this client knows replaced. */
+  redact (text: string): string {
+    return this.#scrub(text, '<token>', '<adapter token>')
+  }
+
+  #mask (value: string): string {
+    return this.#scrub(value, '$ORBTILE_TOKEN', '$ADAPTER_TOKEN')
+  }
+
+  #scrub (text: string, discovery: string, adapter: string): string {
+    let out = text.replaceAll(this.target.token, discovery)
+    for (const secret of this.#secrets) out = out.replaceAll(secret, adapter)
+    return out
+  }
 }
 
 const sleepSeconds = (seconds: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, seconds * 1000))

@@ -1,6 +1,6 @@
 /**
- * Deliberate faults the fake can be started with (`--fault NAME,…`), for one purpose: proving that the conformance
- * suite bites. Each breaks one rule of the spec, in one place, and the suite's self-test shows that the cases named
+ * Deliberate faults the fake can be started with (the `faults` option of `startOrbtileMock`; no CLI flag), for one
+ * purpose: proving that the conformance suite bites. Each breaks one rule of the spec, in one place, and the suite's self-test shows that the cases named
  * beside it fail. Never use them for anything else.
  */
 export const FAULTS = {
@@ -11,7 +11,7 @@ export const FAULTS = {
   'hue-edge': 'a base hue in a reserved arc is pushed to the wrong edge (OT-072)',
   'sessions-off-by-one': 'an adapter may hold 33 sessions (OT-029)',
   'no-merge': 'a session update replaces every field instead of merging (OT-092)',
-  'batch-not-atomic': 'a batch applies the items before a bad one (OT-117)',
+  'batch-not-atomic': 'a batch applies the items before a bad one (OT-A19)',
   'cursor-from-zero': 'event sequences start at 0 (OT-132)',
   'ack-decreases': 'a smaller ack moves the acknowledged cursor back (OT-135)',
   'no-poll-pending': 'a second poll of one adapter is held too (OT-140)'

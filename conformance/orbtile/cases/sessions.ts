@@ -1528,7 +1528,7 @@ export const sessionsCases = [
 
 /** Which cases each fault of this area must make fail. */
 export const sessionsFaults: Partial<Record<Fault, string[]>> = {
-  'sessions-off-by-one': ['OT-A21', 'OT-A19'],
+  'sessions-off-by-one': ['OT-029', 'OT-A21', 'OT-A19'],
   'no-merge': ['OT-092', 'OT-092.b', 'OT-A17.model'],
   'batch-not-atomic': ['OT-A19', 'OT-A19.model'],
   'cursor-from-zero': ['OT-131', 'OT-143', 'OT-A23', 'OT-A23.b', 'OT-A23.model'],

@@ -733,19 +733,6 @@ export const transportCases = [
     }
   }),
   defineCase({
-    id: 'OT-030',
-    title: '32 pending approvals across the adapter\'s sessions are accepted; a 33rd is limit_exceeded; replacing one is not a 33rd',
-    level: 'required',
-    async run (ctx) {
-      ctx.note('with one pending request per session and 32 sessions, a 33rd pending request can only be tried on a 33rd session')
-      const a = await register(ctx, withEvents(['approvals']), { label: 'pending' })
-      const created = await Promise.all(Array.from({ length: 32 }, (_, i) => session(ctx, a, `s${i}`, { ...SESSION, activity: 'waitingPermission', approval: approval(`r${i}`) })))
-      created.forEach((reply, i) => expectStatus(reply, 200, `pending approval ${i + 1} of 32`))
-      expectError(await session(ctx, a, 's32', { ...SESSION, approval: approval('r32') }), 'limit_exceeded', 'a 33rd pending approval')
-      expectStatus(await session(ctx, a, 's0', { approval: approval('r0b') }), 200, 'replacing the approval of session s0')
-    }
-  }),
-  defineCase({
     id: 'OT-031',
     title: 'an EventsReply never holds more than 128 events, even with 130 queued',
     level: 'required',
