@@ -55,6 +55,11 @@ export class ControlClient {
     return this.must('PUT', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/user`, change)
   }
 
+  /** The fake forgets an id it no longer serves (its user settings): what a case leaves behind, cleaned. */
+  forget (adapterId: string): Promise<ControlReply> {
+    return this.call('DELETE', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}`)
+  }
+
   adapter (adapterId: string): Promise<any> {
     return this.must('GET', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}`)
   }

@@ -189,3 +189,19 @@ t.test('control: the typed in-process twin: reset, clockState, advance', async (
   t.equal(orbtile.control.state().api.enabled, true)
   t.equal(orbtile.control.state().restarts, 0)
 })
+
+t.test('control: DELETE /control/orbtile/adapters/{id} forgets an id the fake no longer serves; 409 while leased, 404 when unknown', async (t) => {
+  const { call, fakes } = await setup(t)
+  const orbtile = fakes.orbtile!
+  const client = new SocketClient(orbtile.socketPath, orbtile.token)
+  t.teardown(() => client.close())
+  t.equal((await call('PUT', '/control/orbtile/adapters/com.example.forget/user', { allowed: true, keypad: true })).status, 200)
+  const reg = await client.request({ method: 'PUT', path: '/adapters/com.example.forget', body: { name: 'F', palette: { baseHue: 10 } } })
+  t.equal(reg.status, 200)
+  t.equal((await call('DELETE', '/control/orbtile/adapters/com.example.forget')).status, 409, 'a live lease')
+  t.equal((await client.request({ method: 'DELETE', path: '/adapters/com.example.forget', headers: { 'x-orbtile-adapter-token': reg.json.adapterToken } })).status, 204)
+  const forgot = await call('DELETE', '/control/orbtile/adapters/com.example.forget')
+  t.same([forgot.status, forgot.json], [200, { forgotten: true }])
+  t.equal((await call('GET', '/control/orbtile/adapters/com.example.forget')).status, 404, 'the user\'s settings went with it')
+  t.equal((await call('DELETE', '/control/orbtile/adapters/com.example.forget')).status, 404)
+})

@@ -121,6 +121,8 @@ export async function startControlServer (options: ControlServerOptions): Promis
     if (found === undefined) throw new ControlError('not_found', `the fake has never seen adapter ${adapterId}`)
     return found
   })
+  app.delete('/control/orbtile/adapters/:adapterId', async (request) =>
+    userAction(() => needOrbtile().control.forget((request.params as { adapterId: string }).adapterId)))
   app.put('/control/orbtile/adapters/:adapterId/user', async (request) => {
     const { adapterId } = request.params as { adapterId: string }
     const change = body<UserChange>('UserChange', request.body)

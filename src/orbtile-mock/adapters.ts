@@ -239,6 +239,18 @@ export class Adapters {
   }
 
   /** OT-A26: the user changes an adapter's settings. The effective palette follows at once. */
+  /**
+   * Forgets an adapter id: the user's settings and the last registration go, as if the id had never been seen. Only
+   * an id with no live lease can be forgotten (the caller checks it holds no sessions either).
+   */
+  forget (id: string): boolean {
+    const record = this.#records.get(id)
+    if (record === undefined) return false
+    if (record.lease !== null) throw new Error(`${id} has a live lease`)
+    this.#records.delete(id)
+    return true
+  }
+
   setUser (id: string, change: UserChange): AdapterRecord {
     const record = this.#records.get(id) ?? this.#create(id)
     const { user } = record

@@ -20,7 +20,8 @@ import { Faults } from './faults.js'
 export type { OrbtileMockOptions } from './options.js'
 export type { OrbtileRoute } from './app.js'
 export type { AdapterSnapshot, UserChange } from './adapters.js'
-export { UserActionError } from './sessions/registry.js'
+import { UserActionError } from './sessions/registry.js'
+export { UserActionError }
 export type { ProcessCheck } from './sessions/process-table.js'
 
 /** `PUT /control/orbtile/api`: the user's switch, and whether the socket is open at all (OT-A03). */
@@ -40,6 +41,8 @@ export interface OrbtileEndpoint {
 /** The user's side of a fake Orbtile: what the control server exposes, as a typed in-process API. */
 export interface OrbtileControl {
   state(): OrbtileState
+  /** Forgets an adapter id the fake no longer serves (no live lease, no sessions): its user settings and registration. */
+  forget(id: string): { forgotten: true }
   setApi(change: ApiSwitch): Promise<OrbtileState['api']>
   regenerateToken(): OrbtileEndpoint
   restart(): Promise<OrbtileEndpoint>
@@ -179,6 +182,13 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
       await open()
     },
     adapter: (id) => store.adapterSnapshot(id),
+    forget: (id) => {
+      if (store.adapters.get(id) === undefined) throw new UserActionError('not_found', `the fake has never seen adapter ${id}`)
+      if (store.adapters.get(id)!.lease !== null) throw new UserActionError('conflict', `${id} has a live lease; unregister it first`)
+      if (store.sessions.holds(id)) throw new UserActionError('conflict', `${id} still has sessions; they must end first`)
+      store.adapters.forget(id)
+      return { forgotten: true }
+    },
     setUser: (id, change) => {
       checkAdapterId(id)
       store.adapters.setUser(id, change)

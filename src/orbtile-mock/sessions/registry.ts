@@ -49,6 +49,11 @@ export class Sessions {
   readonly #adapters: Adapters
   readonly #ownsProcess: ProcessCheck
   readonly #agents = new Map<string, AgentState>()
+
+  /** Whether the adapter still has sessions, requests or events here (they can outlive its lease, OT-A08). */
+  holds (adapterId: string): boolean {
+    return this.#agents.has(adapterId)
+  }
   readonly #logs = new Map<string, EventLog>()
   readonly #waiters = new Map<string, Waiter>()
   #sweep: TimerHandle | undefined
