@@ -49,7 +49,18 @@ export interface CaseContext {
   cleanup(fn: () => unknown): void
   /** A note for the report (what was checked, which branch ran). */
   note(text: string): void
+  /**
+   * Lets `ms` of the target's time pass: a virtual clock (through the control API) is advanced at once; otherwise
+   * real time passes, when it is short (up to 15 s) or the run allows slow cases (--slow). A longer wait without
+   * either skips the case with that reason.
+   */
+  elapse(ms: number): Promise<void>
+  /** Whether the target's time moves only when advanced (its control API says its clock is virtual). */
+  virtualTime(): Promise<boolean>
 }
+
+/** Real waits up to this long run in every run; longer ones only with --slow. */
+export const SHORT_REAL_WAIT_MS = 15_000
 
 /** One conformance case. Its id is the ledger id it proves; several cases of one id add a suffix (`OT-072.b`). */
 export interface ConformanceCase {

@@ -34,10 +34,15 @@ Flags:
   --json FILE              also write a JSON index (every case, the exchanges of the failures)
   --expect-failures FILE   ids expected to fail, one per line: "OT-072 reason" (# starts a comment)
   --strict                 orbtest's own decisions (OT-A…) fail the run too; without it they are informational
-  --slow                   also run cases that take minutes in real time (none yet: cases that need time use a
-                           virtual clock through --control, and are skipped without one)
+  --slow                   also run cases that take minutes in real time (lease silences, 600 s expiries, 4097
+                           requests at 20/s); without it they are skipped unless the target's clock is virtual
+                           (--control to a target started with --clock virtual), and cases that need time wait
+                           seconds of real time at most
   --help, -h               this help
 `
+
+/** How long a case may take with --slow on a real clock. */
+const SLOW_CASE_TIMEOUT_MS = 20 * 60_000
 
 /** `orbtest conformance …`: resolves to the exit code. */
 export async function conformance (argv: readonly string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
@@ -73,7 +78,7 @@ export async function conformance (argv: readonly string[], out: NodeJS.Writable
   }
   const grep = (values.grep as string[] | undefined) ?? []
   if (values.list === true) {
-    for (const c of selectCases(ORBTILE_CASES, grep)) out.write(`${c.id.padEnd(12)} ${c.level.padEnd(9)} ${(c.needs ?? []).join(',').padEnd(8)} ${c.title}\n`)
+    for (const c of selectCases(ORBTILE_CASES, grep)) out.write(`${c.id.padEnd(12)} ${c.level.padEnd(9)} ${(c.needs ?? []).join(',').padEnd(12)} ${c.title}\n`)
     return 0
   }
   const seed = values.seed === undefined ? randomInt(2 ** 31) : integer(values.seed as string, 'seed', -(2 ** 31), 2 ** 31 - 1)
@@ -90,6 +95,7 @@ export async function conformance (argv: readonly string[], out: NodeJS.Writable
   const about = `orbtest conformance: Orbtile Adapter Protocol v1.2 at ${target.socketPath}; seed ${seed}; ${runs} runs per property${control === undefined ? '; no control API (cases that play the user are skipped)' : `; control ${control.url}`}`
   out.write(tapHeader(selected.length, about))
   const started = performance.now()
+  const virtual = control !== undefined && await control.virtualClock()
   const results = await runCases(ORBTILE_CASES, {
     target,
     control,
@@ -99,7 +105,9 @@ export async function conformance (argv: readonly string[], out: NodeJS.Writable
     strict: values.strict === true,
     slow: values.slow === true,
     expectFailures,
-    waitOut: control !== undefined && await control.virtualClock() ? async (seconds) => { await control.advance(seconds * 1000) } : undefined,
+    waitOut: virtual ? async (seconds) => { await control.advance(seconds * 1000) } : undefined,
+    // A slow case on a real clock waits up to about 12 minutes (OT-112.b).
+    ...(values.slow === true && !virtual ? { caseTimeoutMs: SLOW_CASE_TIMEOUT_MS } : {}),
     ...(values.path === undefined ? {} : { path: values.path as string }),
     onResult: (result, index) => out.write(tapLine(result, index + 1, runs))
   })
@@ -156,7 +164,9 @@ async function checkReachable (target: OrbtileTarget, control: ControlClient | u
     const reg = await client.request({ method: 'PUT', path: `/adapters/${probe}`, body: { name: 'orbtest conformance probe', palette: { baseHue: 200 } } })
     if (reg.status === 409 && reg.json?.error?.code === 'limit_exceeded') throw new TargetError('the target already holds 8 adapters; the suite needs room for its own (unregister some and retry)')
     if (reg.status === 200) {
-      await client.request({ method: 'DELETE', path: `/adapters/${probe}`, headers: { 'x-orbtile-adapter-token': reg.json.adapterToken } })
+      const done = await client.request({ method: 'DELETE', path: `/adapters/${probe}`, headers: { 'x-orbtile-adapter-token': reg.json.adapterToken } })
+      // orbtest's fake forgets the probe too; a control API that cannot be reached is reported below.
+      if (done.status === 204 && control !== undefined) await control.forget(probe).catch(() => undefined)
     }
   } finally {
     client.close()

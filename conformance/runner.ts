@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { CaseFailure, CaseSkip, requirementOf, type CaseContext, type CaseResult, type ConformanceCase } from './case.js'
+import { CaseFailure, CaseSkip, requirementOf, SHORT_REAL_WAIT_MS, type CaseContext, type CaseResult, type ConformanceCase } from './case.js'
 import type { ControlClient } from './control.js'
 import { curlFor, OrbtileClient, type OrbtileTarget } from './orbtile/transport.js'
 import { setExactStatus } from './orbtile/expect.js'
@@ -71,10 +71,12 @@ async function runOne (c: ConformanceCase, options: RunOptions, run: string, nex
     }
     return done
   }
-  const missing = (c.needs ?? []).find((need) => (need === 'control' && options.control === undefined) || (need === 'slow' && !options.slow))
+  // A slow case runs with --slow, or at once where time is virtual.
+  const virtual = options.control !== undefined && await options.control.virtualClock()
+  const missing = (c.needs ?? []).find((need) => (need === 'control' && options.control === undefined) || (need === 'slow' && !options.slow && !virtual))
   if (missing !== undefined) {
     client.close()
-    return finish({ verdict: 'skip', reason: missing === 'control' ? 'needs the target\'s control API (--control URL)' : 'takes minutes in real time (--slow)' })
+    return finish({ verdict: 'skip', reason: missing === 'control' ? 'needs the target\'s control API (--control URL)' : 'takes minutes in real time: run with --slow, or give the target a virtual clock (--control)' })
   }
   const ctx: CaseContext = {
     client,
@@ -82,7 +84,16 @@ async function runOne (c: ConformanceCase, options: RunOptions, run: string, nex
     fc: (overrides = {}) => ({ numRuns: options.runs, ...overrides, seed: options.seed, ...(options.path === undefined ? {} : { path: options.path }) }),
     adapterId: (label = 'a') => `org.orbtest.conformance.r${run}.${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
     cleanup: (fn) => { cleanups.push(fn) },
-    note: (text) => { notes.push(text) }
+    note: (text) => { notes.push(text) },
+    virtualTime: async () => options.control !== undefined && await options.control.virtualClock(),
+    elapse: async (ms) => {
+      if (options.control !== undefined && await options.control.virtualClock()) {
+        await options.control.advance(ms)
+        return
+      }
+      if (ms > SHORT_REAL_WAIT_MS && !options.slow) throw new CaseSkip(`needs ${Math.round(ms / 1000)} s of the target's time: give it a virtual clock (--control) or run with --slow`)
+      await new Promise((resolve) => setTimeout(resolve, ms))
+    }
   }
   let outcome: Partial<CaseResult>
   let timer: NodeJS.Timeout | undefined

@@ -2,9 +2,9 @@
  * Helpers for the sessions area's cases (OT-089..148, OT-A16..A24, OT-A30): an adapter with its lease token on
  * every call, the user's side through the control API, and time (a virtual clock is advanced; a real one waits).
  */
-import { CaseFailure, CaseSkip, type CaseContext } from '../case.js'
+import { CaseFailure, CaseSkip, SHORT_REAL_WAIT_MS, type CaseContext } from '../case.js'
 import type { ControlClient } from '../control.js'
-import { minimal, register, type Registered } from './adapters.js'
+import { forget, leaseGone, minimal, register, type Registered } from './adapters.js'
 import { errorProblem, expectStatus } from './expect.js'
 import type { Reply, RequestOptions } from './transport.js'
 
@@ -67,8 +67,11 @@ export async function agent (ctx: CaseContext, options: AgentOptions = {}): Prom
   if (Array.isArray(body.capabilities) && body.capabilities.length === 0) delete (body as Record<string, unknown>).capabilities
   const registered = await register(ctx, body, { label: options.label, allow: options.allow, ...(options.keypad === undefined ? {} : { keypad: options.keypad }) })
   const self = agentOf(ctx, registered, body)
-  // With the token it holds when the case ends: a case may have begun a new lease (OT-A22, OT-A23).
-  ctx.cleanup(() => self.unregister())
+  // With the token it holds when the case ends: a case may have begun a new lease (OT-A22, OT-A23). Once no lease is
+  // left, the fake forgets the id (its user settings), whoever ended the lease.
+  ctx.cleanup(async () => {
+    if (leaseGone(await self.unregister())) await forget(ctx, self.id)
+  })
   return self
 }
 
@@ -119,13 +122,6 @@ export async function isVirtual (ctx: CaseContext): Promise<boolean> {
   return ctx.control !== undefined && await ctx.control.virtualClock()
 }
 
-/** The control API of a target with a virtual clock; the case is skipped on a real one. */
-export async function needVirtualClock (ctx: CaseContext, why: string): Promise<ControlClient> {
-  const control = controlOf(ctx)
-  if (!await control.virtualClock()) throw new CaseSkip(`needs a virtual clock (--clock virtual): ${why}`)
-  return control
-}
-
 /** The target's time in epoch milliseconds: its control clock, else this machine's (one host: a Unix socket). */
 export async function targetNow (ctx: CaseContext): Promise<number> {
   if (ctx.control === undefined) return Date.now()
@@ -134,15 +130,46 @@ export async function targetNow (ctx: CaseContext): Promise<number> {
 }
 
 /**
- * Moves a virtual clock by `ms` in steps, each followed by an events poll `{}` of every keep-alive adapter: a poll
- * keeps the lease (OT-A08) without being contact for any session (OT-A18).
+ * Lets `ms` of the target's time pass in steps, each followed by an events poll `{}` of every keep-alive adapter: a
+ * poll keeps the lease (OT-A08) without being contact for any session (OT-A18). A virtual clock is advanced; on a
+ * real one the steps are waited out against one deadline (so the polls' own time does not add up), and a wait of
+ * minutes skips the case without --slow (ctx.elapse).
  */
 export async function pass (ctx: CaseContext, ms: number, keepAlive: readonly Agent[] = [], step = 60_000): Promise<void> {
-  const control = controlOf(ctx)
-  for (let left = ms; left > 0; left -= step) {
-    await control.advance(Math.min(step, left))
+  const keep = async (): Promise<void> => {
     for (const a of keepAlive) expectStatus(await a.poll({}), 200, `a keep-alive events poll of ${a.id}`)
   }
+  if (await isVirtual(ctx)) {
+    for (let left = ms; left > 0; left -= step) {
+      await ctx.elapse(Math.min(step, left))
+      await keep()
+    }
+    return
+  }
+  // A real step stays above the short-wait bound, so that a long wait is never cut into short ones that would run
+  // without --slow (and below the 120 s a lease lasts without a request).
+  const most = Math.max(step, SHORT_REAL_WAIT_MS + 1)
+  const end = performance.now() + ms
+  for (let left = ms; left > 0; left = end - performance.now()) {
+    try {
+      await ctx.elapse(Math.min(most, left))
+    } catch (err) {
+      // Skipped at the first step: the reason names the whole wait.
+      if (err instanceof CaseSkip && left === ms) throw new CaseSkip(err.message.replace(/^needs \d+ s/, `needs ${Math.round(ms / 1000)} s`))
+      throw err
+    }
+    await keep()
+  }
+}
+
+/** `pass` until `performance.now()` reaches `at` (a real-clock deadline measured on this side). */
+export async function passUntil (ctx: CaseContext, at: number, keepAlive: readonly Agent[] = [], step?: number): Promise<void> {
+  await pass(ctx, at - performance.now(), keepAlive, step)
+}
+
+/** `pass` until the target's clock reads `epochMs` (a deadline the target stated, like a request's expiresAt). */
+export async function passUntilTarget (ctx: CaseContext, epochMs: number, keepAlive: readonly Agent[] = []): Promise<void> {
+  await pass(ctx, epochMs - await targetNow(ctx), keepAlive)
 }
 
 /** The adapter as the control API shows it (sessions, requests, events). */

@@ -60,11 +60,11 @@ export async function hasVirtualClock (ctx: CaseContext): Promise<boolean> {
  */
 export async function refillBuckets (ctx: CaseContext): Promise<boolean> {
   if (await hasVirtualClock(ctx)) {
-    await ctx.control!.advance(3000)
+    await ctx.elapse(3000)
     return true
   }
   ctx.note('no virtual clock: waited 3.1 s of real time for the buckets to refill, assuming no other client uses the target')
-  await sleep(3100)
+  await ctx.elapse(3100)
   return false
 }
 

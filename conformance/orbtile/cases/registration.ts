@@ -2,9 +2,10 @@ import fc from 'fast-check'
 import type { Fault } from '../../../src/orbtile-mock/faults.js'
 import { spec, validatorFor } from '../../../src/orbtile-mock/spec.js'
 import { CaseFailure, CaseSkip, defineCase, type CaseContext, type ConformanceCase } from '../../case.js'
-import { minimal } from '../adapters.js'
+import { forget, minimal } from '../adapters.js'
 import { errorProblem, expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../expect.js'
 import type { Reply } from '../transport.js'
+import { elapseUntil, REAL_MARGIN_MS, REAL_SLACK_MS } from '../time.js'
 import {
   arbitraryFor, b64, hueArbitrary, makePng, PNG_SAMPLES, pngOfSize, REFUSED_SCHEMES, toApng, withChunk
 } from '../arbitrary-registration.js'
@@ -31,17 +32,30 @@ const body = (extra: Body = {}): Body => ({ ...minimal(), ...extra })
 const withPalette = (palette: Body, extra: Body = {}): Body => ({ name: 'orbtest conformance', palette, ...extra })
 
 // ---------------------------------------------------------------------------------------------------------------
-// Leases: every token a case is issued is ended once, by the case or at its cleanup.
+// Leases: every token a case is issued is ended once, by the case or at its cleanup; every id it registered (or set
+// the user's settings of) is forgotten by the fake once its leases are over.
 
-interface CaseLeases { cleaned: Set<string>, ended: Set<string> }
+interface CaseLeases { cleaned: Set<string>, ended: Set<string>, known: Set<string> }
 const leasesOf = new WeakMap<CaseContext, CaseLeases>()
 function leases (ctx: CaseContext): CaseLeases {
   let state = leasesOf.get(ctx)
   if (state === undefined) {
-    state = { cleaned: new Set(), ended: new Set() }
+    state = { cleaned: new Set(), ended: new Set(), known: new Set() }
     leasesOf.set(ctx, state)
   }
   return state
+}
+
+/**
+ * The first time a case leaves state under an id, the id is forgotten when the case ends. Not at each unregister: a
+ * case may register the id again and expect the user's settings kept (OT-A07.b, OT-A09). Cleanups run newest first,
+ * so this one runs after every unregister of the id the case goes on to schedule.
+ */
+function known (ctx: CaseContext, id: string): void {
+  const state = leases(ctx)
+  if (state.known.has(id)) return
+  state.known.add(id)
+  ctx.cleanup(() => forget(ctx, id))
 }
 
 const tokenHeaders = (token: string | undefined): Record<string, string> => token === undefined ? {} : { [TOKEN_HEADER]: token }
@@ -51,6 +65,7 @@ async function put (ctx: CaseContext, id: string, payload: unknown, token?: stri
   const reply = await ctx.client.request({ method: 'PUT', path: `/adapters/${id}`, body: payload, headers: tokenHeaders(token) })
   const issued: unknown = reply.status === 200 ? reply.json?.adapterToken : undefined
   const state = leases(ctx)
+  if (reply.status === 200) known(ctx, id)
   if (typeof issued === 'string' && !state.cleaned.has(issued)) {
     state.cleaned.add(issued)
     ctx.cleanup(async () => { if (!state.ended.has(issued)) await del(ctx, id, issued) })
@@ -74,6 +89,7 @@ interface Lease { id: string, token: string, reply: Reply }
 async function lease (ctx: CaseContext, payload: Body = body(), options: { label?: string, allow?: boolean, keypad?: boolean } = {}): Promise<Lease> {
   const id = ctx.adapterId(options.label ?? 'reg')
   if (ctx.control !== undefined && (options.allow === true || options.keypad !== undefined)) {
+    known(ctx, id)
     await ctx.control.user(id, { ...(options.allow === true ? { allowed: true } : {}), ...(options.keypad === undefined ? {} : { keypad: options.keypad }) })
   }
   const reply = await put(ctx, id, payload)
@@ -203,8 +219,12 @@ function paddedPng (): Buffer {
   throw new Error('conformance: no padded PNG found')
 }
 
-async function virtualClock (ctx: CaseContext): Promise<void> {
-  if (!(await ctx.control!.virtualClock())) throw new CaseSkip('the target\'s clock is real; this case moves time by minutes (start it with a virtual clock)')
+/** A lease's silence window as orbtest's control API states it (its deadline less its last activity), in ms. */
+async function silenceWindow (ctx: CaseContext, id: string): Promise<number> {
+  const lease = (await ctx.control!.adapter(id))?.lease as { lastActivity?: string, silenceDeadline?: string } | null | undefined
+  const window = Date.parse(lease?.silenceDeadline ?? '') - Date.parse(lease?.lastActivity ?? '')
+  if (!Number.isFinite(window) || window <= 0) throw new CaseSkip('the control API states no silence window for the lease (lease.lastActivity, lease.silenceDeadline)')
+  return window
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -299,11 +319,22 @@ const leaseCases: ConformanceCase[] = [
     level: 'required',
     needs: ['control'],
     async run (ctx) {
-      await virtualClock(ctx)
+      const virtual = await ctx.virtualTime()
       const a = await lease(ctx, body({ capabilities: ['tap'] }), { label: 'silent' })
-      // Far past any window the spec allows (the longest session TTL is 3600 s; this adapter has no session).
-      await ctx.control!.advance(2 * 3600_000)
-      for (const route of ROUTES) expectRefused(await onRoute(ctx, a.id, route, a.token), `${route} after two hours of silence`)
+      const quiet = performance.now()
+      let silence = 'two hours'
+      if (virtual) {
+        // Far past any window the spec allows (the longest session TTL is 3600 s; this adapter has no session).
+        await ctx.elapse(2 * 3600_000)
+      } else {
+        // A real clock: the lease's own window, as the control API states it, and a little more. A window of minutes
+        // (120 s by default) waits with --slow only.
+        const window = await silenceWindow(ctx, a.id)
+        silence = `${(window + REAL_SLACK_MS) / 1000} s`
+        ctx.note(`real clock: waited the lease's silence window (${window / 1000} s, from the control API) and ${REAL_SLACK_MS / 1000} s more`)
+        await elapseUntil(ctx, quiet + window + REAL_SLACK_MS)
+      }
+      for (const route of ROUTES) expectRefused(await onRoute(ctx, a.id, route, a.token), `${route} after ${silence} of silence`)
       const next = await put(ctx, a.id, body(), a.token)
       expectStatus(next, 200, 'registering again')
       expectThat(next.json.adapterToken !== a.token, 'a new lease has a new token', 'a different token', 'the same token')
@@ -1050,23 +1081,51 @@ const decisionCases: ConformanceCase[] = [
     id: 'OT-A08',
     title: 'a lease ends after max(120 s, the longest session TTL) without a request on its routes; any request restarts the window',
     level: 'decision',
-    needs: ['control'],
+    // About 11 minutes of real time.
+    needs: ['slow'],
     async run (ctx) {
-      await virtualClock(ctx)
+      if (await ctx.virtualTime()) {
+        const a = await lease(ctx, body(), { label: 'quiet' })
+        await ctx.elapse(119_900)
+        expectOk(await onRoute(ctx, a.id, 'session', a.token), 'a request 119.9 s after registering')
+        await ctx.elapse(119_900)
+        expectOk(await onRoute(ctx, a.id, 'session', a.token), 'a request 119.9 s after the last one')
+        // The session's default TTL (120 s) does not stretch the window.
+        await ctx.elapse(120_000)
+        expectError(await onRoute(ctx, a.id, 'session', a.token), 'adapter_not_registered', 'a request after 120 s of silence')
+        const b = await lease(ctx, body(), { label: 'quiet' })
+        expectOk(await postSession(ctx, b, 's1', { ...NEW_SESSION, ttlSeconds: 300 }), 'a session with ttlSeconds 300')
+        await ctx.elapse(299_000)
+        expectOk(await postSession(ctx, b, 's1', {}), 'a heartbeat 299 s later (the window is 300 s)')
+        await ctx.elapse(300_000)
+        expectError(await postSession(ctx, b, 's1', {}), 'adapter_not_registered', 'a heartbeat after 300 s of silence')
+        return
+      }
+      // A real clock (--slow): each request comes well before the window ends (measured from when the last one was
+      // sent), and the end is looked at a little after it (measured from when the last one was answered).
+      const before = (ms: number): number => (ms - REAL_MARGIN_MS) / 1000
+      const after = (ms: number): number => (ms + REAL_SLACK_MS) / 1000
+      let sent = performance.now()
       const a = await lease(ctx, body(), { label: 'quiet' })
-      await ctx.control!.advance(119_900)
-      expectOk(await onRoute(ctx, a.id, 'session', a.token), 'a request 119.9 s after registering')
-      await ctx.control!.advance(119_900)
-      expectOk(await onRoute(ctx, a.id, 'session', a.token), 'a request 119.9 s after the last one')
+      await elapseUntil(ctx, sent + 120_000 - REAL_MARGIN_MS)
+      sent = performance.now()
+      expectOk(await onRoute(ctx, a.id, 'session', a.token), `a request ${before(120_000)} s after registering`)
+      await elapseUntil(ctx, sent + 120_000 - REAL_MARGIN_MS)
+      sent = performance.now()
+      expectOk(await onRoute(ctx, a.id, 'session', a.token), `a request ${before(120_000)} s after the last one`)
+      let answered = performance.now()
       // The session's default TTL (120 s) does not stretch the window.
-      await ctx.control!.advance(120_000)
-      expectError(await onRoute(ctx, a.id, 'session', a.token), 'adapter_not_registered', 'a request after 120 s of silence')
+      await elapseUntil(ctx, answered + 120_000 + REAL_SLACK_MS)
+      expectError(await onRoute(ctx, a.id, 'session', a.token), 'adapter_not_registered', `a request after ${after(120_000)} s of silence`)
+      // A TTL of 150 s stretches the window to 150 s (300 s on a virtual clock; shorter here to save real time).
       const b = await lease(ctx, body(), { label: 'quiet' })
-      expectOk(await postSession(ctx, b, 's1', { ...NEW_SESSION, ttlSeconds: 300 }), 'a session with ttlSeconds 300')
-      await ctx.control!.advance(299_000)
-      expectOk(await postSession(ctx, b, 's1', {}), 'a heartbeat 299 s later (the window is 300 s)')
-      await ctx.control!.advance(300_000)
-      expectError(await postSession(ctx, b, 's1', {}), 'adapter_not_registered', 'a heartbeat after 300 s of silence')
+      sent = performance.now()
+      expectOk(await postSession(ctx, b, 's1', { ...NEW_SESSION, ttlSeconds: 150 }), 'a session with ttlSeconds 150')
+      await elapseUntil(ctx, sent + 150_000 - REAL_MARGIN_MS)
+      expectOk(await postSession(ctx, b, 's1', {}), `a heartbeat ${before(150_000)} s later (the window is 150 s)`)
+      answered = performance.now()
+      await elapseUntil(ctx, answered + 150_000 + REAL_SLACK_MS)
+      expectError(await postSession(ctx, b, 's1', {}), 'adapter_not_registered', `a heartbeat after ${after(150_000)} s of silence`)
     }
   }),
   defineCase({

@@ -1,14 +1,15 @@
 import fc from 'fast-check'
 import { existsSync, readFileSync } from 'node:fs'
-import { CaseFailure, defineCase, type CaseContext } from '../../case.js'
+import { CaseFailure, CaseSkip, defineCase, type CaseContext } from '../../case.js'
 import type { Fault } from '../../../src/orbtile-mock/faults.js'
 import { LIMITS } from '../../../src/orbtile-mock/spec.js'
 import { errorProblem, expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../expect.js'
 import type { Reply } from '../transport.js'
 import {
-  agent, approval, controlOf, isVirtual, mustPost, needVirtualClock, newSession, pass, question, sequences, sessionState,
-  settle, sleep, snapshot, targetNow, until, waitHeld, type Agent
+  agent, approval, controlOf, isVirtual, mustPost, newSession, pass, passUntil, passUntilTarget, question, sequences,
+  sessionState, settle, sleep, snapshot, targetNow, until, waitHeld, type Agent
 } from '../agent-sessions.js'
+import { REAL_MARGIN_MS, REAL_SLACK_MS, slowPart } from '../time.js'
 import { runEventsModel, runSessionsModel } from '../model-sessions.js'
 
 /** Fails unless the session exists (or not), probed with a heartbeat (OT-A18). */
@@ -71,7 +72,7 @@ async function fourHeld (ctx: CaseContext): Promise<{ agents: Agent[], held: Arr
   const held = agents.slice(0, 4).map((a) => settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 5000 })))
   for (const a of agents.slice(0, 4)) expectThat(await waitHeld(ctx, a.id), 'a long poll with no event is held', 'held', 'not held')
   const release = async (): Promise<void> => {
-    if (await isVirtual(ctx)) await ctx.control!.advance(2000)
+    if (await isVirtual(ctx)) await ctx.elapse(2000)
     await Promise.all(held)
   }
   ctx.cleanup(release)
@@ -95,7 +96,7 @@ async function race (ctx: CaseContext, a: Agent, s: fc.Scheduler, n: number, lea
   } else {
     const others = await until(() => answered >= n - 1, 1500)
     if (!others || answered > n - 1) {
-      if (await isVirtual(ctx)) await ctx.control!.advance(2000)
+      if (await isVirtual(ctx)) await ctx.elapse(2000)
       throw new CaseFailure(`${n} polls raced`, `${n - 1} answered poll_pending at once, one held`, `${answered} answered`)
     }
     expectControl(await ctx.control!.tap(a.id, 's1'), 200, 'the user taps s1')
@@ -107,6 +108,35 @@ async function race (ctx: CaseContext, a: Agent, s: fc.Scheduler, n: number, lea
   expectThat(pending.length === n - 1 && (leave ? replies.filter((r) => r instanceof Error).length : held.length) === 1, `${n} racing polls`,
     `${n - 1} poll_pending and one ${leave ? 'gone away' : 'answered 200'}`, outcomes)
   if (!leave) expectEqual(sequences(held[0]!), [1], 'the holder\'s events after the tap')
+}
+
+/**
+ * OT-A18.b on a real clock, in one TTL rather than two: beside `a`, whose sessions go offline and are revived, a
+ * second adapter's session is kept online by a batch. Each state is looked at a little after its deadline (10 s,
+ * the shortest TTL), or well before it.
+ */
+async function offlineRevivedInRealTime (ctx: CaseContext, a: Agent): Promise<void> {
+  const b = await agent(ctx, { label: 'batch' })
+  await mustPost(a, 's1', newSession({ ttlSeconds: 10, activity: 'tool' }))
+  await mustPost(a, 's2', newSession({ ttlSeconds: 10, activity: 'tool' }))
+  const sent = performance.now()
+  await mustPost(b, 's1', newSession({ ttlSeconds: 10, activity: 'tool' }))
+  const created = performance.now()
+  // b's batch comes 4.5 s in: b's session is looked at past its creation's deadline and well before the batch's.
+  await passUntil(ctx, sent + 4_500, [a, b])
+  const batched = performance.now()
+  expectStatus(await b.batch([{ id: 's1', ...newSession({ ttlSeconds: 10 }) }]), 200, 'a batch listing b\'s session')
+  await passUntil(ctx, created + 10_000 + REAL_SLACK_MS, [a, b])
+  const late = (performance.now() - batched) / 1000
+  if (late > 10 - REAL_SLACK_MS / 1000) throw new CaseSkip(`this side looked ${late.toFixed(1)} s after the batch, too close to its 10 s TTL to tell`)
+  expectEqual([(await sessionState(ctx, a.id, 's1')).offline, (await sessionState(ctx, a.id, 's2')).offline], [true, true], `a's sessions ${10 + REAL_SLACK_MS / 1000} s after their last post`)
+  expectEqual((await sessionState(ctx, b.id, 's1')).offline, false, `b's session ${10 + REAL_SLACK_MS / 1000} s after its creation, ${late.toFixed(1)} s after a batch that listed it`)
+  await mustPost(a, 's1', {}, 'a heartbeat to an offline session')
+  let s = await sessionState(ctx, a.id, 's1')
+  expectEqual([s.offline, s.activity], [false, 'tool'], 'revived with its last activity: [offline, activity]')
+  await mustPost(a, 's2', { activity: 'idle' }, 'an update without title to an offline session')
+  s = await sessionState(ctx, a.id, 's2')
+  expectEqual([s.offline, s.activity], [false, 'idle'], 'revived with the new activity: [offline, activity]')
 }
 
 /** The sessions area: sessions, merge and TTL, batches, approvals and questions, the events poll (OT-089..148). */
@@ -450,41 +480,82 @@ export const sessionsCases = [
     level: 'required',
     needs: ['control'],
     async run (ctx) {
-      await needVirtualClock(ctx, 'offline and removal take 30 to 630 s')
       const a = await agent(ctx)
-      await mustPost(a, 's1', newSession({ ttlSeconds: 30, activity: 'tool' }))
-      await pass(ctx, 29_000, [a])
-      expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, 'offline at 29 s')
+      if (await isVirtual(ctx)) {
+        await mustPost(a, 's1', newSession({ ttlSeconds: 30, activity: 'tool' }))
+        await pass(ctx, 29_000, [a])
+        expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, 'offline at 29 s')
+        await mustPost(a, 's1', {}, 'a heartbeat')
+        await pass(ctx, 29_999, [a])
+        expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, 'offline 29.999 s after the heartbeat')
+        await pass(ctx, 1, [a])
+        const s = await sessionState(ctx, a.id, 's1')
+        expectEqual([s.offline, s.activity], [true, 'offline'], '[offline, activity shown] 30 s after the heartbeat')
+        await pass(ctx, 599_999, [a])
+        expectThat(await sessionState(ctx, a.id, 's1') !== undefined, 'the session 1 ms before ttl + 600 s', 'still there', 'removed')
+        await pass(ctx, 1, [a])
+        expectEqual(await sessionState(ctx, a.id, 's1'), undefined, 'the session at ttl + 600 s')
+        await expectExists(a, 's1', false, 'after removal, {} needs title and activity again')
+        return
+      }
+      // A real clock: the shortest TTL the spec allows (10 s); each state is looked at well before its deadline or a
+      // little after it. The heartbeat comes 5 s in, so that the look past the first deadline is well before the
+      // heartbeat's. The removal, 600 s later, waits with --slow only.
+      const created = performance.now()
+      await mustPost(a, 's1', newSession({ ttlSeconds: 10, activity: 'tool' }))
+      const answered = performance.now()
+      await passUntil(ctx, created + 5_000, [a])
+      expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, 'offline 5 s after creation (ttlSeconds 10)')
+      const sent = performance.now()
       await mustPost(a, 's1', {}, 'a heartbeat')
-      await pass(ctx, 29_999, [a])
-      expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, 'offline 29.999 s after the heartbeat')
-      await pass(ctx, 1, [a])
+      const contact = performance.now()
+      await passUntil(ctx, answered + 10_000 + REAL_SLACK_MS, [a])
+      const since = (performance.now() - sent) / 1000
+      if (since > 10 - REAL_SLACK_MS / 1000) throw new CaseSkip(`this side looked ${since.toFixed(1)} s after the heartbeat, too close to its 10 s TTL to tell`)
+      expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, `offline ${10 + REAL_SLACK_MS / 1000} s after creation, ${since.toFixed(1)} s after the heartbeat`)
+      await passUntil(ctx, contact + 10_000 + REAL_SLACK_MS, [a])
       const s = await sessionState(ctx, a.id, 's1')
-      expectEqual([s.offline, s.activity], [true, 'offline'], '[offline, activity shown] 30 s after the heartbeat')
-      await pass(ctx, 599_999, [a])
-      expectThat(await sessionState(ctx, a.id, 's1') !== undefined, 'the session 1 ms before ttl + 600 s', 'still there', 'removed')
-      await pass(ctx, 1, [a])
-      expectEqual(await sessionState(ctx, a.id, 's1'), undefined, 'the session at ttl + 600 s')
-      await expectExists(a, 's1', false, 'after removal, {} needs title and activity again')
+      expectEqual([s.offline, s.activity], [true, 'offline'], `[offline, activity shown] ${10 + REAL_SLACK_MS / 1000} s after the heartbeat`)
+      await slowPart('offline after ttlSeconds 10 without contact, not before', async () => {
+        await passUntil(ctx, sent + 610_000 - REAL_MARGIN_MS, [a])
+        expectThat(await sessionState(ctx, a.id, 's1') !== undefined, `the session ${REAL_MARGIN_MS / 1000} s before ttl + 600 s`, 'still there', 'removed')
+        await passUntil(ctx, contact + 610_000 + REAL_SLACK_MS, [a])
+        expectEqual(await sessionState(ctx, a.id, 's1'), undefined, `the session ${REAL_SLACK_MS / 1000} s after ttl + 600 s`)
+        await expectExists(a, 's1', false, 'after removal, {} needs title and activity again')
+      })
     }
   }),
   defineCase({
     id: 'OT-112.b',
     title: 'the default TTL: offline after 120 s, removed after 720 s; events polls are no contact',
     level: 'required',
-    needs: ['control'],
+    needs: ['control', 'slow'],
     async run (ctx) {
-      await needVirtualClock(ctx, 'offline and removal take 120 to 720 s')
       const a = await agent(ctx)
+      if (await isVirtual(ctx)) {
+        await mustPost(a, 's1', newSession())
+        await pass(ctx, 119_999, [a], 30_000)
+        expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, 'offline at 119.999 s (polls every 30 s)')
+        await pass(ctx, 1, [a])
+        expectEqual((await sessionState(ctx, a.id, 's1')).offline, true, 'offline at 120 s')
+        await pass(ctx, 599_999, [a])
+        expectThat(await sessionState(ctx, a.id, 's1') !== undefined, 'the session at 719.999 s', 'still there', 'removed')
+        await pass(ctx, 1, [a])
+        expectEqual(await sessionState(ctx, a.id, 's1'), undefined, 'the session at 720 s')
+        return
+      }
+      // A real clock (--slow): 12 minutes, each state looked at well before its deadline or a little after it.
+      const sent = performance.now()
       await mustPost(a, 's1', newSession())
-      await pass(ctx, 119_999, [a], 30_000)
-      expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, 'offline at 119.999 s (polls every 30 s)')
-      await pass(ctx, 1, [a])
-      expectEqual((await sessionState(ctx, a.id, 's1')).offline, true, 'offline at 120 s')
-      await pass(ctx, 599_999, [a])
-      expectThat(await sessionState(ctx, a.id, 's1') !== undefined, 'the session at 719.999 s', 'still there', 'removed')
-      await pass(ctx, 1, [a])
-      expectEqual(await sessionState(ctx, a.id, 's1'), undefined, 'the session at 720 s')
+      const contact = performance.now()
+      await passUntil(ctx, sent + 120_000 - REAL_MARGIN_MS, [a], 30_000)
+      expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, `offline at ${120 - REAL_MARGIN_MS / 1000} s (polls every 30 s)`)
+      await passUntil(ctx, contact + 120_000 + REAL_SLACK_MS, [a], 30_000)
+      expectEqual((await sessionState(ctx, a.id, 's1')).offline, true, `offline at ${120 + REAL_SLACK_MS / 1000} s`)
+      await passUntil(ctx, sent + 720_000 - REAL_MARGIN_MS, [a])
+      expectThat(await sessionState(ctx, a.id, 's1') !== undefined, `the session at ${720 - REAL_MARGIN_MS / 1000} s`, 'still there', 'removed')
+      await passUntil(ctx, contact + 720_000 + REAL_SLACK_MS, [a])
+      expectEqual(await sessionState(ctx, a.id, 's1'), undefined, `the session at ${720 + REAL_SLACK_MS / 1000} s`)
     }
   }),
 
@@ -748,7 +819,7 @@ export const sessionsCases = [
       await mustPost(a, 's1', newSession({ approval: approval('r1') }))
       const firstDone = await targetNow(ctx)
       if (virtual) await pass(ctx, 300_000, [a])
-      else await sleep(2500)
+      else await ctx.elapse(2500)
       expectStatus(await a.post('s1', { approval: approval('r1') }), 200, 'the identical approval again')
       const resent = await targetNow(ctx)
       expectControl(await controlOf(ctx).decide(a.id, 'r1', { decision: 'allow' }), 200, 'the user allows r1')
@@ -760,7 +831,13 @@ export const sessionsCases = [
         // Not refreshed: the request expires 600 s after it first became pending, and its id retires (OT-126).
         await pass(ctx, 302_000, [a])
         expectError(await a.post('s1', { approval: approval('r1') }), 'invalid_field', 'r1 again 602 s after it first became pending', 'approval.id')
+        return
       }
+      // A real clock: the expiry itself is watched with --slow only, a little after the expiresAt the decision carried.
+      await slowPart('the decision\'s expiresAt is 600 s after the first send, not after an identical re-send 2.5 s later', async () => {
+        await passUntilTarget(ctx, expiresAt * 1000 + REAL_SLACK_MS, [a])
+        expectError(await a.post('s1', { approval: approval('r1') }), 'invalid_field', `r1 again ${REAL_SLACK_MS / 1000} s past its expiresAt`, 'approval.id')
+      })
     }
   }),
   defineCase({
@@ -777,16 +854,25 @@ export const sessionsCases = [
       const [event] = await events(a, {}, 'the poll after the answer')
       expectThat(event?.type === 'question' && typeof event.expiresAt === 'number' && event.expiresAt >= before / 1000 + 599 && event.expiresAt <= after / 1000 + 601,
         'the question event\'s expiresAt', `about ${Math.round(before / 1000) + 600}`, event)
-      if (!await isVirtual(ctx)) {
-        ctx.note('the expiry itself was not watched: the target\'s clock is real')
+      await mustPost(a, 's2', newSession({ question: question('q2'), ttlSeconds: 3600 }))
+      if (await isVirtual(ctx)) {
+        await pass(ctx, 599_000, [a])
+        expectStatus(await a.post('s2', { question: question('q2') }), 200, 'q2 is pending at 599 s (the identical re-send)')
+        await pass(ctx, 2000, [a])
+        expectError(await a.post('s2', { question: question('q2') }), 'invalid_field', 'q2 at 601 s: expired, so retired', 'question.id')
+        expectEqual((await sessionState(ctx, a.id, 's2')).question, null, 'the expired question is gone from the session')
         return
       }
-      await mustPost(a, 's2', newSession({ question: question('q2'), ttlSeconds: 3600 }))
-      await pass(ctx, 599_000, [a])
-      expectStatus(await a.post('s2', { question: question('q2') }), 200, 'q2 is pending at 599 s (the identical re-send)')
-      await pass(ctx, 2000, [a])
-      expectError(await a.post('s2', { question: question('q2') }), 'invalid_field', 'q2 at 601 s: expired, so retired', 'question.id')
-      expectEqual((await sessionState(ctx, a.id, 's2')).question, null, 'the expired question is gone from the session')
+      // A real clock: q2 is watched (with --slow) well before and a little after the expiresAt the target holds for it.
+      const q2 = ((await snapshot(ctx, a.id)).requests as Array<{ id: string, expiresAt: number }>).find((r) => r.id === 'q2')
+      expectThat(q2 !== undefined, 'q2 among the pending requests (control API)', 'pending', 'absent')
+      await slowPart('the question event\'s expiresAt is 600 s after the question became pending', async () => {
+        await passUntilTarget(ctx, q2!.expiresAt * 1000 - REAL_MARGIN_MS, [a])
+        expectStatus(await a.post('s2', { question: question('q2') }), 200, `q2 is pending ${REAL_MARGIN_MS / 1000} s before its expiresAt (the identical re-send)`)
+        await passUntilTarget(ctx, q2!.expiresAt * 1000 + REAL_SLACK_MS, [a])
+        expectError(await a.post('s2', { question: question('q2') }), 'invalid_field', `q2 ${REAL_SLACK_MS / 1000} s past its expiresAt: expired, so retired`, 'question.id')
+        expectEqual((await sessionState(ctx, a.id, 's2')).question, null, 'the expired question is gone from the session')
+      })
     }
   }),
   defineCase({
@@ -967,10 +1053,10 @@ export const sessionsCases = [
       const held = settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 5000 })).then((reply) => { answered = true; return reply })
       expectThat(await waitHeld(ctx, a.id), 'a long poll with no event', 'held', 'answered')
       if (virtual) {
-        await ctx.control!.advance(1999)
+        await ctx.elapse(1999)
         await sleep(50)
         expectThat(!answered, 'the poll 1.999 s into a 2 s wait', 'still held', 'answered')
-        await ctx.control!.advance(1)
+        await ctx.elapse(1)
       }
       const reply = await held
       if (reply instanceof Error) throw new CaseFailure('the long poll', 'a reply', reply.message)
@@ -999,7 +1085,7 @@ export const sessionsCases = [
       const leaving = settle(agents[3]!.poll({ waitSeconds: 2 }, { timeoutMs: 1000 }))
       for (const a of agents.slice(0, 4)) expectThat(await waitHeld(ctx, a.id), `${a.id}'s long poll`, 'held', 'not held')
       ctx.cleanup(async () => {
-        if (await isVirtual(ctx)) await ctx.control!.advance(2000)
+        if (await isVirtual(ctx)) await ctx.elapse(2000)
         await Promise.all(held)
       })
       expectError(await agents[4]!.poll({ waitSeconds: 1 }), 'limit_exceeded', 'a 5th long poll')
@@ -1198,8 +1284,8 @@ export const sessionsCases = [
     level: 'decision',
     needs: ['control'],
     async run (ctx) {
-      await needVirtualClock(ctx, 'sessions go offline after 10 s or more')
       const a = await agent(ctx)
+      if (!await isVirtual(ctx)) return offlineRevivedInRealTime(ctx, a)
       await mustPost(a, 's1', newSession({ ttlSeconds: 10, activity: 'tool' }))
       await mustPost(a, 's2', newSession({ ttlSeconds: 10, activity: 'tool' }))
       await pass(ctx, 10_000, [a])
@@ -1288,17 +1374,27 @@ export const sessionsCases = [
     async run (ctx) {
       const a = await agent(ctx)
       expectStatus(await a.batch(Array.from({ length: LIMITS.maxSessionsPerAdapter }, (_, i) => ({ id: `s${i}`, ...newSession({ ttlSeconds: 10 }) }))), 200, '32 sessions')
+      const contact = performance.now()
       expectError(await a.post('s32', newSession()), 'limit_exceeded', 'a 33rd session')
-      if (!await isVirtual(ctx)) {
-        ctx.note('offline sessions were not watched: the target\'s clock is real')
+      if (await isVirtual(ctx)) {
+        await pass(ctx, 11_000, [a])
+        expectEqual((await sessionState(ctx, a.id, 's0')).offline, true, 's0 after 11 s')
+        expectError(await a.post('s32', newSession()), 'limit_exceeded', 'a 33rd session while the 32 are offline')
+        await pass(ctx, 600_000, [a])
+        expectEqual((await snapshot(ctx, a.id)).sessions, [], 'the sessions 610 s after they went offline')
+        expectStatus(await a.post('s32', newSession()), 200, 'a new session once they are removed')
         return
       }
-      await pass(ctx, 11_000, [a])
-      expectEqual((await sessionState(ctx, a.id, 's0')).offline, true, 's0 after 11 s')
+      // A real clock: looked at a little after the TTL (10 s), then (with --slow) a little after the removal 600 s
+      // later. Without the control API the offline state itself is not seen, only what it does to the limit.
+      await passUntil(ctx, contact + 10_000 + REAL_SLACK_MS, [a])
+      if (ctx.control !== undefined) expectEqual((await sessionState(ctx, a.id, 's0')).offline, true, `s0 ${10 + REAL_SLACK_MS / 1000} s after the batch`)
       expectError(await a.post('s32', newSession()), 'limit_exceeded', 'a 33rd session while the 32 are offline')
-      await pass(ctx, 600_000, [a])
-      expectEqual((await snapshot(ctx, a.id)).sessions, [], 'the sessions 610 s after they went offline')
-      expectStatus(await a.post('s32', newSession()), 200, 'a new session once they are removed')
+      await slowPart('the 32 sessions count while offline', async () => {
+        await passUntil(ctx, contact + 610_000 + REAL_SLACK_MS, [a])
+        if (ctx.control !== undefined) expectEqual((await snapshot(ctx, a.id)).sessions, [], `the sessions ${600 + REAL_SLACK_MS / 1000} s after they went offline`)
+        expectStatus(await a.post('s32', newSession()), 200, 'a new session once they are removed')
+      })
     }
   }),
   defineCase({
@@ -1330,16 +1426,25 @@ export const sessionsCases = [
     id: 'OT-A21.d',
     title: 'decision events whose expiresAt has passed are dropped from the queue',
     level: 'decision',
-    needs: ['control'],
+    needs: ['control', 'slow'],
     async run (ctx) {
-      await needVirtualClock(ctx, 'a decision expires 600 s after its request became pending')
       const a = await agent(ctx, { keypad: true })
       await mustPost(a, 's1', newSession({ approval: approval('r1'), ttlSeconds: 3600 }))
       expectControl(await controlOf(ctx).decide(a.id, 'r1', { decision: 'allow' }), 200, 'allow r1')
-      await pass(ctx, 598_000, [a])
-      expectEqual((await events(a)).map((e) => e.requestId), ['r1'], 'the decision at 598 s')
-      await pass(ctx, 3_000, [a])
-      expectEqual(await events(a), [], 'the decision at 601 s')
+      if (await isVirtual(ctx)) {
+        await pass(ctx, 598_000, [a])
+        expectEqual((await events(a)).map((e) => e.requestId), ['r1'], 'the decision at 598 s')
+        await pass(ctx, 3_000, [a])
+        expectEqual(await events(a), [], 'the decision at 601 s')
+        return
+      }
+      // A real clock (--slow): looked at well before and a little after the expiresAt the decision carries.
+      const [decision] = await events(a)
+      expectThat(typeof decision?.expiresAt === 'number', 'the decision event', 'an expiresAt', decision)
+      await passUntilTarget(ctx, decision!.expiresAt * 1000 - REAL_MARGIN_MS, [a])
+      expectEqual((await events(a)).map((e) => e.requestId), ['r1'], `the decision ${REAL_MARGIN_MS / 1000} s before its expiresAt`)
+      await passUntilTarget(ctx, decision!.expiresAt * 1000 + REAL_SLACK_MS, [a])
+      expectEqual(await events(a), [], `the decision ${REAL_SLACK_MS / 1000} s after its expiresAt`)
     }
   }),
   defineCase({
@@ -1403,15 +1508,24 @@ export const sessionsCases = [
     id: 'OT-A22.d',
     title: 'approvals expire 600 s after they first became pending, and their id retires',
     level: 'decision',
-    needs: ['control'],
+    needs: ['control', 'slow'],
     async run (ctx) {
-      await needVirtualClock(ctx, 'requests expire after 600 s')
       const a = await agent(ctx)
       await mustPost(a, 's1', newSession({ approval: approval('r1'), ttlSeconds: 3600 }))
-      await pass(ctx, 599_000, [a])
-      expectEqual((await snapshot(ctx, a.id)).requests.map((r: { id: string }) => r.id), ['r1'], 'pending at 599 s')
-      await pass(ctx, 2_000, [a])
-      expectEqual([(await snapshot(ctx, a.id)).requests, (await sessionState(ctx, a.id, 's1')).approval], [[], null], '[pending requests, the session\'s approval] at 601 s')
+      const virtual = await isVirtual(ctx)
+      if (virtual) {
+        await pass(ctx, 599_000, [a])
+        expectEqual((await snapshot(ctx, a.id)).requests.map((r: { id: string }) => r.id), ['r1'], 'pending at 599 s')
+        await pass(ctx, 2_000, [a])
+      } else {
+        // A real clock (--slow): looked at well before and a little after the expiresAt the target holds for r1.
+        const [r1] = (await snapshot(ctx, a.id)).requests as Array<{ id: string, expiresAt: number }>
+        expectThat(r1?.id === 'r1', 'the pending requests (control API)', 'r1', r1)
+        await passUntilTarget(ctx, r1!.expiresAt * 1000 - REAL_MARGIN_MS, [a])
+        expectEqual((await snapshot(ctx, a.id)).requests.map((r: { id: string }) => r.id), ['r1'], `pending ${REAL_MARGIN_MS / 1000} s before its expiresAt`)
+        await passUntilTarget(ctx, r1!.expiresAt * 1000 + REAL_SLACK_MS, [a])
+      }
+      expectEqual([(await snapshot(ctx, a.id)).requests, (await sessionState(ctx, a.id, 's1')).approval], [[], null], `[pending requests, the session's approval] ${virtual ? 'at 601 s' : `${REAL_SLACK_MS / 1000} s after its expiresAt`}`)
       expectError(await a.post('s1', { approval: approval('r1') }), 'invalid_field', 'r1 after it expired', 'approval.id')
     }
   }),

@@ -3,13 +3,13 @@ import { isAbsolute } from 'node:path'
 import fc from 'fast-check'
 import type { Fault } from '../../../src/orbtile-mock/faults.js'
 import { ACTIVITIES, def, ERROR_CODES } from '../../../src/orbtile-mock/spec.js'
-import { CaseFailure, CaseSkip, defineCase, type CaseContext } from '../../case.js'
-import { minimal, register, type Registered } from '../adapters.js'
+import { CaseFailure, defineCase, type CaseContext } from '../../case.js'
+import { forget, leaseGone, minimal, register, type Registered } from '../adapters.js'
 import { expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../expect.js'
 import type { Reply, RequestOptions } from '../transport.js'
 import {
   burst, connectionRefusal, hasVirtualClock, isRateLimited, pollsHeld, PROOF_VECTOR, proofOf, readDiscovery, refillBuckets,
-  sleep, switchApi, windowProblem, within
+  switchApi, windowProblem, within
 } from '../support-transport.js'
 
 /** OT-035: the limits `GET /info` advertises, as the ledger lists them. */
@@ -338,6 +338,8 @@ export const transportCases = [
     async run (ctx) {
       const base = ctx.client.target.basePath
       const id = ctx.adapterId('codes')
+      // The property registers and unregisters this id; once the case ends, the fake forgets it.
+      ctx.cleanup(() => forget(ctx, id))
       await fc.assert(fc.asyncProperty(
         fc.constantFrom('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'),
         fc.constantFrom('/info', `/adapters/${id}`, `/adapters/${id}/sessions/s1`, `/adapters/${id}/sessions`, `/adapters/${id}/events`, '/adapters/BAD%20ID', '/x', '/adapters/com.orbtile.x'),
@@ -614,7 +616,12 @@ export const transportCases = [
       const text = JSON.stringify(minimal())
       const exact = Buffer.from(text.slice(0, -1) + ' '.repeat(LIMITS.maxBodyBytes - text.length) + '}')
       const accepted = await ctx.client.request({ method: 'PUT', path: `/adapters/${id}`, body: exact })
-      if (accepted.status === 200) ctx.cleanup(() => ctx.client.request({ method: 'DELETE', path: `/adapters/${id}`, headers: { 'x-orbtile-adapter-token': accepted.json.adapterToken } }))
+      if (accepted.status === 200) {
+        ctx.cleanup(async () => {
+          const reply = await ctx.client.request({ method: 'DELETE', path: `/adapters/${id}`, headers: { 'x-orbtile-adapter-token': accepted.json.adapterToken } })
+          if (leaseGone(reply)) await forget(ctx, id)
+        })
+      }
       expectStatus(accepted, 200, `a valid registration of exactly ${exact.length} bytes`)
       await fc.assert(fc.asyncProperty(fc.integer({ min: LIMITS.maxBodyBytes + 1, max: 4 * LIMITS.maxBodyBytes }), async (size) => {
         expectError(await ctx.client.request({ method: 'PUT', path: `/adapters/${ctx.adapterId('big')}`, body: Buffer.alloc(size, 0x20) }), 'payload_too_large', `a ${size}-byte body`)
@@ -648,16 +655,16 @@ export const transportCases = [
       const took = (performance.now() - started) / 1000
       if (virtual) {
         expectEqual(first, 60, '100 requests at one instant from a full bucket: how many are admitted')
-        await ctx.control!.advance(1000)
+        await ctx.elapse(1000)
         expectEqual(admittedOf(await burst(ctx, 30, info), '30 requests a second later'), 20, '30 requests one second after the bucket ran dry: how many are admitted')
         await fc.assert(fc.asyncProperty(
           fc.array(fc.record({ advance: fc.integer({ min: 0, max: 3000 }), n: fc.integer({ min: 0, max: 80 }) }), { minLength: 1, maxLength: 5 }),
           async (steps) => {
-            await ctx.control!.advance(3000)
+            await ctx.elapse(3000)
             let now = 0
             const admitted: number[] = []
             for (const [i, { advance, n }] of steps.entries()) {
-              if (advance > 0) await ctx.control!.advance(advance)
+              if (advance > 0) await ctx.elapse(advance)
               now += advance
               const count = admittedOf(await burst(ctx, n, info), `${n} requests at ${now} ms`)
               if (i === 0) expectThat(count >= Math.min(n, 60), `${n} requests from a full bucket`, `at least ${Math.min(n, 60)} admitted`, count)
@@ -672,7 +679,7 @@ export const transportCases = [
         expectThat(first >= 60 && first <= 60 + 20 * took + 1, '100 requests at once from a full bucket', `60 to ${Math.floor(60 + 20 * took + 1)} admitted`, first)
         if (took < 1) expectThat(100 - first >= 20, '100 requests in under 1 s', 'at least 20 rate_limited', 100 - first)
         const rested = performance.now()
-        await sleep(1000)
+        await ctx.elapse(1000)
         const again = admittedOf(await burst(ctx, 40, info), '40 requests a second later')
         const span = (performance.now() - rested) / 1000 + took
         expectThat(again >= 19 && again <= 20 * span + 1, '40 requests about one second after the bucket ran dry', `19 to ${Math.floor(20 * span + 1)} admitted`, again)
@@ -695,16 +702,16 @@ export const transportCases = [
       if (virtual) {
         expectEqual(replies.filter((r) => r.status === 200).length, 60, '80 requests at one instant from a full bucket: admitted')
         expectEqual(retryAfter, '1', 'Retry-After on an empty bucket: ceil(1 token / 20 per s)')
-        await ctx.control!.advance(49)
+        await ctx.elapse(49)
         expectEqual(await one(), 429, '49 ms later (less than one token)')
-        await ctx.control!.advance(1)
+        await ctx.elapse(1)
         expectEqual(await one(), 200, '50 ms later (one token)')
         expectEqual(await one(), 429, 'right after that token was spent')
-        await ctx.control!.advance(Number(retryAfter) * 1000)
+        await ctx.elapse(Number(retryAfter) * 1000)
         expectEqual((await burst(ctx, 21, info)).filter((r) => r.status === 200).length, 20, `21 requests after waiting Retry-After (${retryAfter} s)`)
       } else {
         ctx.note('no virtual clock: Retry-After was waited out in real time; the 50 ms refill step is not checked')
-        await sleep(Number(retryAfter) * 1000)
+        await ctx.elapse(Number(retryAfter) * 1000)
         expectEqual(await one(), 200, `a request after waiting Retry-After (${retryAfter} s)`)
         await burst(ctx, 40, info)
       }
@@ -749,13 +756,16 @@ export const transportCases = [
     id: 'OT-032',
     title: '4096 distinct request ids are accepted under one registration; the 4097th is limit_exceeded',
     level: 'required',
+    // 4097 requests at 20/s: 3.5 minutes of real time.
+    needs: ['slow'],
     async run (ctx) {
-      if (!(await hasVirtualClock(ctx))) throw new CaseSkip('4097 requests at 20/s take 3.5 minutes in real time; needs --control with a virtual clock')
+      // A wave of 60 after each full refill (60 tokens at 20/s: 3 s, and a little more on a real clock).
+      const refill = await hasVirtualClock(ctx) ? 3000 : 3000 + 200
       const a = await register(ctx, withEvents(['approvals']), { label: 'ids' })
       const sessions = 30
       let used = 0
       while (used < LIMITS.maxRequestIDs) {
-        await ctx.control!.advance(3000)
+        await ctx.elapse(refill)
         const wave = Math.min(60, LIMITS.maxRequestIDs - used)
         const chains = Array.from({ length: sessions }, (_, s) => async () => {
           for (let k = s; k < wave; k += sessions) {
@@ -1065,7 +1075,7 @@ async function fourHeld (ctx: CaseContext): Promise<{ adapters: Registered[], re
   let released: Promise<Reply[]> | undefined
   const release = (): Promise<Reply[]> => {
     released ??= (async () => {
-      if (virtual) await ctx.control!.advance(2000)
+      if (virtual) await ctx.elapse(2000)
       return Promise.all(held)
     })()
     return released
