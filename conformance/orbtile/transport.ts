@@ -144,7 +144,17 @@ export class OrbtileClient {
    * Sends bytes exactly as given on a fresh connection and returns what came back until the server closed or
    * `ms` passed: for the framing cases, which no HTTP client would send. `{token}` in the bytes is the discovery token.
    */
-  raw (bytes: string, ms = 2000): Promise<string> {
+  async raw (bytes: string, ms = 2000, retryRateLimited = true): Promise<string> {
+    let got = await this.#raw(bytes, ms)
+    // As for request(): a rate-limited answer is waited out and the bytes sent again (rate-limit cases opt out).
+    for (let tries = 0; retryRateLimited && tries < 5 && /^HTTP\/1\.1 429 /.test(got) && got.includes('"rate_limited"'); tries++) {
+      await this.#wait(Math.max(1, Number(/\r\nretry-after: *(\d+)/i.exec(got)?.[1] ?? 1)))
+      got = await this.#raw(bytes, ms)
+    }
+    return got
+  }
+
+  #raw (bytes: string, ms: number): Promise<string> {
     const wire = bytes.replaceAll('{token}', this.target.token)
     return new Promise((resolve, reject) => {
       const socket = connect(this.target.socketPath)
