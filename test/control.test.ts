@@ -190,7 +190,7 @@ t.test('control: the typed in-process twin: reset, clockState, advance', async (
   t.equal(orbtile.control.state().restarts, 0)
 })
 
-t.test('control: DELETE /control/orbtile/adapters/{id} forgets an id the fake no longer serves; 409 while leased, 404 when unknown', async (t) => {
+t.test('OT-A09 control: DELETE /control/orbtile/adapters/{id} forgets an id the fake no longer serves; 409 while leased, 404 when unknown', async (t) => {
   const { call, fakes } = await setup(t)
   const orbtile = fakes.orbtile!
   const client = new SocketClient(orbtile.socketPath, orbtile.token)

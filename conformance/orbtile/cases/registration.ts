@@ -372,7 +372,7 @@ const idCases: ConformanceCase[] = [
     title: 'every registration the spec\'s schema accepts is 200 with a RegistrationReply (adapter object, enabled boolean)',
     level: 'required',
     async run (ctx) {
-      const valid = arbitraryFor(spec.$defs.AdapterRegistration!, { 'icon.png': fc.constantFrom(...PNG_SAMPLES) })
+      const valid = arbitraryFor(spec.$defs.AdapterRegistration!, spec, { 'icon.png': fc.constantFrom(...PNG_SAMPLES) })
         .filter((value) => registrationValid(value) && !((value as { urlSchemes?: string[] }).urlSchemes ?? []).some((s) => REFUSED_SCHEMES.includes(s)))
       await fc.assert(fc.asyncProperty(valid, async (value) => {
         const reply = await once(ctx, value)

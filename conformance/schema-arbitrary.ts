@@ -9,7 +9,8 @@ export type Overrides = Record<string, fc.Arbitrary<unknown>>
  * A fast-check arbitrary of JSON values shaped by a JSON Schema (the subset the spec documents use: $ref into
  * $defs, const, enum, type, pattern, lengths, bounds, properties and required, items, uniqueItems, propertyNames
  * with additionalProperties, oneOf and anyOf). Conditionals (`if`/`then`) and cross-field rules are not modelled:
- * filter the values through the schema's validator to keep only valid ones.
+ * filter the values through the schema's validator to keep only valid ones. Shared by the test suite and the conformance
+ * cases.
  */
 export function arbitraryFor (schema: Schema, root: Schema, overrides: Overrides = {}, path = ''): fc.Arbitrary<unknown> {
   if (overrides[path] !== undefined) return overrides[path]!
