@@ -146,3 +146,32 @@ async function waitForDeliveries (call: (method: string, path: string) => Promis
   }
   throw new Error('no delivery was recorded')
 }
+
+t.test('ORB-A04 ORB-004 control: the developer creates an app (token shown once, unlisted, installed nowhere) and deletes it (uninstalled, 401)', async (t) => {
+  const { call, fakes } = await setup(t)
+  const made = await call('POST', '/control/orb/apps', { id: 'app_new', name: 'New Bot', scopes: ['messages:read', 'voice'], rights: ['send_messages', 'connect'] })
+  t.equal(made.status, 200)
+  t.match(made.json, { id: 'app_new', name: 'New Bot', scopes: ['messages:read', 'voice'], member: 'app_new' })
+  t.match(made.json.token, /^orb_[A-Za-z0-9_-]{32}$/)
+  const bot = new OrbClient(fakes.orb!.url, made.json.token)
+  const app = await bot.get('/api/bot/v1/app')
+  t.equal(app.status, 200)
+  t.same(app.json.servers, [], 'installed nowhere')
+  const state = (await call('GET', '/control/orb/state')).json
+  t.match(state.apps.find((a: { id: string }) => a.id === 'app_new'), { listed: false, installs: 0, endpoint: null })
+  t.equal((await call('POST', '/control/orb/apps', { id: 'app_new', name: 'Again', scopes: [] })).status, 409, 'an id is taken once')
+  t.equal((await call('POST', '/control/orb/apps', { id: 'mem_ada', name: 'Clash', scopes: [] })).status, 409, 'a member id is taken too')
+  t.equal((await call('POST', '/control/orb/apps', { name: 'No scopes field' })).status, 400)
+  t.equal((await call('POST', '/control/orb/apps', { name: 'x', scopes: ['admin'] })).status, 400, 'scopes from the vocabulary only')
+  const unnamed = await call('POST', '/control/orb/apps', { name: 'Auto', scopes: [] })
+  t.match(unnamed.json.id, /^app_[0-9a-f]{12}$/)
+  t.equal((await call('PUT', '/control/orb/servers/srv_orbit/apps/app_new', { channels: ['ch_general', 'ch_lounge'] })).status, 200)
+  t.equal((await bot.post('/api/bot/v1/voice', { action: 'join', channel: 'ch_lounge' })).status, 200, 'it takes a seat')
+  t.equal((await call('DELETE', '/control/orb/apps/app_new')).status, 200)
+  t.equal((await call('DELETE', '/control/orb/apps/app_new')).status, 404)
+  t.ok(isOrbError(await bot.get('/api/bot/v1/app'), 401), 'its token is dead')
+  const after = (await call('GET', '/control/orb/state')).json
+  t.notOk(after.apps.some((a: { id: string }) => a.id === 'app_new'), 'gone from the console')
+  t.notOk(after.installs.some((i: { app: string }) => i.app === 'app_new'), 'uninstalled everywhere')
+  t.notOk(JSON.stringify(after.voice).includes('app_new'), 'its seat went with it')
+})

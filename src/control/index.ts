@@ -6,7 +6,7 @@ import { createAjv } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
 import { UserActionError, type OrbtileMock, type UserChange } from '../orbtile-mock/index.js'
 import { OrbtileError } from '../orbtile-mock/errors.js'
-import type { CommandInvocation, InstallSpec, MemberPost, OrbMock, VoiceChange } from '../orb-mock/index.js'
+import type { CommandInvocation, InstallSpec, MemberPost, NewApp, OrbMock, VoiceChange } from '../orb-mock/index.js'
 import { OrbControlError } from '../orb-mock/control-error.js'
 import { ControlError, rawControlBadRequest, sendControlError } from './errors.js'
 import { answerClientError, createFakeServer } from '../shared/http-server.js'
@@ -164,6 +164,10 @@ export async function startControlServer (options: ControlServerOptions): Promis
     const { server, app: appId } = request.params as { server: string, app: string }
     return orbAction(() => needOrb().control.uninstall(server, appId))
   })
+  app.post('/control/orb/apps', async (request) =>
+    orbAction(() => needOrb().control.createApp(body<NewApp>('OrbNewApp', request.body))))
+  app.delete('/control/orb/apps/:app', async (request) =>
+    orbAction(() => needOrb().control.deleteApp((request.params as { app: string }).app)))
   app.post('/control/orb/apps/:app/rotate-token', async (request) =>
     orbAction(() => needOrb().control.rotateToken((request.params as { app: string }).app)))
   app.put('/control/orb/chain', async (request) =>

@@ -2,9 +2,10 @@ import { OrbControlError } from './control-error.js'
 import { eventsOf } from './events.js'
 import { webhooksOf } from './webhooks.js'
 import { canSee } from './gates.js'
-import type { OrbStore, StoredMessage } from './store.js'
+import { randomBytes } from 'node:crypto'
+import type { AppState, OrbStore, StoredMessage } from './store.js'
 import { rendered } from './routes/messages.js'
-import { endpointAllowed, type Right, type World } from './world.js'
+import { endpointAllowed, type Right, type Scope, type World, type WorldApp } from './world.js'
 
 export { OrbControlError }
 
@@ -36,6 +37,16 @@ export interface InstallSpec {
   channels?: string[]
   hidden?: string[]
   channelRights?: Record<string, Right[]>
+}
+
+/** A new app, as the developer console creates it. */
+export interface NewApp {
+  /** Default `app_` and 12 hex digits. */
+  id?: string
+  name: string
+  scopes: Scope[]
+  /** The rights its listing asks an installing admin for (default send_messages). */
+  rights?: Right[]
 }
 
 export interface VoiceChange {
@@ -228,6 +239,34 @@ export class OrbControl {
   uninstall (server: string, appId: string): { uninstalled: true } {
     if (!this.#store.uninstall(server, appId)) throw new OrbControlError('not_found', `${appId} is not installed in ${server}`)
     return { uninstalled: true }
+  }
+
+  /**
+   * `POST /control/orb/apps`: a developer creates an app in the console (unlisted, installed nowhere). The token is
+   * shown once, here. The conformance suite creates its own apps this way, so that its posts, syncs, endpoints and
+   * rotations never touch the apps a person is using.
+   */
+  createApp (spec: NewApp): { id: string, name: string, token: string, scopes: Scope[], member: string } {
+    const store = this.#store
+    const id = spec.id ?? `app_${randomBytes(6).toString('hex')}`
+    if (store.apps.has(id) || store.members.has(id)) throw new OrbControlError('conflict', `${id} is taken`)
+    const source: WorldApp = { id, name: spec.name, token: '', scopes: [...spec.scopes], listed: false, rights: [...(spec.rights ?? ['send_messages'])] }
+    const app: AppState = { id, name: spec.name, token: '', scopes: new Set(spec.scopes), memberId: id, source, endpoint: null, commands: [], commandIds: new Map() }
+    store.apps.set(id, app)
+    const token = store.rotateToken(app)
+    return { id, name: app.name, token, scopes: [...app.scopes], member: app.memberId }
+  }
+
+  /** `DELETE /control/orb/apps/{app}`: the developer deletes an app: uninstalled everywhere, its token dead (401). */
+  deleteApp (appId: string): { deleted: true } {
+    const store = this.#store
+    const app = store.apps.get(appId)
+    if (app === undefined) throw new OrbControlError('not_found', `no app ${appId}`)
+    for (const install of [...store.installs.values()]) if (install.app === appId) store.uninstall(install.community, appId)
+    eventsOf(store).wake(app)
+    store.tokens.delete(app.token)
+    store.apps.delete(appId)
+    return { deleted: true }
   }
 
   /** `POST /control/orb/apps/{app}/rotate-token`: the new token, shown once as the console would (ORB-004, ORB-A22). */

@@ -132,7 +132,7 @@ export class Events {
   read (app: AppState, after: number, limit: number): CursorEvent[] {
     const log = this.#log(app.id)
     this.#prune(log)
-    return this.#after(log, after, limit)
+    return this.#after(log, this.#store.faults.has('cursor-off-by-one') ? after - 1 : after, limit)
   }
 
   /**
@@ -231,7 +231,7 @@ export class Events {
     if (known.type !== 'application_command') throw orbErrors.bad(`${eventId} is a ${known.type} event; only application_command events can be answered`)
     const interaction = this.#interactions.get(eventId)!
     if (interaction.answer !== null) throw orbErrors.conflict(`${eventId} was answered already (${interaction.answer.via === 'inline' ? 'inline, by the webhook reply' : 'by /respond'})`)
-    if (this.#store.clock.now() >= interaction.deadline) throw orbErrors.gone(`The member stopped waiting for ${eventId} at ${new Date(interaction.deadline).toISOString()}; post a normal message instead`)
+    if (this.#store.clock.now() >= interaction.deadline && !this.#store.faults.has('late-respond-accepted')) throw orbErrors.gone(`The member stopped waiting for ${eventId} at ${new Date(interaction.deadline).toISOString()}; post a normal message instead`)
     interaction.answer = { content, via, at: this.#store.clock.now() }
     return interaction
   }

@@ -6,6 +6,7 @@ import { buildOrbApp } from './app.js'
 import { OrbControl } from './control.js'
 import type { OrbRoute } from './route.js'
 import { OrbStore } from './store.js'
+import { OrbFaults, type OrbFault } from './faults.js'
 import { checkWorld, defaultWorld, loadWorldFile, type World } from './world.js'
 
 export interface OrbMockOptions {
@@ -21,6 +22,8 @@ export interface OrbMockOptions {
   logger?: FastifyServerOptions['logger']
   /** Routes served beside the spec's, through the same auth and validation. */
   extraRoutes?: readonly OrbRoute[]
+  /** Deliberate faults, only for the conformance suite's self-test (faults.ts). */
+  faults?: readonly OrbFault[]
 }
 
 export interface OrbMock {
@@ -41,7 +44,7 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     : options.world === undefined ? defaultWorld() : checkWorld(structuredClone(options.world))
   const ownClock = options.clock === undefined
   const clock = options.clock ?? createClock('real')
-  const store = new OrbStore(world, clock)
+  const store = new OrbStore(world, clock, new OrbFaults(options.faults))
   const app = buildOrbApp({ store, rateLimit: options.rateLimit ?? 'on', logger: options.logger ?? false, extraRoutes: options.extraRoutes })
   const host = options.host ?? '127.0.0.1'
   const wanted = options.port ?? 8787
@@ -71,6 +74,7 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
 }
 
 export { OrbStore } from './store.js'
-export { OrbControl, OrbControlError, type CommandInvocation, type InstallSpec, type MemberPost, type VoiceChange } from './control.js'
+export { OrbControl, OrbControlError, type NewApp, type CommandInvocation, type InstallSpec, type MemberPost, type VoiceChange } from './control.js'
 export { checkWorld, defaultWorld, loadWorldFile, WorldError, type World } from './world.js'
 export { OrbError } from './errors.js'
+export { ORB_FAULTS, type OrbFault } from './faults.js'

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../shared/clock.js'
 import { SlidingWindows } from './throttle.js'
+import { OrbFaults } from './faults.js'
 import type { Right, Scope, World, WorldApp, WorldCommand } from './world.js'
 
 /** An author as messages show it (ORB-024, ORB-037). */
@@ -78,6 +79,8 @@ export interface StoredMessage {
 export class OrbStore {
   readonly clock: Clock
   readonly throttles: SlidingWindows
+  /** Deliberate faults, for the conformance suite's self-test only (faults.ts); none in every real use. */
+  readonly faults: OrbFaults
   world: World
   apps = new Map<string, AppState>()
   tokens = new Map<string, string>()
@@ -98,9 +101,10 @@ export class OrbStore {
   /** Parts of the control server's state that modules add (voice seats, players), by name. */
   readonly stateParts = new Map<string, () => unknown>()
 
-  constructor (world: World, clock: Clock) {
+  constructor (world: World, clock: Clock, faults: OrbFaults = new OrbFaults()) {
     this.clock = clock
-    this.throttles = new SlidingWindows(clock)
+    this.faults = faults
+    this.throttles = new SlidingWindows(clock, faults.has('retry-after-early') ? 1 : 0)
     this.world = world
     this.load(world)
   }

@@ -17,9 +17,12 @@ export type WindowVerdict = { ok: true } | { ok: false, retryAfterSeconds: numbe
 export class SlidingWindows {
   readonly #clock: Clock
   readonly #events = new Map<string, number[]>()
+  /** Seconds a Retry-After is short by: 0, except under the `retry-after-early` fault. */
+  readonly #early: number
 
-  constructor (clock: Clock) {
+  constructor (clock: Clock, early = 0) {
     this.#clock = clock
+    this.#early = early
   }
 
   check (limits: readonly WindowLimit[]): WindowVerdict {
@@ -37,7 +40,7 @@ export class SlidingWindows {
       }
     }
     if (blocking === undefined) return { ok: true }
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)), key: blocking }
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) - this.#early, key: blocking }
   }
 
   record (limits: readonly WindowLimit[]): void {

@@ -192,6 +192,7 @@ export class Voice {
     seat.deadline = clock.now() + SEAT_SILENCE_MS
     seat.timer = clock.setTimer(SEAT_SILENCE_MS, () => {
       seat.timer = null
+      if (this.#store.faults.has('seat-never-dropped')) return
       this.#vacate(call, seat.member, 'dropped')
     })
   }

@@ -213,7 +213,7 @@ export class Webhooks {
     const delivery = randomUUID()
     const headers = {
       'content-type': 'application/json',
-      'x-orb-signature': `t=${t},v1=${signature(app.token, t, job.raw)}`,
+      'x-orb-signature': `t=${t},v1=${signature(app.token, t, store.faults.has('signature-parsed-body') ? JSON.stringify(JSON.parse(job.raw), null, 1) : job.raw)}`,
       'x-orb-event': job.event,
       'x-orb-delivery': delivery
     }
@@ -300,7 +300,7 @@ export class Webhooks {
       requestHeaders: attempt.headers,
       notice
     })
-    if (result.outcome !== 'delivered' && job.attempt === 1) this.#scheduleRetry(job)
+    if (result.outcome !== 'delivered' && job.attempt === 1 && !this.#store.faults.has('no-webhook-retry')) this.#scheduleRetry(job)
     this.#schedulePump()
   }
 

@@ -111,7 +111,7 @@ function checkOptions (at: string, options: NonNullable<CommandInput['options']>
  * where they were, ahead of them. Ids are kept per name (store.command), even for a name removed and given back.
  */
 function replaceGlobals (store: OrbStore, app: AppState, commands: readonly CommandInput[]): void {
-  const kept = app.commands.filter((c) => c.community !== null)
+  const kept = app.commands.filter((c) => c.community !== null || (store.faults.has('sync-merges') && !commands.some((n) => n.name === c.name)))
   // Only the CommandInput fields: a `community` sent in the body is an unknown field, ignored (ORB-A23).
   const globals = commands.map((c) => store.command(app, { name: c.name, description: c.description, right: c.right, options: c.options, community: null }))
   app.commands = [...kept, ...globals]

@@ -1,4 +1,4 @@
-import { keccak_256 } from '@noble/hashes/sha3.js'
+import { keccak_256, sha3_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { orbErrors } from '../errors.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
@@ -17,7 +17,7 @@ export function directoryRoutes ({ store, rateLimit }: RouteContext): OrbRoute[]
   const hashes = new Map<string, string>()
   const hashOf = (json: string): string => {
     let hash = hashes.get(json)
-    if (hash === undefined) hashes.set(json, hash = manifestHash(json))
+    if (hash === undefined) hashes.set(json, hash = store.faults.has('sha3-manifest') ? `0x${bytesToHex(sha3_256(utf8ToBytes(json)))}` : manifestHash(json))
     return hash
   }
   return [{

@@ -37,7 +37,7 @@ export function messageRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
         requireVisible(reached)
         if (channel.readOnly) throw orbErrors.forbidden(`${channel.id} is read-only`)
         requireRight(reached, 'send_messages')
-        if (EVERYONE.test(body.content)) throw orbErrors.forbidden('apps may not mention @everyone')
+        if (EVERYONE.test(body.content) && !store.faults.has('everyone-allowed')) throw orbErrors.forbidden('apps may not mention @everyone')
         if (store.cardPattern.test(body.content)) throw orbErrors.forbidden('onchain trade, signal and market cards are not allowed from apps')
         let replyTo: number | null = null
         if (body.reply_to !== undefined) {
@@ -68,7 +68,8 @@ export function messageRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
         const reached = reachChannel(store, app, query.channel)
         if (reached.channel.kind !== 'text') throw orbErrors.bad(`${reached.channel.id} is a voice channel; channel must be a text channel`)
         requireVisible(reached)
-        return page(store, reached.channel, query.before, query.limit ?? PAGE)
+        const before = query.before !== undefined && store.faults.has('paging-includes-before') ? query.before + 1 : query.before
+        return page(store, reached.channel, before, query.limit ?? PAGE)
       }
     },
     {
