@@ -1,6 +1,25 @@
 import type fc from 'fast-check'
-import type { Exchange, OrbtileClient } from './orbtile/transport.js'
+import type { OrbtileClient } from './orbtile/transport.js'
 import type { ControlClient } from './control.js'
+
+/** One request and its reply, as the report shows them. Credentials are never kept. */
+export interface Exchange {
+  method: string
+  target: string
+  headers: Record<string, string>
+  body?: string
+  status: number
+  replyHeaders: Record<string, string>
+  reply: string
+}
+
+/** What a suite's client must offer the runner: the exchanges it recorded, and redaction of what it knows is secret. */
+export interface RecordingClient {
+  readonly exchanges: Exchange[]
+  /** Text for a report with every credential this client knows replaced. */
+  redact(text: string): string
+  close(): void
+}
 
 /** What a case can be told apart by in a report. */
 export type Verdict = 'pass' | 'fail' | 'skip' | 'informational'
@@ -36,15 +55,17 @@ export class CaseSkip extends Error {
 }
 
 /** Everything a case runs with. */
-export interface CaseContext {
-  /** HTTP/1.1 over the target's Unix socket; every exchange is kept for the report. */
-  readonly client: OrbtileClient
+export interface CaseContext<C extends RecordingClient = OrbtileClient> {
+  /** The suite's client of the target (Orbtile: HTTP/1.1 over its Unix socket); every exchange is kept for the report. */
+  readonly client: C
   /** The target's control API, when `--control` named one (cases that need it are skipped otherwise). */
   readonly control: ControlClient | undefined
   /** fast-check parameters for this case: the run's seed and runs per property. */
   fc<T>(overrides?: fc.Parameters<T>): fc.Parameters<T>
   /** A fresh adapter id for this case (lowercase reverse-DNS under org.orbtest.conformance). */
   adapterId(label?: string): string
+  /** A name unique to this run and case, for things a case creates (`r1a2b3c-label7`). */
+  uid(label?: string): string
   /** Runs `fn` when the case ends, pass or fail, newest first: cases clean up after themselves. */
   cleanup(fn: () => unknown): void
   /** A note for the report (what was checked, which branch ran). */
@@ -63,18 +84,23 @@ export interface CaseContext {
 export const SHORT_REAL_WAIT_MS = 15_000
 
 /** One conformance case. Its id is the ledger id it proves; several cases of one id add a suffix (`OT-072.b`). */
-export interface ConformanceCase {
+export interface ConformanceCase<C extends RecordingClient = OrbtileClient> {
   id: string
   /** What the case checks, in a line. */
   title: string
   level: CaseLevel
   needs?: readonly Need[]
-  run(ctx: CaseContext): Promise<void>
+  /** The case changes what the target holds (posts, syncs commands, takes seats): `--read-only` skips it. */
+  writes?: boolean
+  run(ctx: CaseContext<C>): Promise<void>
 }
 
+/** A case id: a ledger id (`OT-072`, `ORB-031`, `ORB-A03`), with an optional suffix (`.b`, `.model`). */
+export const CASE_ID = /^(?:OT|ORB)-(?:A)?\d{2,3}(?:\.[a-z0-9]+)?$/
+
 /** Defines a case (an identity function that checks the id's shape at start-up). */
-export function defineCase (c: ConformanceCase): ConformanceCase {
-  if (!/^OT-(?:A)?\d{2,3}(?:\.[a-z0-9]+)?$/.test(c.id)) throw new Error(`conformance: bad case id ${c.id}`)
+export function defineCase<C extends RecordingClient = OrbtileClient> (c: ConformanceCase<C>): ConformanceCase<C> {
+  if (!CASE_ID.test(c.id)) throw new Error(`conformance: bad case id ${c.id}`)
   return c
 }
 

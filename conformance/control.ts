@@ -23,7 +23,7 @@ export class ControlClient {
         host: target.hostname,
         port: target.port,
         method,
-        path: target.pathname,
+        path: target.pathname + target.search,
         headers: { host: target.host, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) }
       }, (res) => {
         let text = ''
@@ -70,6 +70,55 @@ export class ControlClient {
 
   decide (adapterId: string, requestId: string, answer: { decision?: 'allow' | 'deny', picks?: number[][] }): Promise<ControlReply> {
     return this.call('POST', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/requests/${encodeURIComponent(requestId)}/decide`, answer)
+  }
+
+  // The fake Orb's people (ORB-A04): members post and type commands, the developer sets the endpoint, rotates the
+  // token and sends test events, admins install and uninstall.
+
+  /** A member posts in a text channel; the answer names the events it made. */
+  memberPost (post: { server: string, channel: string, member: string, content: string, encrypted?: boolean, replyTo?: number }): Promise<any> {
+    return this.must('POST', '/control/orb/messages', post)
+  }
+
+  /** A member types an app's command; the answer names the event (or the call fails with the reason none was made). */
+  invoke (invocation: { server: string, channel: string, member: string, name: string, options?: Record<string, string>, app?: string }): Promise<ControlReply> {
+    return this.call('POST', '/control/orb/commands/invoke', invocation)
+  }
+
+  testEvent (app: string): Promise<{ event: string }> {
+    return this.must('POST', `/control/orb/apps/${encodeURIComponent(app)}/test-event`)
+  }
+
+  setEndpoint (app: string, url: string | null): Promise<any> {
+    return this.must('PUT', `/control/orb/apps/${encodeURIComponent(app)}/endpoint`, { url })
+  }
+
+  deliveries (app: string): Promise<{ deliveries: any[] }> {
+    return this.must('GET', `/control/orb/apps/${encodeURIComponent(app)}/deliveries`)
+  }
+
+  rotateToken (app: string): Promise<{ app: string, token: string }> {
+    return this.must('POST', `/control/orb/apps/${encodeURIComponent(app)}/rotate-token`)
+  }
+
+  install (server: string, app: string, spec: Record<string, unknown>): Promise<any> {
+    return this.must('PUT', `/control/orb/servers/${encodeURIComponent(server)}/apps/${encodeURIComponent(app)}`, spec)
+  }
+
+  uninstall (server: string, app: string): Promise<ControlReply> {
+    return this.call('DELETE', `/control/orb/servers/${encodeURIComponent(server)}/apps/${encodeURIComponent(app)}`)
+  }
+
+  setChain (available: boolean): Promise<any> {
+    return this.must('PUT', '/control/orb/chain', { available })
+  }
+
+  setVoice (change: { server?: boolean, capacity?: Record<string, number> }): Promise<any> {
+    return this.must('PUT', '/control/orb/voice', change)
+  }
+
+  orbState (): Promise<any> {
+    return this.must('GET', '/control/orb/state')
   }
 
   /** Whether the target's clock is virtual (time moves only when advanced). */

@@ -1,11 +1,22 @@
 import { randomBytes } from 'node:crypto'
-import { CaseFailure, CaseSkip, requirementOf, SHORT_REAL_WAIT_MS, type CaseContext, type CaseResult, type ConformanceCase } from './case.js'
+import { CaseFailure, CaseSkip, requirementOf, SHORT_REAL_WAIT_MS, type CaseContext, type CaseResult, type ConformanceCase, type Exchange, type RecordingClient } from './case.js'
 import type { ControlClient } from './control.js'
 import { curlFor, OrbtileClient, type OrbtileTarget } from './orbtile/transport.js'
-import { setExactStatus } from './orbtile/expect.js'
+import { setExactStatus } from './strictness.js'
 
-export interface RunOptions {
-  target: OrbtileTarget
+/** How a suite reaches its target: a fresh client per case, and a curl command that repeats one exchange. */
+export interface SuiteTransport<C extends RecordingClient> {
+  client(): C
+  curl(exchange: Exchange): string
+}
+
+/** The Orbtile suite's transport: HTTP/1.1 over the target's Unix socket. */
+export function orbtileTransport (target: OrbtileTarget, waitOut?: (seconds: number) => Promise<void>): SuiteTransport<OrbtileClient> {
+  return { client: () => new OrbtileClient(target, waitOut), curl: (exchange) => curlFor(exchange, target) }
+}
+
+export interface RunOptions<C extends RecordingClient = OrbtileClient> {
+  transport: SuiteTransport<C>
   control: ControlClient | undefined
   /** The seed every property starts from (a random one is chosen and printed when absent). */
   seed: number
@@ -19,24 +30,26 @@ export interface RunOptions {
   strict: boolean
   /** Cases that take minutes in real time run too. */
   slow: boolean
+  /** Cases that change what the target holds are skipped. */
+  readOnly?: boolean
   /** Ids expected to fail, with the reason. */
   expectFailures: ReadonlyMap<string, string>
   /** Milliseconds a case may take before it fails. */
   caseTimeoutMs?: number
-  /** How a Retry-After is waited out (a virtual clock is advanced; else real time passes). */
-  waitOut?: (seconds: number) => Promise<void>
   /** Called after each case, for streaming reporters. */
   onResult?: (result: CaseResult, index: number, total: number) => void
+  /** Runs before a case's cleanups (a suite's own debris, such as webhook deliveries still arriving). */
+  afterCase?: () => Promise<void>
 }
 
 /** The cases a run selects, in suite order. */
-export function selectCases (cases: readonly ConformanceCase[], grep: readonly string[]): ConformanceCase[] {
+export function selectCases<T extends { id: string }> (cases: readonly T[], grep: readonly string[]): T[] {
   if (grep.length === 0) return [...cases]
   return cases.filter((c) => grep.some((prefix) => c.id.startsWith(prefix) || requirementOf(c.id) === prefix))
 }
 
 /** Runs the selected cases one after another (they share one target) and returns every result. */
-export async function runCases (cases: readonly ConformanceCase[], options: RunOptions): Promise<CaseResult[]> {
+export async function runCases<C extends RecordingClient> (cases: readonly ConformanceCase<C>[], options: RunOptions<C>): Promise<CaseResult[]> {
   const selected = selectCases(cases, options.grep)
   const results: CaseResult[] = []
   let serial = 0
@@ -51,9 +64,9 @@ export async function runCases (cases: readonly ConformanceCase[], options: RunO
   return results
 }
 
-async function runOne (c: ConformanceCase, options: RunOptions, run: string, nextSerial: () => number): Promise<CaseResult> {
+async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options: RunOptions<C>, run: string, nextSerial: () => number): Promise<CaseResult> {
   const started = performance.now()
-  const client = new OrbtileClient(options.target, options.waitOut)
+  const client = options.transport.client()
   const notes: string[] = []
   const cleanups: Array<() => unknown> = []
   const base: CaseResult = { id: c.id, title: c.title, level: c.level, verdict: 'pass', notes, exchanges: client.exchanges, ms: 0 }
@@ -65,7 +78,7 @@ async function runOne (c: ConformanceCase, options: RunOptions, run: string, nex
     for (const key of ['reason', 'expected', 'actual'] as const) if (done[key] !== undefined) done[key] = client.redact(done[key]!)
     const last = failedAt >= 0 ? client.exchanges[failedAt] : undefined
     if (done.verdict === 'fail' || done.verdict === 'informational') {
-      if (last !== undefined) done.curl = curlFor(last, options.target)
+      if (last !== undefined) done.curl = options.transport.curl(last)
       const expected = options.expectFailures.get(c.id) ?? options.expectFailures.get(requirementOf(c.id))
       if (expected !== undefined) done.expectedFailure = expected
     }
@@ -78,11 +91,16 @@ async function runOne (c: ConformanceCase, options: RunOptions, run: string, nex
     client.close()
     return finish({ verdict: 'skip', reason: missing === 'control' ? 'needs the target\'s control API (--control URL)' : 'takes minutes in real time: run with --slow, or give the target a virtual clock (--control)' })
   }
-  const ctx: CaseContext = {
+  if (c.writes === true && options.readOnly === true) {
+    client.close()
+    return finish({ verdict: 'skip', reason: 'changes what the target holds (posts, syncs, seats); --read-only skips it' })
+  }
+  const ctx: CaseContext<C> = {
     client,
     control: options.control,
     fc: (overrides = {}) => ({ numRuns: options.runs, ...overrides, seed: options.seed, ...(options.path === undefined ? {} : { path: options.path }) }),
     adapterId: (label = 'a') => `org.orbtest.conformance.r${run}.${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
+    uid: (label = 'x') => `r${run}-${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
     cleanup: (fn) => { cleanups.push(fn) },
     note: (text) => { notes.push(text) },
     virtualTime: async () => options.control !== undefined && await options.control.virtualClock(),
@@ -114,6 +132,7 @@ async function runOne (c: ConformanceCase, options: RunOptions, run: string, nex
   } finally {
     clearTimeout(timer)
   }
+  if (options.afterCase !== undefined) await options.afterCase().catch(() => undefined)
   for (const fn of cleanups.reverse()) {
     try {
       await fn()

@@ -7,7 +7,7 @@ import type { Fault } from '../src/orbtile-mock/faults.js'
 import { FAULTS } from '../src/orbtile-mock/faults.js'
 import { ControlClient } from '../conformance/control.js'
 import { FAULT_CASES, ORBTILE_CASES } from '../conformance/orbtile/index.js'
-import { runCases, runPassed } from '../conformance/runner.js'
+import { orbtileTransport, runCases, runPassed } from '../conformance/runner.js'
 import { conformance, TargetError } from '../conformance/cli.js'
 import { UsageError } from '../src/cli/args.js'
 import { requirementOf, type CaseResult } from '../conformance/case.js'
@@ -29,15 +29,14 @@ async function suiteAgainstFake (tt: Teardown, options: { faults?: Fault[], grep
   const orbtile = fakes.orbtile!
   const control = new ControlClient(fakes.control.url)
   return runCases(ORBTILE_CASES, {
-    target: { socketPath: orbtile.socketPath, basePath: orbtile.basePath, token: orbtile.token, discovery: orbtile.discoveryPath },
+    transport: orbtileTransport({ socketPath: orbtile.socketPath, basePath: orbtile.basePath, token: orbtile.token, discovery: orbtile.discoveryPath }, async (seconds) => { await control.advance(seconds * 1000) }),
     control,
     seed: SEED,
     runs: 10,
     grep: options.grep ?? [],
     strict: true,
     slow: false,
-    expectFailures: new Map(),
-    waitOut: async (seconds) => { await control.advance(seconds * 1000) }
+    expectFailures: new Map()
   })
 }
 

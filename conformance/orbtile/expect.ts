@@ -1,24 +1,19 @@
 import { ERROR_STATUS, type ErrorCode } from '../../src/orbtile-mock/errors.js'
 import { validatorFor } from '../../src/orbtile-mock/spec.js'
 import { CaseFailure } from '../case.js'
+import { exactStatus } from '../strictness.js'
 import type { Reply } from './transport.js'
 
 const errorSchema = validatorFor('Error')
 
 // The spec names error codes but no statuses: the exact status of each code is orbtest's decision (OT-A01). Required
 // cases hold a server to the spec only (the code, and a status of the same class); decision cases and --strict runs
-// hold it to OT-A01's table too. The runner sets this before each case.
-let exactStatus = true
-
-/** Whether error statuses are checked against OT-A01's table (decision cases, --strict) or only by class. */
-export function setExactStatus (exact: boolean): void {
-  exactStatus = exact
-}
+// hold it to OT-A01's table too (see ../strictness.ts).
 
 /** Why a reply is not the spec's error `code` (status by OT-A01, the spec's `Error` schema), or undefined. */
 export function errorProblem (reply: Reply, code: ErrorCode, field?: string, status: number = ERROR_STATUS[code]): string | undefined {
   const sameClass = Math.floor(reply.status / 100) === Math.floor(status / 100)
-  if (exactStatus ? reply.status !== status : !sameClass) return `status ${reply.status}`
+  if (exactStatus() ? reply.status !== status : !sameClass) return `status ${reply.status}`
   if (!/^application\/json\b/.test(String(reply.headers['content-type']))) return `content-type ${String(reply.headers['content-type'])}`
   const body = reply.json as { error?: { code?: string, field?: string } } | undefined
   if (!errorSchema(reply.json)) return 'a body the spec\'s Error schema refuses'

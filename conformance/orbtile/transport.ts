@@ -1,16 +1,9 @@
 import { Agent, request, type IncomingHttpHeaders } from 'node:http'
 import { connect } from 'node:net'
 
-/** One request and its reply, as the report shows them. Credentials are never kept. */
-export interface Exchange {
-  method: string
-  target: string
-  headers: Record<string, string>
-  body?: string
-  status: number
-  replyHeaders: Record<string, string>
-  reply: string
-}
+import type { Exchange, RecordingClient } from '../case.js'
+
+export type { Exchange }
 
 export interface Reply {
   status: number
@@ -57,7 +50,7 @@ const LARGE_BODY = 65_536
  * An adapter's HTTP/1.1 client over the target's Unix socket: keep-alive, no Origin, the spec's headers by default
  * (OT-011..014). Every exchange is recorded for the report with its credentials masked.
  */
-export class OrbtileClient {
+export class OrbtileClient implements RecordingClient {
   readonly target: OrbtileTarget
   readonly exchanges: Exchange[] = []
   /** Adapter tokens the target issued: never kept in a report. */
