@@ -33,7 +33,7 @@ Commands:
   up        run every fake with the control server (npm start)
   orbtile   run the fake Orbtile with the control server
   orb       run the fake Orb with the control server
-  conformance --target T   run the conformance suite against an Orbtile (see 'orbtest conformance --help')
+  conformance --target T   run the conformance suite against an Orbtile or an Orb (see 'orbtest conformance --help')
 
 Run 'orbtest <command> --help' for a command's flags. 'orbtest --version' prints the version.
 `

@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { startOrbtest } from '../src/orbtest.js'
+import { ORB_FAULTS, type OrbFault } from '../src/orb-mock/faults.js'
+import { ControlClient } from '../conformance/control.js'
+import { ORB_CASES, ORB_FAULT_CASES } from '../conformance/orb/index.js'
+import { prepareOrbRun } from '../conformance/orb/run.js'
+import { runCases, runPassed } from '../conformance/runner.js'
+import { requirementOf, type CaseResult } from '../conformance/case.js'
+import type { Teardown } from './helpers/fake.js'
+
+const SEED = Number(process.env.FC_SEED ?? 20261130)
+const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..')
+// While developing cases: ORB_CONFORMANCE_GREP=ORB-03,ORB-A02 runs only those in the whole-suite test.
+const DEV_GREP = (process.env.ORB_CONFORMANCE_GREP ?? '').split(',').filter((g) => g !== '')
+
+/** Runs the Orb suite (or the cases `grep` names) against a fresh fake Orb with its control API and a virtual clock. */
+async function suiteAgainstFake (tt: Teardown, options: { faults?: OrbFault[], grep?: string[], runs?: number } = {}): Promise<CaseResult[]> {
+  const fakes = await startOrbtest({ orbtile: false, orb: { port: 0, faults: options.faults ?? [] }, controlPort: 0, clockMode: 'virtual' })
+  tt.teardown(() => fakes.close())
+  const control = new ControlClient(fakes.control.url)
+  const run = await prepareOrbRun({ url: fakes.orb!.url, control })
+  try {
+    return await runCases(ORB_CASES, {
+      transport: run.transport,
+      control,
+      seed: SEED,
+      runs: options.runs ?? 10,
+      grep: options.grep ?? [],
+      strict: true,
+      slow: false,
+      expectFailures: new Map()
+    })
+  } finally {
+    await run.close()
+  }
+}
+
+const describe = (results: readonly CaseResult[]): string =>
+  results.filter((r) => r.verdict === 'fail').map((r) => `${r.id}: ${r.reason} | expected ${r.expected} | actual ${r.actual}${r.replay === undefined ? '' : ` | replay --seed ${r.replay.seed} --path ${r.replay.path}`}`).join('\n')
+
+t.test('conformance: the whole Orb suite passes against a fresh fake Orb, strict, with no skips', async (t) => {
+  const started = performance.now()
+  const results = await suiteAgainstFake(t, { grep: DEV_GREP })
+  t.ok(results.length > 0, `${results.length} cases ran`)
+  t.ok(runPassed(results), describe(results))
+  t.same(results.filter((r) => r.verdict === 'skip').map((r) => `${r.id}: ${r.reason}`), [], 'nothing skipped when the control API is there')
+  const requests = results.reduce((n, r) => n + r.exchanges.length, 0)
+  t.comment(`${results.length} cases, ${requests} requests, ${((performance.now() - started) / 1000).toFixed(1)} s`)
+})
+
+t.test('conformance: the Orb suite bites: each deliberate fault of the fake Orb makes its named cases fail', { skip: DEV_GREP.length > 0 ? 'ORB_CONFORMANCE_GREP is set' : false }, async (t) => {
+  const faults = Object.entries(ORB_FAULT_CASES) as Array<[OrbFault, string[]]>
+  t.ok(faults.length >= 8, `${faults.length} faults are covered (the issue asks for at least 8)`)
+  for (const [fault, ids] of faults) {
+    t.ok(ORB_FAULTS[fault] !== undefined, `${fault} is a fault of the fake Orb`)
+    const results = await suiteAgainstFake(t, { faults: [fault], grep: ids })
+    for (const id of ids) {
+      const result = results.find((r) => r.id === id)
+      t.equal(result?.verdict, 'fail', `fault ${fault} fails ${id}${result?.verdict === 'fail' ? '' : ` (it was ${result?.verdict ?? 'not run'})`}`)
+    }
+  }
+})
+
+t.test('conformance: every Orb [server] and [both] requirement has a case, or the coverage file says why it cannot be tested from outside', async (t) => {
+  const { requirements, decisions } = JSON.parse(readFileSync(join(root, 'conformance', 'orb', 'requirements.json'), 'utf8')) as { requirements: Record<string, { kind: string }>, decisions: string[] }
+  const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'orb', 'coverage.json'), 'utf8')) as Record<string, string>
+  const cased = new Set(ORB_CASES.map((c) => requirementOf(c.id)))
+  const missing = Object.entries(requirements).filter(([id, r]) => r.kind !== 'client' && !cased.has(id) && !(typeof coverage[id] === 'string' && coverage[id]!.length > 10)).map(([id]) => id)
+  t.same(missing, [], 'server and both requirements without a case or a reason')
+  t.same(Object.keys(coverage).filter((id) => cased.has(id)), [], 'no coverage entry for an id that has a case')
+  t.same(Object.keys(coverage).filter((id) => requirements[id] === undefined), [], 'coverage names only ledger ids')
+  t.same([...cased].filter((id) => requirements[id] === undefined && !decisions.includes(id)), [], 'every case proves a ledger id')
+  const ids = ORB_CASES.map((c) => c.id)
+  t.same(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'case ids are unique')
+  t.ok(ORB_CASES.filter((c) => c.id.startsWith('ORB-A')).every((c) => c.level === 'decision'), 'ORB-A cases are decisions')
+  t.ok(ORB_CASES.filter((c) => !c.id.startsWith('ORB-A')).every((c) => c.level === 'required'), 'ORB cases are required')
+})
