@@ -75,9 +75,14 @@ export class ControlClient {
   // The fake Orb's people (ORB-A04): members post and type commands, the developer sets the endpoint, rotates the
   // token and sends test events, admins install and uninstall.
 
+  /** Ids of the messages members posted through this client: the run removes them when it ends. */
+  readonly memberMessages: number[] = []
+
   /** A member posts in a text channel; the answer names the events it made. */
-  memberPost (post: { server: string, channel: string, member: string, content: string, encrypted?: boolean, replyTo?: number }): Promise<any> {
-    return this.must('POST', '/control/orb/messages', post)
+  async memberPost (post: { server: string, channel: string, member: string, content: string, encrypted?: boolean, replyTo?: number }): Promise<any> {
+    const posted = await this.must('POST', '/control/orb/messages', post)
+    if (Number.isInteger(posted?.id)) this.memberMessages.push(posted.id)
+    return posted
   }
 
   /** A member types an app's command; the answer names the event (or the call fails with the reason none was made). */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { startOrbtest } from '../src/orbtest.js'
+import type { OrbMock } from '../src/orb-mock/index.js'
 import { ORB_FAULTS, type OrbFault } from '../src/orb-mock/faults.js'
 import { ControlClient } from '../conformance/control.js'
 import { ORB_CASES, ORB_FAULT_CASES } from '../conformance/orb/index.js'
@@ -16,9 +17,10 @@ const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname,
 const DEV_GREP = (process.env.ORB_CONFORMANCE_GREP ?? '').split(',').filter((g) => g !== '')
 
 /** Runs the Orb suite (or the cases `grep` names) against a fresh fake Orb with its control API and a virtual clock. */
-async function suiteAgainstFake (tt: Teardown, options: { faults?: OrbFault[], grep?: string[], runs?: number } = {}): Promise<CaseResult[]> {
+async function suiteAgainstFake (tt: Teardown, options: { faults?: OrbFault[], grep?: string[], runs?: number, world?: (world: WorldSnapshot) => void } = {}): Promise<CaseResult[]> {
   const fakes = await startOrbtest({ orbtile: false, orb: { port: 0, faults: options.faults ?? [] }, controlPort: 0, clockMode: 'virtual' })
   tt.teardown(() => fakes.close())
+  const before = snapshot(fakes.orb!)
   const control = new ControlClient(fakes.control.url)
   const run = await prepareOrbRun({ url: fakes.orb!.url, control })
   try {
@@ -34,7 +36,20 @@ async function suiteAgainstFake (tt: Teardown, options: { faults?: OrbFault[], g
     })
   } finally {
     await run.close()
+    options.world?.({ before, after: snapshot(fakes.orb!) })
   }
+}
+
+interface WorldSnapshot { before: unknown, after: unknown }
+
+// What a person sharing the fake would notice: apps, installs, channels and seats, the chain and voice server, the
+// live messages, every app's commands and endpoint. The suite's history (event logs, delivery logs, interactions,
+// the players it cleared) is not debris.
+function snapshot (orb: OrbMock): unknown {
+  const { apps, servers, installs, chain, voice } = orb.control.state() as Record<string, unknown>
+  const messages = [...orb.store.messages.values()].filter((m) => !m.deleted).map((m) => `${m.id} ${m.author.id} ${m.channel}`)
+  const commands = [...orb.store.apps.values()].map((a) => [a.id, a.commands.map((c) => c.name)])
+  return { apps, servers, installs, chain, voice, messages, commands }
 }
 
 const describe = (results: readonly CaseResult[]): string =>
@@ -42,10 +57,12 @@ const describe = (results: readonly CaseResult[]): string =>
 
 t.test('conformance: the whole Orb suite passes against a fresh fake Orb, strict, with no skips', async (t) => {
   const started = performance.now()
-  const results = await suiteAgainstFake(t, { grep: DEV_GREP })
+  let world: WorldSnapshot | undefined
+  const results = await suiteAgainstFake(t, { grep: DEV_GREP, world: (w) => { world = w } })
   t.ok(results.length > 0, `${results.length} cases ran`)
   t.ok(runPassed(results), describe(results))
   t.same(results.filter((r) => r.verdict === 'skip').map((r) => `${r.id}: ${r.reason}`), [], 'nothing skipped when the control API is there')
+  t.same(world?.after, world?.before, 'the run leaves the fake as it found it: apps, installs, seats, messages, commands')
   const requests = results.reduce((n, r) => n + r.exchanges.length, 0)
   t.comment(`${results.length} cases, ${requests} requests, ${((performance.now() - started) / 1000).toFixed(1)} s`)
 })

@@ -175,3 +175,22 @@ t.test('ORB-A04 ORB-004 control: the developer creates an app (token shown once,
   t.notOk(after.installs.some((i: { app: string }) => i.app === 'app_new'), 'uninstalled everywhere')
   t.notOk(JSON.stringify(after.voice).includes('app_new'), 'its seat went with it')
 })
+
+t.test('ORB-A04 control: a moderator removes any message; deleting an app can remove what it posted', async (t) => {
+  const { call, fakes, bot } = await setup(t)
+  const said = await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_bo', content: 'remove me' })
+  t.equal((await call('DELETE', `/control/orb/messages/${said.json.id}`)).status, 200)
+  t.equal((await call('DELETE', `/control/orb/messages/${said.json.id}`)).status, 404, 'already removed')
+  t.equal((await call('DELETE', '/control/orb/messages/abc')).status, 400)
+  t.equal((await call('DELETE', '/control/orb/messages/999999')).status, 404)
+  const read = (await bot.get('/api/bot/v1/messages?channel=ch_general')).json.messages
+  t.notOk(read.some((m: { id: number }) => m.id === said.json.id), 'gone from the channel')
+  const made = (await call('POST', '/control/orb/apps', { id: 'app_poster', name: 'Poster', scopes: ['messages:write'] })).json
+  await call('PUT', '/control/orb/servers/srv_orbit/apps/app_poster', { channels: ['ch_general'] })
+  const poster = new OrbClient(fakes.orb!.url, made.token)
+  for (const content of ['one', 'two']) t.equal((await poster.post('/api/bot/v1/messages', { channel: 'ch_general', content })).status, 200)
+  const gone = await call('DELETE', '/control/orb/apps/app_poster?messages=delete')
+  t.same(gone.json, { deleted: true, messages: 2 })
+  const after = (await bot.get('/api/bot/v1/messages?channel=ch_general')).json.messages
+  t.notOk(after.some((m: { author: { id: string } }) => m.author.id === 'app_poster'), 'its posts are gone too')
+})

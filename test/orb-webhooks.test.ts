@@ -512,3 +512,18 @@ t.test('ORB-093 a reset aborts deliveries in flight, cancels pending retries and
   t.same(log(orb), [])
 })
 
+
+t.test('ORB-A05 ORB-093 back in events mode, a retry not yet due and attempts still queued are dropped and logged as skipped; a new endpoint gets only new events', async (t) => {
+  const { orb, rx } = await webhookOrb(t, (hit) => reply(hit, 500))
+  const failed = orb.control.testEvent('app_demo').event
+  await until(() => log(orb).length === 1, 'the first attempt to fail')
+  t.equal(webhooksOf(orb.store).pending().retriesScheduled, 1, 'its retry waits 2 s')
+  orb.control.setEndpoint('app_demo', null)
+  t.equal(webhooksOf(orb.store).pending().retriesScheduled, 0, 'the retry is dropped with the mode')
+  t.match(log(orb).at(-1), { event: failed, attempt: 2, outcome: 'skipped', error: /events mode/ })
+  orb.control.setEndpoint('app_demo', `${rx.url}/again`)
+  orb.clock.advance(5_000)
+  const fresh = orb.control.testEvent('app_demo').event
+  await until(() => rx.hits.length === 2, 'the new event')
+  t.same(rx.hits.map((h) => h.json.id), [failed, fresh], 'the old event never reaches the new endpoint')
+})

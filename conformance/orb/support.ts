@@ -91,9 +91,17 @@ export async function mentionFull (ctx: OrbContext, text = 'ping'): Promise<any>
   return control.memberPost({ server: target.community, channel: target.channels.text, member: world.member, content: `<@${target.full.id!}> ${text}` })
 }
 
-/** Syncs the full app's commands to `commands`; the case ends with none registered. */
+const syncedIn = new WeakMap<OrbContext, Set<string>>()
+
+/** Syncs the full app's commands to `commands`; the case ends with none registered (one cleanup sync per app). */
 export async function syncCommands (ctx: OrbContext, commands: unknown[], as: Speaker = 'full'): Promise<OrbReply> {
-  ctx.cleanup(async () => { await ctx.client.request({ method: 'PUT', path: `${BOT}/commands`, body: { commands: [] }, as }) })
+  const key = as === null ? 'none' : typeof as === 'string' ? as : as.token
+  let synced = syncedIn.get(ctx)
+  if (synced === undefined) syncedIn.set(ctx, synced = new Set())
+  if (!synced.has(key)) {
+    synced.add(key)
+    ctx.cleanup(async () => { await ctx.client.request({ method: 'PUT', path: `${BOT}/commands`, body: { commands: [] }, as }) })
+  }
   return ctx.client.request({ method: 'PUT', path: `${BOT}/commands`, body: { commands }, as })
 }
 

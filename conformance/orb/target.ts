@@ -170,8 +170,12 @@ export async function discoverTarget (control: ControlClient, url: string, run: 
   }
 }
 
-/** Deletes the apps the suite created (their installs, seats and events go with them). */
+/**
+ * Deletes the apps the suite created, with everything they posted (their installs, seats and events go with them),
+ * and the messages the suite posted as members: a run leaves the community as it found it.
+ */
 export async function releaseTarget (control: ControlClient | undefined, target: OrbTarget): Promise<void> {
   if (control === undefined || target.controlled === undefined) return
-  for (const app of target.controlled.apps) await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(app)}`).catch(() => undefined)
+  for (const app of target.controlled.apps) await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(app)}?messages=delete`).catch(() => undefined)
+  for (const id of control.memberMessages.splice(0)) await control.call('DELETE', `/control/orb/messages/${id}`).catch(() => undefined)
 }

@@ -167,7 +167,12 @@ export async function startControlServer (options: ControlServerOptions): Promis
   app.post('/control/orb/apps', async (request) =>
     orbAction(() => needOrb().control.createApp(body<NewApp>('OrbNewApp', request.body))))
   app.delete('/control/orb/apps/:app', async (request) =>
-    orbAction(() => needOrb().control.deleteApp((request.params as { app: string }).app)))
+    orbAction(() => needOrb().control.deleteApp((request.params as { app: string }).app, { messages: (request.query as { messages?: string }).messages === 'delete' })))
+  app.delete('/control/orb/messages/:id', async (request) => {
+    const id = (request.params as { id: string }).id
+    if (!/^[1-9][0-9]{0,15}$/.test(id)) throw new ControlError('bad_request', `message id must be a positive integer, not ${JSON.stringify(id)}`)
+    return orbAction(() => needOrb().control.deleteMessage(Number(id)))
+  })
   app.post('/control/orb/apps/:app/rotate-token', async (request) =>
     orbAction(() => needOrb().control.rotateToken((request.params as { app: string }).app)))
   app.put('/control/orb/chain', async (request) =>

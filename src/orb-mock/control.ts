@@ -213,6 +213,7 @@ export class OrbControl {
     app.endpoint = url
     // ORB-A05: the queue starts empty only on a switch of mode; a new URL in webhook mode, or null again, changes nothing.
     if (switched) eventsOf(this.#store).modeChanged(app)
+    if (switched && url === null) webhooksOf(this.#store).leftWebhookMode(app.id)
     return { app: appId, endpoint: url, mode: url === null ? 'events' : 'webhook' }
   }
 
@@ -257,16 +258,35 @@ export class OrbControl {
     return { id, name: app.name, token, scopes: [...app.scopes], member: app.memberId }
   }
 
-  /** `DELETE /control/orb/apps/{app}`: the developer deletes an app: uninstalled everywhere, its token dead (401). */
-  deleteApp (appId: string): { deleted: true } {
+  /**
+   * `DELETE /control/orb/apps/{app}`: the developer deletes an app: uninstalled everywhere, its token dead (401).
+   * With `messages`, what it posted is removed too (its old messages stay otherwise, as after an uninstall).
+   */
+  deleteApp (appId: string, options: { messages?: boolean } = {}): { deleted: true, messages: number } {
     const store = this.#store
     const app = store.apps.get(appId)
     if (app === undefined) throw new OrbControlError('not_found', `no app ${appId}`)
+    let removed = 0
+    if (options.messages === true) {
+      for (const message of store.messages.values()) {
+        if (message.deleted || message.author.id !== app.memberId) continue
+        message.deleted = true
+        removed++
+      }
+    }
     for (const install of [...store.installs.values()]) if (install.app === appId) store.uninstall(install.community, appId)
     eventsOf(store).wake(app)
     store.tokens.delete(app.token)
     store.apps.delete(appId)
-    return { deleted: true }
+    return { deleted: true, messages: removed }
+  }
+
+  /** `DELETE /control/orb/messages/{id}`: a moderator removes a message, whoever wrote it. */
+  deleteMessage (id: number): { ok: true, id: number } {
+    const message = this.#store.messages.get(id)
+    if (message === undefined || message.deleted) throw new OrbControlError('not_found', `no message ${id}`)
+    message.deleted = true
+    return { ok: true, id }
   }
 
   /** `POST /control/orb/apps/{app}/rotate-token`: the new token, shown once as the console would (ORB-004, ORB-A22). */

@@ -108,7 +108,8 @@ export class Webhooks {
   #queues = new Map<string, Job[]>()
   readonly #inFlight = new Set<Attempt>()
   readonly #inFlightPerApp = new Map<string, number>()
-  readonly #retries = new Set<TimerHandle>()
+  /** Retries waiting out their delay, with the job each will send. */
+  readonly #retries = new Map<TimerHandle, Job>()
   #logs = new Map<string, DeliveryRecord[]>()
   #pumpSoon: NodeJS.Immediate | undefined
   /** Bumped on reset: callbacks of requests from before it do nothing. */
@@ -130,6 +131,21 @@ export class Webhooks {
   /** The app's delivery log, oldest first (in the order attempts finished), at most `LOG_LIMIT` records. */
   deliveries (appId: string): DeliveryRecord[] {
     return (this.#logs.get(appId) ?? []).map((r) => ({ ...r, requestHeaders: { ...r.requestHeaders }, notice: r.notice === null ? null : { ...r.notice } }))
+  }
+
+  /**
+   * ORB-A05: the app left webhook mode. What it had waiting (queued attempts, retries not yet due) is dropped and
+   * logged as skipped: events mode starts with an empty queue, and a later endpoint gets only later events.
+   */
+  leftWebhookMode (appId: string): void {
+    for (const job of this.#queues.get(appId) ?? []) this.#skip(job, 'the app went back to events mode before this attempt was sent')
+    this.#queues.delete(appId)
+    for (const [timer, job] of [...this.#retries]) {
+      if (job.app !== appId) continue
+      this.#store.clock.clearTimer(timer)
+      this.#retries.delete(timer)
+      this.#skip({ ...job, attempt: 2 }, 'the app went back to events mode before this retry was due')
+    }
   }
 
   /** Attempts in flight and waiting for a slot (tests and the control state). */
@@ -203,7 +219,11 @@ export class Webhooks {
     const store = this.#store
     const app = store.apps.get(job.app)
     // The endpoint and token are read now: an app back in events mode gets nothing more; a rotated token signs (ORB-A22).
-    if (app === undefined || app.endpoint === null) return
+    if (app === undefined) return
+    if (app.endpoint === null) {
+      this.#skip(job, 'the app went back to events mode before this attempt was sent')
+      return
+    }
     // ORB-A11: a typed command whose member stopped waiting is not sent at all, first attempt or retry.
     if (!this.#mayRetry(job)) {
       this.#skip(job, 'the member stopped waiting (or the command was answered) before this attempt got a slot')
@@ -340,7 +360,7 @@ export class Webhooks {
       this.#enqueue({ ...job, attempt: 2 })
       this.#pump()
     })
-    this.#retries.add(timer)
+    this.#retries.set(timer, job)
   }
 
   #mayRetry (job: Job): boolean {
@@ -365,7 +385,7 @@ export class Webhooks {
     }
     this.#inFlight.clear()
     this.#inFlightPerApp.clear()
-    for (const timer of this.#retries) clock.clearTimer(timer)
+    for (const timer of this.#retries.keys()) clock.clearTimer(timer)
     this.#retries.clear()
     this.#queues = new Map()
     this.#logs = new Map()

@@ -106,12 +106,12 @@ async function ownApp (ctx: OrbContext, label: string, scopes: readonly ScopeNam
   const { control } = controlled(ctx)
   const made = await control.must('POST', '/control/orb/apps', { id: `app_${ctx.uid(label)}`, name: `orbtest ${label}`, scopes: [...scopes], rights: ['send_messages'] })
   ctx.client.secret(made.token, '$OWN_TOKEN')
-  ctx.cleanup(async () => { await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(made.id)}`) })
+  ctx.cleanup(async () => { await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(made.id)}?messages=delete`) })
   return { id: made.id, token: made.token, member: made.member, as: { token: made.token } }
 }
 
 async function dropApp (ctx: OrbContext, id: string): Promise<void> {
-  await ctx.control?.call('DELETE', `/control/orb/apps/${encodeURIComponent(id)}`)
+  await ctx.control?.call('DELETE', `/control/orb/apps/${encodeURIComponent(id)}?messages=delete`)
 }
 
 interface StateInstall { server: string, app: string, role: { name: string, rights: string[] }, channels: string[], hidden: string[], channelRights: Record<string, string[]> }

@@ -41,7 +41,7 @@ async function helperApp (ctx: OrbContext, label: string, scopes: string[], righ
   const { control, target } = controlled(ctx)
   const created = await control.must('POST', '/control/orb/apps', { id: `app_orbtest_${ctx.uid(label)}`.slice(0, 64), name: `orbtest ${label}`, scopes, rights })
   ctx.client.secret(created.token)
-  ctx.cleanup(async () => { await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(created.id)}`) })
+  ctx.cleanup(async () => { await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(created.id)}?messages=delete`) })
   await control.install(target.community, created.id, { role: { name: `orbtest ${label}`, rights }, channels })
   return { as: { token: created.token }, member: created.member }
 }

@@ -731,7 +731,7 @@ export const messagesCases: Array<ConformanceCase<OrbBotClient>> = [
       const { control, target } = controlled(ctx)
       const created = await control.must('POST', '/control/orb/apps', { id: `app_${ctx.uid('noread').replace(/[^a-z0-9]/g, '_')}`, name: 'orbtest conformance (no messages:read)', scopes: ['messages:write'], rights: ['send_messages'] })
       ctx.client.secret(created.token)
-      ctx.cleanup(async () => { await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(created.id)}`) })
+      ctx.cleanup(async () => { await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(created.id)}?messages=delete`) })
       await control.install(target.community, created.id, { role: { name: 'orbtest no read', rights: ['send_messages'] }, channels: [target.channels.text] })
       const as = { token: created.token as string }
       expectOk(await ctx.client.get(`${BOT}/app`, undefined, as), 'GET /app with the new app\'s token')
