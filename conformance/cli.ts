@@ -97,6 +97,7 @@ export async function conformance (argv: readonly string[], out: NodeJS.Writable
   if (values.list === true) {
     const { ORB_CASES } = await import('./orb/index.js')
     const suites: Array<readonly ConformanceCase<any>[]> = spec === undefined ? [ORBTILE_CASES, ORB_CASES] : orb ? [ORB_CASES] : [ORBTILE_CASES]
+    if (suites.every((cases) => selectCases(cases, grep).length === 0)) throw new UsageError(`--grep ${grep.join(' ')} selects no case`)
     for (const cases of suites) {
       for (const c of selectCases(cases, grep)) out.write(`${c.id.padEnd(12)} ${c.level.padEnd(9)} ${[...(c.needs ?? []), ...(c.writes === true ? ['writes'] : [])].join(',').padEnd(14)} ${c.title}\n`)
     }

@@ -48,7 +48,8 @@ export function expectOrbError (reply: OrbReply, status: number, what: string, o
   const exact = exactStatus() || options.decided !== true
   const sameClass = Math.floor(reply.status / 100) === Math.floor(status / 100)
   const expected = `${status}${options.decided === true && !exactStatus() ? ` (or another ${Math.floor(status / 100)}xx)` : ''} with {"error":{"message":"…","code":${status}}}`
-  if (exact ? reply.status !== status : !sameClass) throw new CaseFailure(`${what}: status ${reply.status}`, expected, short(reply))
+  // A decided status may differ within its class, but never to 401 (the token) or 429 (a throttle): those refuse for another reason.
+  if (exact ? reply.status !== status : !sameClass || reply.status === 401 || reply.status === 429) throw new CaseFailure(`${what}: status ${reply.status}`, expected, short(reply))
   if (!/^application\/json\b/i.test(String(reply.headers['content-type']))) throw new CaseFailure(`${what}: content-type ${String(reply.headers['content-type'])}`, expected, short(reply))
   const error = reply.json?.error
   if (typeof error?.message !== 'string' || !Number.isInteger(error?.code) || !componentSchema('Error')(reply.json)) {

@@ -73,6 +73,7 @@ export function loadTargetConfig (file: string, url: string): OrbTarget {
     ...(config.tokens.few === undefined ? {} : { few: { token: config.tokens.few } }),
     community: config.community,
     ...(config.otherCommunity === undefined ? {} : { otherCommunity: config.otherCommunity }),
+    ...(config.otherChannel === undefined ? {} : { otherChannel: config.otherChannel }),
     channels: { ...config.channels },
     ...(config.passport === undefined ? {} : { passport: config.passport }),
     webhook: { host, port, ...(config.webhook?.url === undefined ? {} : { url: config.webhook.url }) }

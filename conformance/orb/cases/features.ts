@@ -1077,9 +1077,9 @@ const musicCases: Case[] = [
     }
   }),
   defineCase<OrbBotClient>({
-    id: 'ORB-083.model',
+    id: 'ORB-A17.model',
     title: 'any sequence of player actions by two apps, with time passing, leaves the shared player as ORB-A17 says; GET and members agree',
-    level: 'required',
+    level: 'decision',
     writes: true,
     async run (ctx) {
       const ch = channel(ctx, 'voice')
