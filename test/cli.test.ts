@@ -152,6 +152,8 @@ t.test('OT-001 cli: --api off starts with no socket and no discovery file', asyn
   const r = await started(t, ['orbtile', '--api', 'off', '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'o.sock'), '--control-port', '0'], ready)
   t.notOk(existsSync(join(dir, 'o.sock')))
   t.notOk(existsSync(join(dir, 'd.json')))
+  // The ready file can land before the banner's bytes reach this process: wait for them a little.
+  for (let i = 0; i < 40 && !/API off/.test(r.stdout()); i++) await new Promise((resolve) => setTimeout(resolve, 50))
   t.match(r.stdout(), /API off/)
   r.child.kill('SIGTERM')
   t.equal(await r.exit, 0)
