@@ -18,7 +18,17 @@ export interface RecordingClient {
   readonly exchanges: Exchange[]
   /** Text for a report with every credential this client knows replaced. */
   redact(text: string): string
+  /** While halted, every request (and every wait for a throttle) fails with CaseHalted before it is sent. */
+  halt(halted: boolean): void
   close(): void
+}
+
+/** What a case's request meets once the case has run out of time: the case is over and sends nothing more. */
+export class CaseHalted extends Error {
+  constructor () {
+    super('the case ran out of time; it sends nothing more')
+    this.name = 'CaseHalted'
+  }
 }
 
 /** What a case can be told apart by in a report. */
@@ -78,6 +88,8 @@ export interface CaseContext<C extends RecordingClient = OrbtileClient> {
   elapse(ms: number): Promise<void>
   /** Whether the target's time moves only when advanced (its control API says its clock is virtual). */
   virtualTime(): Promise<boolean>
+  /** The run is --read-only: a case not marked `writes` leaves out any step that would change the target. */
+  readonly readOnly: boolean
 }
 
 /** Real waits up to this long run in every run; longer ones only with --slow. */

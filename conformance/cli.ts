@@ -8,7 +8,7 @@ import { ORBTILE_CASES } from './orbtile/index.js'
 import { OrbtileClient, type OrbtileTarget } from './orbtile/transport.js'
 import { jsonIndex, junitXml, tapHeader, tapLine, tapSummary } from './report.js'
 import type { CaseResult, ConformanceCase } from './case.js'
-import { orbtileTransport, runCases, runPassed, selectCases } from './runner.js'
+import { orbtileTransport, runCases, runPassed, selectCases, type RunOptions } from './runner.js'
 
 export const CONFORMANCE_HELP = `Usage: orbtest conformance --target TARGET [flags]
 
@@ -134,19 +134,10 @@ async function runOrbtile (spec: string, { seed, runs, grep, expectFailures, con
   const started = performance.now()
   const virtual = control !== undefined && await control.virtualClock()
   const results = await runCases(ORBTILE_CASES, {
+    ...runOptions({ seed, runs, grep, expectFailures, control, values, out }),
     transport: orbtileTransport(target, virtual ? async (seconds) => { await control.advance(seconds * 1000) } : undefined),
-    control,
-    seed,
-    runs,
-    grep,
-    strict: values.strict === true,
-    slow: values.slow === true,
-    readOnly: values['read-only'] === true,
-    expectFailures,
     // A slow case on a real clock waits up to about 12 minutes (OT-112.b).
-    ...(values.slow === true && !virtual ? { caseTimeoutMs: SLOW_CASE_TIMEOUT_MS } : {}),
-    ...(values.path === undefined ? {} : { path: values.path as string }),
-    onResult: (result, index) => out.write(tapLine(result, index + 1, runs))
+    ...(values.slow === true && !virtual ? { caseTimeoutMs: SLOW_CASE_TIMEOUT_MS } : {})
   })
   return finishRun(results, { suite: 'orbtile', title: 'orbtest conformance: Orbtile', target: target.socketPath, seed, runs, started, expectFailures, values, out })
 }
@@ -164,28 +155,35 @@ async function runOrb (spec: string, { seed, runs, grep, expectFailures, control
   await checkOrbReachable(url, config?.full.token, control)
   const run = await prepareOrbRun({ url, ...(control === undefined ? {} : { control }), ...(config === undefined ? {} : { config }) })
   try {
-    const about = `orbtest conformance: Orb bot API (orb-bots-v1) at ${url}; seed ${seed}; ${runs} runs per property${control === undefined ? '; no control API (cases that act as members are skipped)' : `; control ${control.url}; apps of the suite's own in ${run.target.community}`}${values['read-only'] === true ? '; read-only' : ''}`
+    const about = `orbtest conformance: Orb bot API (orb-bots-v1) at ${url}; seed ${seed}; ${runs} runs per property${control === undefined ? '; no control API (cases that act as members are skipped)' : `; control ${control.url}${run.target.controlled === undefined ? '' : `; apps of the suite's own in ${run.target.community}`}`}${values['read-only'] === true ? '; read-only' : ''}`
     out.write(tapHeader(selected.length, about))
     const started = performance.now()
     const virtual = control !== undefined && await control.virtualClock()
     const results = await runCases(ORB_CASES, {
+      ...runOptions({ seed, runs, grep, expectFailures, control, values, out }),
       transport: run.transport,
-      control,
-      seed,
-      runs,
-      grep,
-      strict: values.strict === true,
-      slow: values.slow === true,
-      readOnly: values['read-only'] === true,
-      expectFailures,
       // On a real clock a case that posts may wait out the throttles' minute windows several times.
-      caseTimeoutMs: values.slow === true && !virtual ? SLOW_CASE_TIMEOUT_MS : virtual ? 60_000 : ORB_REAL_CASE_TIMEOUT_MS,
-      ...(values.path === undefined ? {} : { path: values.path as string }),
-      onResult: (result, index) => out.write(tapLine(result, index + 1, runs))
+      caseTimeoutMs: values.slow === true && !virtual ? SLOW_CASE_TIMEOUT_MS : virtual ? 60_000 : ORB_REAL_CASE_TIMEOUT_MS
     })
     return finishRun(results, { suite: 'orb', title: 'orbtest conformance: Orb', target: url, seed, runs, started, expectFailures, values, out })
   } finally {
     await run.close()
+  }
+}
+
+/** What both suites' runs take from the command line. */
+function runOptions ({ seed, runs, grep, expectFailures, control, values, out }: Common): Omit<RunOptions<never>, 'transport'> {
+  return {
+    control,
+    seed,
+    runs,
+    grep,
+    strict: values.strict === true,
+    slow: values.slow === true,
+    readOnly: values['read-only'] === true,
+    expectFailures,
+    ...(values.path === undefined ? {} : { path: values.path as string }),
+    onResult: (result, index) => out.write(tapLine(result, index + 1, runs))
   }
 }
 
@@ -267,7 +265,9 @@ async function checkOrbReachable (url: string, token: string | undefined, contro
       await res.arrayBuffer()
       return res.status
     } catch (err) {
-      throw new TargetError(`the Orb at ${url} cannot be reached: ${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`)
+      // fetch wraps the socket's error, and for a name with several addresses an AggregateError of them.
+      const cause = (err as { cause?: { code?: string, errors?: Array<{ code?: string }> } }).cause
+      throw new TargetError(`the Orb at ${url} cannot be reached: ${cause?.code ?? cause?.errors?.[0]?.code ?? (cause as { message?: string } | undefined)?.message ?? (err as Error).message}`)
     }
   }
   const directory = await get('/api/orb/directory')

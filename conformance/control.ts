@@ -9,13 +9,23 @@ export interface ControlReply { status: number, json: any }
  */
 export class ControlClient {
   readonly url: string
-  #virtual: boolean | undefined
+  /** What every view of one control API shares: its clock mode, and the messages members posted through it. */
+  readonly #shared: { virtual?: boolean, memberMessages: number[] }
+  readonly #guard: () => void
 
-  constructor (url: string) {
+  constructor (url: string, shared: { virtual?: boolean, memberMessages: number[] } = { memberMessages: [] }, guard: () => void = () => {}) {
     this.url = url.replace(/\/+$/, '')
+    this.#shared = shared
+    this.#guard = guard
+  }
+
+  /** A view for one case: `guard` runs before each call (it throws once the case is halted). */
+  scoped (guard: () => void): ControlClient {
+    return new ControlClient(this.url, this.#shared, guard)
   }
 
   async call (method: string, path: string, body?: unknown): Promise<ControlReply> {
+    this.#guard()
     const target = new URL(`${this.url}${path}`)
     const payload = body === undefined ? undefined : JSON.stringify(body)
     return new Promise((resolve, reject) => {
@@ -75,8 +85,10 @@ export class ControlClient {
   // The fake Orb's people (ORB-A04): members post and type commands, the developer sets the endpoint, rotates the
   // token and sends test events, admins install and uninstall.
 
-  /** Ids of the messages members posted through this client: the run removes them when it ends. */
-  readonly memberMessages: number[] = []
+  /** Ids of the messages members posted through this control API in the run: the run removes them when it ends. */
+  get memberMessages (): number[] {
+    return this.#shared.memberMessages
+  }
 
   /** A member posts in a text channel; the answer names the events it made. */
   async memberPost (post: { server: string, channel: string, member: string, content: string, encrypted?: boolean, replyTo?: number }): Promise<any> {
@@ -128,8 +140,8 @@ export class ControlClient {
 
   /** Whether the target's clock is virtual (time moves only when advanced). */
   async virtualClock (): Promise<boolean> {
-    this.#virtual ??= (await this.must('GET', '/control/clock')).mode === 'virtual'
-    return this.#virtual
+    this.#shared.virtual ??= (await this.must('GET', '/control/clock')).mode === 'virtual'
+    return this.#shared.virtual
   }
 
   /** Moves a virtual clock; due timers fire in order. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { CaseFailure, CaseSkip, requirementOf, SHORT_REAL_WAIT_MS, type CaseContext, type CaseResult, type ConformanceCase, type Exchange, type RecordingClient } from './case.js'
+import { CaseFailure, CaseHalted, CaseSkip, requirementOf, SHORT_REAL_WAIT_MS, type CaseContext, type CaseResult, type ConformanceCase, type Exchange, type RecordingClient } from './case.js'
 import type { ControlClient } from './control.js'
 import { curlFor, OrbtileClient, type OrbtileTarget } from './orbtile/transport.js'
 import { setExactStatus } from './strictness.js'
@@ -38,8 +38,6 @@ export interface RunOptions<C extends RecordingClient = OrbtileClient> {
   caseTimeoutMs?: number
   /** Called after each case, for streaming reporters. */
   onResult?: (result: CaseResult, index: number, total: number) => void
-  /** Runs before a case's cleanups (a suite's own debris, such as webhook deliveries still arriving). */
-  afterCase?: () => Promise<void>
 }
 
 /** The cases a run selects, in suite order. */
@@ -76,6 +74,7 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
     const done = { ...base, ...result, ms: Math.round(performance.now() - started) }
     // No credential reaches a report, whatever a failure quotes.
     for (const key of ['reason', 'expected', 'actual'] as const) if (done[key] !== undefined) done[key] = client.redact(done[key]!)
+    done.notes = done.notes.map((note) => client.redact(note))
     const last = failedAt >= 0 ? client.exchanges[failedAt] : undefined
     if (done.verdict === 'fail' || done.verdict === 'informational') {
       if (last !== undefined) done.curl = options.transport.curl(last)
@@ -95,33 +94,52 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
     client.close()
     return finish({ verdict: 'skip', reason: 'changes what the target holds (posts, syncs, seats); --read-only skips it' })
   }
+  // A case that runs out of time is halted: its requests, control calls and waits fail at once, so that it stops
+  // before its cleanups run and never reaches into the cases after it.
+  let halted = false
+  const halt = (on: boolean): void => {
+    halted = on
+    client.halt(on)
+  }
+  const control = options.control?.scoped(() => { if (halted) throw new CaseHalted() })
+  let ended = false
   const ctx: CaseContext<C> = {
     client,
-    control: options.control,
+    control,
     fc: (overrides = {}) => ({ numRuns: options.runs, ...overrides, seed: options.seed, ...(options.path === undefined ? {} : { path: options.path }) }),
     adapterId: (label = 'a') => `org.orbtest.conformance.r${run}.${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
     uid: (label = 'x') => `r${run}-${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
-    cleanup: (fn) => { cleanups.push(fn) },
+    // A cleanup offered after the case ended (a halted case still unwinding) has nothing of its own to clean.
+    cleanup: (fn) => { if (!ended) cleanups.push(fn) },
     note: (text) => { notes.push(text) },
     virtualTime: async () => options.control !== undefined && await options.control.virtualClock(),
+    readOnly: options.readOnly === true,
     elapse: async (ms) => {
-      if (options.control !== undefined && await options.control.virtualClock()) {
-        await options.control.advance(ms)
+      if (control !== undefined && await control.virtualClock()) {
+        await control.advance(ms)
         return
       }
       if (ms > SHORT_REAL_WAIT_MS && !options.slow) throw new CaseSkip(`needs ${Math.round(ms / 1000)} s of the target's time: give it a virtual clock (--control) or run with --slow`)
       await new Promise((resolve) => setTimeout(resolve, ms))
+      if (halted) throw new CaseHalted()
     }
   }
   let outcome: Partial<CaseResult>
   let timer: NodeJS.Timeout | undefined
   // OT-A01's exact statuses bind decision cases, and every case of a --strict run.
   setExactStatus(options.strict || c.level === 'decision')
+  const body = c.run(ctx)
+  let bodyDone = false
+  body.then(() => { bodyDone = true }, () => { bodyDone = true })
+  let timedOut = false
   try {
     await Promise.race([
-      c.run(ctx),
+      body,
       new Promise((_resolve, reject) => {
-        timer = setTimeout(() => reject(new CaseFailure(`the case did not finish within ${options.caseTimeoutMs ?? 60_000} ms`, 'a finished case', 'no end')), options.caseTimeoutMs ?? 60_000)
+        timer = setTimeout(() => {
+          timedOut = true
+          reject(new CaseFailure(`the case did not finish within ${options.caseTimeoutMs ?? 60_000} ms`, 'a finished case', 'no end'))
+        }, options.caseTimeoutMs ?? 60_000)
       })
     ])
     outcome = { verdict: 'pass' }
@@ -132,7 +150,16 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
   } finally {
     clearTimeout(timer)
   }
-  if (options.afterCase !== undefined) await options.afterCase().catch(() => undefined)
+  if (timedOut) {
+    // Halted, the body fails at its next request or wait; its cleanups run once it has (or after a grace period).
+    halt(true)
+    let grace: NodeJS.Timeout | undefined
+    await Promise.race([body.catch(() => undefined), new Promise((resolve) => { grace = setTimeout(resolve, HALT_GRACE_MS) })])
+    clearTimeout(grace)
+    if (!bodyDone) notes.push(`the case was still unwinding ${HALT_GRACE_MS / 1000} s after its time ran out; its cleanups ran anyway`)
+    halt(false)
+  }
+  ended = true
   for (const fn of cleanups.reverse()) {
     try {
       await fn()
@@ -143,6 +170,10 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
   client.close()
   return finish(outcome)
 }
+
+/** How long a halted case is given to unwind before its cleanups run. */
+const HALT_GRACE_MS = 10_000
+
 
 // fast-check reports `{ seed: N, path: "…" }` in its message; a CaseFailure thrown inside a property is its cause.
 function failure (err: unknown): Partial<CaseResult> {

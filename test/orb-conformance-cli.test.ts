@@ -1,4 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import t from 'tap'
@@ -57,10 +59,18 @@ t.test('ORB-003 conformance cli: an Orb target with --config (tokens from the en
   await t.rejects(conformance(['--target', orb.url, '--config', join(dir, 'stale.json')], capture()), TargetError, 'a token the Orb refuses is a target error')
 })
 
-t.test('ORB-016 conformance cli: a failing Orb case exits 1 with expected, actual and a curl of the failing request', async (t) => {
-  const orb = await fakeOrb(t, ['sha3-manifest'])
+t.test('ORB-016 ORB-026 conformance cli: a failing Orb case exits 1 with expected, actual and a curl of the failing request; no token in TAP, JUnit or JSON', async (t) => {
+  const dir = scratch(t)
+  const orb = await fakeOrb(t, ['sha3-manifest', 'everyone-allowed'])
   const out = capture()
-  t.equal(await conformance(['--target', orb.url, '--control', orb.control, '--grep', 'ORB-016', '--seed', '3'], out), 1)
+  t.equal(await conformance(['--target', orb.url, '--control', orb.control, '--grep', 'ORB-016', '--grep', 'ORB-026', '--seed', '3', '--json', join(dir, 'r.json'), '--junit', join(dir, 'j.xml')], out), 1)
+  const json = readFileSync(join(dir, 'r.json'), 'utf8')
+  const failed = JSON.parse(json).cases.find((c: { id: string }) => c.id === 'ORB-026')
+  t.equal(failed.verdict, 'fail')
+  t.ok(failed.exchanges.length > 0, 'the failure keeps its exchanges')
+  t.match(failed.exchanges[0].headers.authorization, 'Bearer $ORB_TOKEN', 'the token is a shell variable in the exchanges')
+  t.match(failed.curl, /"authorization: Bearer \$ORB_TOKEN"/)
+  for (const text of [out.text(), json, readFileSync(join(dir, 'j.xml'), 'utf8')]) t.notMatch(text, /orb_[A-Za-z0-9_-]{32}/, 'no app token anywhere in the reports')
   t.match(out.text(), /not ok 1 - ORB-016 .*\n  ---\n  message: ".*keccak256.*"\n  expected: "0x[0-9a-f]{64}"\n  actual: ".*"\n  curl: "curl -sS -i -X GET .*http:\/\/127\.0\.0\.1:\d+\/api\/orb\/directory'"/)
 })
 
@@ -83,6 +93,10 @@ t.test('ORB-A04 conformance cli: --read-only skips every case that writes; --lis
   t.match(all.text(), /^ORB-003 /m)
   await t.rejects(conformance(['--target', orb.url], capture()), UsageError, 'an Orb target needs --config or --control')
   await t.rejects(conformance(['--target', `${orb.url}/api`, '--control', orb.control], capture()), UsageError, 'an Orb target is an origin')
-  await t.rejects(conformance(['--target', 'http://127.0.0.1:1', '--control', orb.control], capture()), TargetError, 'an Orb that cannot be reached')
+  const closed = createServer()
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+  const port = (closed.address() as AddressInfo).port
+  await new Promise((resolve) => closed.close(resolve))
+  await t.rejects(conformance(['--target', `http://127.0.0.1:${port}`, '--control', orb.control], capture()), /cannot be reached: ECONNREFUSED/, 'an Orb that cannot be reached, with the reason')
   await t.rejects(conformance(['--target', orb.url, '--control', orb.control, '--grep', 'ORB-999'], capture()), /selects no case/)
 })

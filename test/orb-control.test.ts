@@ -167,8 +167,12 @@ t.test('ORB-A04 ORB-004 control: the developer creates an app (token shown once,
   t.match(unnamed.json.id, /^app_[0-9a-f]{12}$/)
   t.equal((await call('PUT', '/control/orb/servers/srv_orbit/apps/app_new', { channels: ['ch_general', 'ch_lounge'] })).status, 200)
   t.equal((await bot.post('/api/bot/v1/voice', { action: 'join', channel: 'ch_lounge' })).status, 200, 'it takes a seat')
+  t.equal((await call('POST', '/control/orb/apps/app_new/test-event')).status, 200)
+  t.ok(Object.hasOwn(fakes.orb!.control.state().events as object, 'app_new'), 'it has an event log')
   t.equal((await call('DELETE', '/control/orb/apps/app_new')).status, 200)
   t.equal((await call('DELETE', '/control/orb/apps/app_new')).status, 404)
+  t.equal((await call('POST', '/control/orb/apps', { id: 'app_new', name: 'Reborn', scopes: [] })).status, 409, 'a deleted app\'s id is not given out again')
+  t.notOk(Object.hasOwn(fakes.orb!.control.state().events as object, 'app_new'), 'its event log went with it')
   t.ok(isOrbError(await bot.get('/api/bot/v1/app'), 401), 'its token is dead')
   const after = (await call('GET', '/control/orb/state')).json
   t.notOk(after.apps.some((a: { id: string }) => a.id === 'app_new'), 'gone from the console')

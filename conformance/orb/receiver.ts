@@ -119,8 +119,6 @@ export class WebhookReceiver {
   readonly #server: Server
   readonly #hooks = new Map<string, Hook>()
   readonly #publicUrl: string
-  /** Deliveries to paths no hook owns (a server that calls the wrong place). */
-  readonly strays: Delivery[] = []
 
   private constructor (server: Server, publicUrl: string) {
     this.#server = server
@@ -154,8 +152,7 @@ export class WebhookReceiver {
           signature: hook === undefined ? { ok: false, why: 'no hook' } : verifySignature(req.headers['x-orb-signature'], raw, hook.token),
           answered: answer
         }
-        if (hook === undefined) receiver?.strays.push(delivery)
-        else hook.arrived(delivery)
+        hook?.arrived(delivery)
         const send = (): void => {
           if (res.destroyed) return
           const body = answer.body === undefined ? '' : JSON.stringify(answer.body)

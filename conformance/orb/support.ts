@@ -93,15 +93,38 @@ export async function mentionFull (ctx: OrbContext, text = 'ping'): Promise<any>
 
 const syncedIn = new WeakMap<OrbContext, Set<string>>()
 
-/** Syncs the full app's commands to `commands`; the case ends with none registered (one cleanup sync per app). */
-export async function syncCommands (ctx: OrbContext, commands: unknown[], as: Speaker = 'full'): Promise<OrbReply> {
+/**
+ * The app's global commands as a `PUT /commands` body would give them back (ORB-055's Command to ORB-058's
+ * CommandInput: `args` are the options). Community commands are not the API's to touch (ORB-A15) and are left out.
+ */
+export async function globalCommands (ctx: OrbContext, as: Speaker = 'full'): Promise<Array<Record<string, unknown>>> {
+  const reply = await ctx.client.request({ path: `${BOT}/commands`, as })
+  if (reply.status !== 200 || !Array.isArray(reply.json?.commands)) fail('GET /commands', '200 {"commands":[…]}', reply)
+  return (reply.json.commands as any[]).filter((c) => c.community === null || c.community === undefined).map((c) => ({
+    name: c.name,
+    ...(typeof c.description === 'string' && c.description !== '' ? { description: c.description } : {}),
+    ...(typeof c.right === 'string' ? { right: c.right } : {}),
+    ...(Array.isArray(c.args) && c.args.length > 0 ? { options: c.args } : {})
+  }))
+}
+
+/**
+ * Makes the case end with the app's commands as they were at this call (one restoring sync per app and case): on a
+ * real Orb the app's own commands come back.
+ */
+export async function keepCommands (ctx: OrbContext, as: Speaker = 'full'): Promise<void> {
   const key = as === null ? 'none' : typeof as === 'string' ? as : as.token
   let synced = syncedIn.get(ctx)
   if (synced === undefined) syncedIn.set(ctx, synced = new Set())
-  if (!synced.has(key)) {
-    synced.add(key)
-    ctx.cleanup(async () => { await ctx.client.request({ method: 'PUT', path: `${BOT}/commands`, body: { commands: [] }, as }) })
-  }
+  if (synced.has(key)) return
+  synced.add(key)
+  const before = await globalCommands(ctx, as)
+  ctx.cleanup(async () => { await ctx.client.request({ method: 'PUT', path: `${BOT}/commands`, body: { commands: before }, as }) })
+}
+
+/** Syncs the app's commands to `commands`; the case ends with the commands the app had before it. */
+export async function syncCommands (ctx: OrbContext, commands: unknown[], as: Speaker = 'full'): Promise<OrbReply> {
+  await keepCommands(ctx, as)
   return ctx.client.request({ method: 'PUT', path: `${BOT}/commands`, body: { commands }, as })
 }
 

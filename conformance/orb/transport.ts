@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
-import type { Exchange, RecordingClient } from '../case.js'
+import { CaseHalted, type Exchange, type RecordingClient } from '../case.js'
 import type { OrbTarget } from './target.js'
 import type { WebhookReceiver } from './receiver.js'
 
@@ -46,6 +46,7 @@ export class OrbBotClient implements RecordingClient {
   readonly exchanges: Exchange[] = []
   readonly #secrets = new Map<string, string>()
   readonly #agent: HttpAgent
+  #halted = false
   readonly #wait: (seconds: number) => Promise<void>
   /** The run's webhook receiver, when it has one. */
   readonly receiver: WebhookReceiver | undefined
@@ -88,7 +89,12 @@ export class OrbBotClient implements RecordingClient {
     return as.token
   }
 
+  halt (halted: boolean): void {
+    this.#halted = halted
+  }
+
   #send (options: OrbRequest): Promise<OrbReply> {
+    if (this.#halted) return Promise.reject(new CaseHalted())
     const method = options.method ?? 'GET'
     const payload = options.body === undefined ? undefined : Buffer.isBuffer(options.body) ? options.body : Buffer.from(JSON.stringify(options.body))
     const headers: Record<string, string> = {}
@@ -118,6 +124,9 @@ export class OrbBotClient implements RecordingClient {
           } catch {
             json = undefined
           }
+          // A credential a reply hands out (a voice grant's token) is a secret too.
+          const issued = (json as { token?: unknown } | undefined)?.token
+          if (typeof issued === 'string' && issued.length >= 16) this.secret(issued, '<issued token>')
           this.#record({ method, target, headers, body: payload?.toString('utf8'), status: res.statusCode ?? 0, replyHeaders: flat(res.headers), reply: text })
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
         })
@@ -149,7 +158,8 @@ export class OrbBotClient implements RecordingClient {
       headers[name] = masked
     }
     const reply = exchange.reply.length > REPLY_KEPT ? `${exchange.reply.slice(0, REPLY_KEPT)}…` : exchange.reply
-    this.exchanges.push({ ...exchange, headers, reply: this.redact(reply), body: exchange.body === undefined ? undefined : this.redact(exchange.body) })
+    const replyHeaders = Object.fromEntries(Object.entries(exchange.replyHeaders).map(([name, value]) => [name, this.redact(value)]))
+    this.exchanges.push({ ...exchange, target: this.redact(exchange.target), headers, replyHeaders, reply: this.redact(reply), body: exchange.body === undefined ? undefined : this.redact(exchange.body) })
   }
 }
 

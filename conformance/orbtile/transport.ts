@@ -1,7 +1,7 @@
 import { Agent, request, type IncomingHttpHeaders } from 'node:http'
 import { connect } from 'node:net'
 
-import type { Exchange, RecordingClient } from '../case.js'
+import { CaseHalted, type Exchange, type RecordingClient } from '../case.js'
 
 export type { Exchange }
 
@@ -56,6 +56,7 @@ export class OrbtileClient implements RecordingClient {
   /** Adapter tokens the target issued: never kept in a report. */
   readonly #secrets = new Set<string>()
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 16 })
+  #halted = false
   /** How a Retry-After is waited out: real sleep by default; the runner advances a virtual clock instead. */
   readonly #wait: (seconds: number) => Promise<void>
 
@@ -73,7 +74,12 @@ export class OrbtileClient implements RecordingClient {
     return reply
   }
 
+  halt (halted: boolean): void {
+    this.#halted = halted
+  }
+
   #send (options: RequestOptions): Promise<Reply> {
+    if (this.#halted) return Promise.reject(new CaseHalted())
     const method = options.method ?? 'GET'
     const payload = options.body === undefined ? undefined : Buffer.isBuffer(options.body) ? options.body : Buffer.from(JSON.stringify(options.body))
     const headers: Record<string, string> = { host: 'localhost', authorization: `Bearer ${this.target.token}` }
@@ -148,6 +154,7 @@ export class OrbtileClient implements RecordingClient {
   }
 
   #raw (bytes: string, ms: number): Promise<string> {
+    if (this.#halted) return Promise.reject(new CaseHalted())
     const wire = bytes.replaceAll('{token}', this.target.token)
     return new Promise((resolve, reject) => {
       const socket = connect(this.target.socketPath)

@@ -251,6 +251,7 @@ export class OrbControl {
     const store = this.#store
     const id = spec.id ?? `app_${randomBytes(6).toString('hex')}`
     if (store.apps.has(id) || store.members.has(id)) throw new OrbControlError('conflict', `${id} is taken`)
+    if (store.deletedApps.has(id)) throw new OrbControlError('conflict', `${id} belonged to a deleted app; ids are not given out again`)
     const source: WorldApp = { id, name: spec.name, token: '', scopes: [...spec.scopes], listed: false, rights: [...(spec.rights ?? ['send_messages'])] }
     const app: AppState = { id, name: spec.name, token: '', scopes: new Set(spec.scopes), memberId: id, source, endpoint: null, commands: [], commandIds: new Map() }
     store.apps.set(id, app)
@@ -275,9 +276,10 @@ export class OrbControl {
       }
     }
     for (const install of [...store.installs.values()]) if (install.app === appId) store.uninstall(install.community, appId)
-    eventsOf(store).wake(app)
+    eventsOf(store).forget(app)
     store.tokens.delete(app.token)
     store.apps.delete(appId)
+    store.deletedApps.add(appId)
     return { deleted: true, messages: removed }
   }
 

@@ -164,6 +164,12 @@ export class Events {
     return n
   }
 
+  /** The app is gone: its held polls are answered, its log and cursor dropped. */
+  forget (app: AppState): void {
+    this.wake(app)
+    this.#logs.delete(app.id)
+  }
+
   /** Answers the app's held polls at once with nothing (its token was rotated: the route then refuses the old one). */
   wake (app: AppState): void {
     for (const waiter of [...this.#log(app.id).waiters]) waiter.finish([])

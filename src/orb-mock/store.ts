@@ -91,6 +91,11 @@ export class OrbStore {
   messages = new Map<number, StoredMessage>()
   passport = new Map<string, number>()
   chainAvailable = true
+  /**
+   * Ids of apps the developer deleted: never given out again, so that a new app cannot inherit an old one's messages
+   * (their author), events or cursor.
+   */
+  deletedApps = new Set<string>()
   voiceServer: { url: string } | null = null
   reservedCommands: ReadonlySet<string> = new Set()
   cardPattern: RegExp = DEFAULT_CARD_PATTERN
@@ -141,6 +146,7 @@ export class OrbStore {
     this.reservedCommands = new Set(world.settings?.reservedCommands ?? DEFAULT_RESERVED_COMMANDS)
     this.cardPattern = world.settings?.cardPattern === undefined ? DEFAULT_CARD_PATTERN : new RegExp(world.settings.cardPattern, 'm')
     this.throttles.clear()
+    this.deletedApps = new Set()
     this.#nextMessageId = 1
     this.#nextCommandId = 1
     for (const community of world.communities) {
