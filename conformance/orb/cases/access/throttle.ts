@@ -1,0 +1,143 @@
+import fc from 'fast-check'
+import { CaseFailure, CaseSkip, defineCase, type ConformanceCase } from '../../../case.js'
+import { expectEqual, expectOk, expectOrbError, expectRetryAfter, expectThat } from '../../expect.js'
+import { DIRECTORY, type OrbContext } from '../../support.js'
+import type { OrbBotClient, OrbReply } from '../../transport.js'
+import { DIRECTORY_LIMIT, short } from './support.js'
+
+/** ORB-A03: the directory's window (its limit is DIRECTORY_LIMIT). */
+const DIRECTORY_WINDOW_MS = 60_000
+/** A required case gives up looking for the directory's throttle after this many back-to-back requests. */
+const THROTTLE_SEARCH = 300
+
+/** One directory request as anybody; a 429 is returned, not waited out. */
+const hitDirectory = (ctx: OrbContext): Promise<OrbReply> => ctx.client.request({ path: DIRECTORY, as: null, retryThrottled: false })
+
+/** With a virtual clock: a full window passes now (the count starts afresh) and again when the case ends. */
+async function freshDirectoryWindow (ctx: OrbContext): Promise<boolean> {
+  if (!await ctx.virtualTime()) return false
+  await ctx.elapse(DIRECTORY_WINDOW_MS)
+  ctx.cleanup(async () => { await ctx.elapse(DIRECTORY_WINDOW_MS) })
+  return true
+}
+
+/** One directory reply while counting: a 200 directory, or the spec's 429 (ORB-099); returns Retry-After or 0. */
+function throttleReply (reply: OrbReply, what: string): number {
+  if (reply.status === 429) {
+    expectOrbError(reply, 429, what)
+    return expectRetryAfter(reply, what)
+  }
+  expectOk(reply, what)
+  expectThat(Array.isArray(reply.json?.apps), `${what}: a directory`, '{"apps":[…],…}', reply.text.slice(0, 200))
+  return 0
+}
+
+/** Requests the directory until a 429 (at most THROTTLE_SEARCH); returns it and how many 200s came first. */
+async function untilThrottled (ctx: OrbContext, what: string): Promise<{ reply: OrbReply, admitted: number }> {
+  for (let n = 0; n < THROTTLE_SEARCH; n++) {
+    const reply = await hitDirectory(ctx)
+    if (throttleReply(reply, `${what}, request ${n + 1}`) > 0) return { reply, admitted: n }
+  }
+  throw new CaseFailure(`${what}: ${THROTTLE_SEARCH} directory requests back to back, none throttled (ORB-019)`, 'a 429 with Retry-After', `${THROTTLE_SEARCH} × 200`)
+}
+
+/**
+ * The directory's throttle (ORB-019, ORB-099, ORB-A03). Each case starts a fresh window on a virtual clock and leaves
+ * one; on a real clock the directory may stay throttled for this address until Retry-After has passed.
+ */
+export const throttleCases: Array<ConformanceCase<OrbBotClient>> = [
+  defineCase<OrbBotClient>({
+    id: 'ORB-019',
+    title: 'the directory throttles a caller: back-to-back requests end in 429 with Retry-After and an Error body; waiting it out admits again',
+    level: 'required',
+    async run (ctx) {
+      const virtual = await freshDirectoryWindow(ctx)
+      const { reply, admitted } = await untilThrottled(ctx, 'the directory')
+      const wait = expectRetryAfter(reply, 'the directory\'s 429')
+      ctx.note(`${admitted} requests admitted, then 429 with Retry-After ${wait}`)
+      // Waiting Retry-After out is the other half of the rule. A virtual clock passes it at once; a real one waits for
+      // real (the case's point), which over 15 s needs --slow: without it the retry is not checked.
+      try {
+        await ctx.elapse(wait * 1000)
+      } catch (err) {
+        if (!(err instanceof CaseSkip)) throw err
+        ctx.note(`Retry-After ${wait} s is too long to wait in real time without --slow: the retry after it was not checked, and the directory stays throttled for this address until then`)
+        return
+      }
+      expectOk(await hitDirectory(ctx), `the directory after waiting Retry-After (${wait} s)`)
+      if (!virtual) ctx.note('real clock: Retry-After was waited out for real')
+    }
+  }),
+
+  defineCase<OrbBotClient>({
+    id: 'ORB-099',
+    title: 'property: whatever the pattern of calls and pauses, a throttled directory call is 429 + integer Retry-After + Error, and waiting it out admits the call',
+    level: 'required',
+    needs: ['slow'],
+    async run (ctx) {
+      const virtual = await ctx.virtualTime()
+      ctx.cleanup(async () => { await ctx.elapse(DIRECTORY_WINDOW_MS) })
+      const steps = fc.array(fc.oneof(
+        fc.record({ hits: fc.integer({ min: 1, max: 40 }) }),
+        fc.record({ pause: fc.integer({ min: 1, max: 70 }) })
+      ), { minLength: 0, maxLength: 5 })
+      await fc.assert(fc.asyncProperty(steps, async (plan) => {
+        await ctx.elapse(DIRECTORY_WINDOW_MS)
+        for (const step of plan) {
+          if ('pause' in step) {
+            await ctx.elapse(step.pause * 1000)
+            continue
+          }
+          for (let i = 0; i < step.hits; i++) throttleReply(await hitDirectory(ctx), `the directory during the plan ${JSON.stringify(plan)}`)
+        }
+        const { reply } = await untilThrottled(ctx, `the directory after the plan ${JSON.stringify(plan)}`)
+        const wait = expectRetryAfter(reply, 'the directory\'s 429')
+        await ctx.elapse(wait * 1000)
+        expectOk(await hitDirectory(ctx), `the directory after waiting Retry-After (${wait} s) at the end of the plan ${JSON.stringify(plan)}`)
+      }), ctx.fc(virtual ? {} : { numRuns: 2 }))
+    }
+  }),
+
+  defineCase<OrbBotClient>({
+    id: 'ORB-A03.directory',
+    title: 'the directory admits 60 requests in any sliding 60 s (the 61st is 429) and Retry-After is the ceiling of the wait for a slot',
+    level: 'decision',
+    needs: ['control'],
+    async run (ctx) {
+      if (!await ctx.virtualTime()) throw new CaseSkip('a model of the window needs the target\'s virtual clock')
+      ctx.cleanup(async () => { await ctx.elapse(DIRECTORY_WINDOW_MS) })
+      const steps = fc.array(fc.oneof(
+        fc.record({ hits: fc.integer({ min: 1, max: 30 }) }),
+        fc.record({ pause: fc.integer({ min: 1, max: 75_000 }) })
+      ), { minLength: 1, maxLength: 8 })
+      await fc.assert(fc.asyncProperty(steps, async (plan) => {
+        await ctx.elapse(DIRECTORY_WINDOW_MS)
+        // The model: times (ms since the fresh window) of admitted requests; a request 60 000 ms old has left.
+        let now = 0
+        const times: number[] = []
+        const hit = async (what: string): Promise<void> => {
+          const live = times.filter((t) => t > now - DIRECTORY_WINDOW_MS)
+          const reply = await hitDirectory(ctx)
+          if (live.length < DIRECTORY_LIMIT) {
+            if (reply.status !== 200) throw new CaseFailure(`${what}: ${live.length} admitted in the last 60 s, yet status ${reply.status}`, 200, short(reply))
+            times.push(now)
+            return
+          }
+          expectOrbError(reply, 429, `${what}: the ${live.length + 1}th request in 60 s`)
+          const want = Math.max(1, Math.ceil((live[live.length - DIRECTORY_LIMIT]! + DIRECTORY_WINDOW_MS - now) / 1000))
+          expectEqual(expectRetryAfter(reply, what), want, `${what}: Retry-After (seconds until a slot frees)`)
+        }
+        // A fresh window: 60 pass, the 61st does not.
+        for (let i = 0; i < DIRECTORY_LIMIT + 1; i++) await hit(`request ${i + 1} of a fresh window`)
+        for (const step of plan) {
+          if ('pause' in step) {
+            await ctx.elapse(step.pause)
+            now += step.pause
+          } else {
+            for (let i = 0; i < step.hits; i++) await hit(`at ${now} ms of the plan ${JSON.stringify(plan)}`)
+          }
+        }
+      }), ctx.fc({ numRuns: Math.min(10, ctx.fc().numRuns ?? 10) }))
+    }
+  })
+]
