@@ -1,5 +1,4 @@
 import type fc from 'fast-check'
-import type { OrbtileClient } from './orbtile/transport.js'
 import type { ControlClient } from './control.js'
 
 /** One request and its reply, as the report shows them. Credentials are never kept. */
@@ -65,15 +64,13 @@ export class CaseSkip extends Error {
 }
 
 /** Everything a case runs with. */
-export interface CaseContext<C extends RecordingClient = OrbtileClient> {
-  /** The suite's client of the target (Orbtile: HTTP/1.1 over its Unix socket); every exchange is kept for the report. */
+export interface CaseContext<C extends RecordingClient> {
+  /** The suite's client of the target; every exchange is kept for the report. */
   readonly client: C
   /** The target's control API, when `--control` named one (cases that need it are skipped otherwise). */
   readonly control: ControlClient | undefined
   /** fast-check parameters for this case: the run's seed and runs per property. */
   fc<T>(overrides?: fc.Parameters<T>): fc.Parameters<T>
-  /** A fresh adapter id for this case (lowercase reverse-DNS under org.orbtest.conformance). */
-  adapterId(label?: string): string
   /** A name unique to this run and case, for things a case creates (`r1a2b3c-label7`). */
   uid(label?: string): string
   /** Runs `fn` when the case ends, pass or fail, newest first: cases clean up after themselves. */
@@ -96,7 +93,7 @@ export interface CaseContext<C extends RecordingClient = OrbtileClient> {
 export const SHORT_REAL_WAIT_MS = 15_000
 
 /** One conformance case. Its id is the ledger id it proves; several cases of one id add a suffix (`OT-072.b`). */
-export interface ConformanceCase<C extends RecordingClient = OrbtileClient> {
+export interface ConformanceCase<C extends RecordingClient> {
   id: string
   /** What the case checks, in a line. */
   title: string
@@ -111,7 +108,7 @@ export interface ConformanceCase<C extends RecordingClient = OrbtileClient> {
 export const CASE_ID = /^(?:OT|ORB)-(?:A)?\d{2,3}(?:\.[a-z0-9]+)?$/
 
 /** Defines a case (an identity function that checks the id's shape at start-up). */
-export function defineCase<C extends RecordingClient = OrbtileClient> (c: ConformanceCase<C>): ConformanceCase<C> {
+export function defineCase<C extends RecordingClient> (c: ConformanceCase<C>): ConformanceCase<C> {
   if (!CASE_ID.test(c.id)) throw new Error(`conformance: bad case id ${c.id}`)
   return c
 }

@@ -5,10 +5,10 @@ import { resolveDiscoveryPath } from '../src/orbtile-mock/discovery.js'
 import { UsageError } from '../src/cli/args.js'
 import { ControlClient } from './control.js'
 import { ORBTILE_CASES } from './orbtile/index.js'
-import { OrbtileClient, type OrbtileTarget } from './orbtile/transport.js'
+import { OrbtileClient, orbtileTransport, type OrbtileTarget } from './orbtile/transport.js'
 import { jsonIndex, junitXml, tapHeader, tapLine, tapSummary } from './report.js'
 import type { CaseResult, ConformanceCase } from './case.js'
-import { orbtileTransport, runCases, runPassed, selectCases, type RunOptions } from './runner.js'
+import { runCases, runPassed, selectCases, type RunOptions } from './runner.js'
 
 export const CONFORMANCE_HELP = `Usage: orbtest conformance --target TARGET [flags]
 

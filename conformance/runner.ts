@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { CaseFailure, CaseHalted, CaseSkip, requirementOf, SHORT_REAL_WAIT_MS, type CaseContext, type CaseResult, type ConformanceCase, type Exchange, type RecordingClient } from './case.js'
 import type { ControlClient } from './control.js'
-import { curlFor, OrbtileClient, type OrbtileTarget } from './orbtile/transport.js'
-import { setExactStatus } from './strictness.js'
+import { withExactStatus } from './strictness.js'
 
 /** How a suite reaches its target: a fresh client per case, and a curl command that repeats one exchange. */
 export interface SuiteTransport<C extends RecordingClient> {
@@ -10,12 +9,7 @@ export interface SuiteTransport<C extends RecordingClient> {
   curl(exchange: Exchange): string
 }
 
-/** The Orbtile suite's transport: HTTP/1.1 over the target's Unix socket. */
-export function orbtileTransport (target: OrbtileTarget, waitOut?: (seconds: number) => Promise<void>): SuiteTransport<OrbtileClient> {
-  return { client: () => new OrbtileClient(target, waitOut), curl: (exchange) => curlFor(exchange, target) }
-}
-
-export interface RunOptions<C extends RecordingClient = OrbtileClient> {
+export interface RunOptions<C extends RecordingClient> {
   transport: SuiteTransport<C>
   control: ControlClient | undefined
   /** The seed every property starts from (a random one is chosen and printed when absent). */
@@ -107,7 +101,6 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
     client,
     control,
     fc: (overrides = {}) => ({ numRuns: options.runs, ...overrides, seed: options.seed, ...(options.path === undefined ? {} : { path: options.path }) }),
-    adapterId: (label = 'a') => `org.orbtest.conformance.r${run}.${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
     uid: (label = 'x') => `r${run}-${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
     // A cleanup offered after the case ended (a halted case still unwinding) has nothing of its own to clean.
     cleanup: (fn) => { if (!ended) cleanups.push(fn) },
@@ -127,8 +120,7 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
   let outcome: Partial<CaseResult>
   let timer: NodeJS.Timeout | undefined
   // OT-A01's exact statuses bind decision cases, and every case of a --strict run.
-  setExactStatus(options.strict || c.level === 'decision')
-  const body = c.run(ctx)
+  const body = withExactStatus(options.strict || c.level === 'decision', async () => await c.run(ctx))
   let bodyDone = false
   body.then(() => { bodyDone = true }, () => { bodyDone = true })
   let timedOut = false

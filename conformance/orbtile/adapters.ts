@@ -1,4 +1,4 @@
-import { CaseSkip, type CaseContext } from '../case.js'
+import { adapterId, CaseSkip, type CaseContext } from './case.js'
 import { expectStatus } from './expect.js'
 import type { Reply } from './transport.js'
 
@@ -18,7 +18,7 @@ export interface Registered {
  * it first (and sets keypad decisions when asked), so it can do everything an enabled adapter does.
  */
 export async function register (ctx: CaseContext, body: Record<string, unknown> = minimal(), options: { label?: string, allow?: boolean, keypad?: boolean } = {}): Promise<Registered> {
-  const id = ctx.adapterId(options.label)
+  const id = adapterId(ctx, options.label)
   if (ctx.control !== undefined && (options.allow !== false || options.keypad !== undefined)) {
     await ctx.control.user(id, { ...(options.allow === false ? {} : { allowed: true }), ...(options.keypad === undefined ? {} : { keypad: options.keypad }) })
   }

@@ -2,7 +2,7 @@
  * Helpers for the sessions area's cases (OT-089..148, OT-A16..A24, OT-A30): an adapter with its lease token on
  * every call, the user's side through the control API, and time (a virtual clock is advanced; a real one waits).
  */
-import { CaseFailure, CaseSkip, SHORT_REAL_WAIT_MS, type CaseContext } from '../case.js'
+import { CaseFailure, CaseSkip, SHORT_REAL_WAIT_MS, type CaseContext } from './case.js'
 import type { ControlClient } from '../control.js'
 import { forget, leaseGone, minimal, register, type Registered } from './adapters.js'
 import { errorProblem, expectStatus } from './expect.js'

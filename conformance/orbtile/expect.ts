@@ -1,6 +1,6 @@
 import { ERROR_STATUS, type ErrorCode } from '../../src/orbtile-mock/errors.js'
 import { validatorFor } from '../../src/orbtile-mock/spec.js'
-import { CaseFailure } from '../case.js'
+import { CaseFailure } from './case.js'
 import { exactStatus } from '../strictness.js'
 import type { Reply } from './transport.js'
 

@@ -1,4 +1,4 @@
-import type { ConformanceCase } from '../case.js'
+import type { ConformanceCase } from './case.js'
 import type { Fault } from '../../src/orbtile-mock/faults.js'
 import { transportCases, transportFaults } from './cases/transport.js'
 import { registrationCases, registrationFaults } from './cases/registration.js'

@@ -10,7 +10,7 @@
  * control API the target's stored sessions and requests too.
  */
 import fc from 'fast-check'
-import { CaseFailure, type CaseContext } from '../case.js'
+import { CaseFailure, type CaseContext } from './case.js'
 import { agent, approval, question, snapshot, targetNow, type Agent } from './agent-sessions.js'
 import { errorProblem, expectSchema } from './expect.js'
 import type { Reply } from './transport.js'

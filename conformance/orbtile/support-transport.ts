@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { readFileSync, statSync, type Stats } from 'node:fs'
-import { CaseFailure, CaseSkip, type CaseContext } from '../case.js'
+import { CaseFailure, CaseSkip, type CaseContext } from './case.js'
 import type { Reply, RequestOptions } from './transport.js'
 
 /** What the transport cases read of the discovery file the target was found through (OT-002..004, OT-A04). */

@@ -4,7 +4,7 @@
  * On a real clock no case claims that something happened at an exact instant: a state due at a deadline is looked at
  * a little after it, and a state due before a deadline well before it.
  */
-import { CaseSkip, type CaseContext } from '../case.js'
+import { CaseSkip, type CaseContext } from './case.js'
 
 /** On a real clock, how long after a deadline its outcome is looked at (timers fire late, requests take time). */
 export const REAL_SLACK_MS = 2000

@@ -2,6 +2,7 @@ import { Agent, request, type IncomingHttpHeaders } from 'node:http'
 import { connect } from 'node:net'
 
 import { CaseHalted, type Exchange, type RecordingClient } from '../case.js'
+import type { SuiteTransport } from '../runner.js'
 
 export type { Exchange }
 
@@ -236,4 +237,9 @@ export function curlFor (exchange: Exchange, target: OrbtileTarget): string {
 
 function shellQuote (text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`
+}
+
+/** The Orbtile suite's transport: HTTP/1.1 over the target's Unix socket. */
+export function orbtileTransport (target: OrbtileTarget, waitOut?: (seconds: number) => Promise<void>): SuiteTransport<OrbtileClient> {
+  return { client: () => new OrbtileClient(target, waitOut), curl: (exchange) => curlFor(exchange, target) }
 }

@@ -1,30 +1,8 @@
 import type { FastifyReply } from 'fastify'
 import { rawJsonResponse } from '../shared/http-server.js'
+import { CONTROL_ERROR_STATUS, type ControlError } from '../shared/control-error.js'
 
-/** Every code the control API answers with, and its status. The OpenAPI document's `Error` enum lists the same. */
-export const CONTROL_ERROR_STATUS = {
-  bad_request: 400,
-  forbidden_host: 403,
-  forbidden_origin: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  conflict: 409,
-  clock_not_virtual: 409,
-  internal: 500
-} as const
-
-export type ControlErrorCode = keyof typeof CONTROL_ERROR_STATUS
-
-/** An error the control server answers with. */
-export class ControlError extends Error {
-  readonly code: ControlErrorCode
-
-  constructor (code: ControlErrorCode, message: string) {
-    super(message)
-    this.name = 'ControlError'
-    this.code = code
-  }
-}
+export { CONTROL_ERROR_STATUS, ControlError, type ControlErrorCode } from '../shared/control-error.js'
 
 export function sendControlError (reply: FastifyReply, err: ControlError): FastifyReply {
   return reply.code(CONTROL_ERROR_STATUS[err.code]).type('application/json').send({ error: { code: err.code, message: err.message } })

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import type { Fault } from '../../../src/orbtile-mock/faults.js'
-import { CaseFailure, defineCase, type CaseContext } from '../../case.js'
+import { adapterId, CaseFailure, defineCase, type CaseContext } from '../case.js'
 import { forget, minimal } from '../adapters.js'
 import { REAL_SLACK_MS } from '../time.js'
 import { errorProblem } from '../expect.js'
@@ -143,7 +143,7 @@ export const leaseCases = [
         fc.constant(new Silence())
       ], { maxCommands: 12 })
       await fc.assert(fc.asyncProperty(commands, async (cmds) => {
-        const id = ctx.adapterId('lease')
+        const id = adapterId(ctx, 'lease')
         await ctx.control!.user(id, { allowed: true })
         const model: Model = { live: false, current: undefined, stale: [], issued: new Set(), silencesLeft: virtual ? Infinity : 1 }
         const real: Real = { ctx, id, silenceMs: 120_000, virtual }

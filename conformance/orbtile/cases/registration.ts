@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import type { Fault } from '../../../src/orbtile-mock/faults.js'
 import { spec, validatorFor } from '../../../src/orbtile-mock/spec.js'
-import { CaseFailure, CaseSkip, defineCase, type CaseContext, type ConformanceCase } from '../../case.js'
+import { adapterId, CaseFailure, CaseSkip, defineCase, type CaseContext, type ConformanceCase } from '../case.js'
 import { forget, minimal } from '../adapters.js'
 import { errorProblem, expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../expect.js'
 import type { Reply } from '../transport.js'
@@ -87,7 +87,7 @@ interface Lease { id: string, token: string, reply: Reply }
  * Without `allow` the id is one the user never decided on.
  */
 async function lease (ctx: CaseContext, payload: Body = body(), options: { label?: string, allow?: boolean, keypad?: boolean } = {}): Promise<Lease> {
-  const id = ctx.adapterId(options.label ?? 'reg')
+  const id = adapterId(ctx, options.label ?? 'reg')
   if (ctx.control !== undefined && (options.allow === true || options.keypad !== undefined)) {
     known(ctx, id)
     await ctx.control.user(id, { ...(options.allow === true ? { allowed: true } : {}), ...(options.keypad === undefined ? {} : { keypad: options.keypad }) })
@@ -100,7 +100,7 @@ async function lease (ctx: CaseContext, payload: Body = body(), options: { label
 
 /** Registers a fresh id and, when that worked, ends the lease at once: for properties that register many bodies. */
 async function once (ctx: CaseContext, payload: unknown, label = 'p'): Promise<Reply> {
-  const id = ctx.adapterId(label)
+  const id = adapterId(ctx, label)
   const reply = await put(ctx, id, payload)
   if (reply.status === 409 && reply.json?.error?.code === 'limit_exceeded') throw new CaseSkip('the target holds 8 adapters; no room for this case\'s')
   if (reply.status === 200 && typeof reply.json?.adapterToken === 'string') await del(ctx, id, reply.json.adapterToken)
@@ -176,7 +176,7 @@ function expectedAttentionHue (h: number): number {
  * a refused one is `invalid_field` on a field under `field`.
  */
 async function schemaRule<T> (ctx: CaseContext, arbitrary: fc.Arbitrary<T>, make: (value: T) => Body, field: string, extra: (value: T) => boolean = () => true): Promise<void> {
-  const refusedId = ctx.adapterId('refused')
+  const refusedId = adapterId(ctx, 'refused')
   let accepted = 0
   let refused = 0
   await fc.assert(fc.asyncProperty(arbitrary, async (value) => {
@@ -237,7 +237,7 @@ const leaseCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       const tokens = new Set<string>()
-      const id = ctx.adapterId('token')
+      const id = adapterId(ctx, 'token')
       for (let i = 0; i < 4; i++) {
         const reply = await put(ctx, id, body())
         expectStatus(reply, 200, `lease ${i + 1} of ${id}`)
@@ -348,7 +348,7 @@ const leaseCases: ConformanceCase[] = [
       const held: Lease[] = []
       let refusal: Reply | undefined
       for (let i = 0; i < 9 && refusal === undefined; i++) {
-        const id = ctx.adapterId('max')
+        const id = adapterId(ctx, 'max')
         const reply = await put(ctx, id, body())
         if (reply.status === 200) held.push({ id, token: reply.json.adapterToken, reply })
         else refusal = reply
@@ -358,9 +358,9 @@ const leaseCases: ConformanceCase[] = [
       if (held.length === 0) throw new CaseSkip('the target already holds 8 leases of other adapters')
       ctx.note(`${held.length} leases of this case reached the limit: the target held ${8 - held.length} others`)
       expectStatus(await put(ctx, held[0]!.id, body(), held[0]!.token), 200, 're-registering a live adapter at the limit')
-      expectError(await put(ctx, ctx.adapterId('max'), body()), 'limit_exceeded', 'one more after the re-registration')
+      expectError(await put(ctx, adapterId(ctx, 'max'), body()), 'limit_exceeded', 'one more after the re-registration')
       expectOk(await del(ctx, held[0]!.id, held[0]!.token), 'ending one lease')
-      expectStatus(await put(ctx, ctx.adapterId('max'), body()), 200, 'a registration in the freed slot')
+      expectStatus(await put(ctx, adapterId(ctx, 'max'), body()), 200, 'a registration in the freed slot')
     }
   })
 ]
@@ -392,7 +392,7 @@ const idCases: ConformanceCase[] = [
         const reply = await put(ctx, encodeURIComponent(id), body())
         expectThat(refusedOk(reply), `adapter id ${JSON.stringify(id)} is refused`, 'invalid_field (OT-A25)', `${reply.status} ${reply.text.slice(0, 300)}`)
       }
-      const base = ctx.adapterId('len')
+      const base = adapterId(ctx, 'len')
       const longest = `${base}.${'x'.repeat(64 - base.length - 1)}`
       expectStatus(await once(ctx, body()), 200, 'a plain id')
       const reply = await put(ctx, longest, body())
@@ -442,7 +442,7 @@ const fieldCases: ConformanceCase[] = [
     title: 'name is required, 1 to 32 characters (code points)',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('name')
+      const id = adapterId(ctx, 'name')
       expectInvalid(await put(ctx, id, { palette: { baseHue: 200 } }), 'no name', 'name')
       expectInvalid(await put(ctx, id, body({ name: '' })), 'name ""', 'name')
       expectInvalid(await put(ctx, id, body({ name: 'x'.repeat(33) })), '33 characters', 'name')
@@ -455,7 +455,7 @@ const fieldCases: ConformanceCase[] = [
     title: 'palette is required: without it, invalid_field on palette',
     level: 'required',
     async run (ctx) {
-      expectInvalid(await put(ctx, ctx.adapterId('nopal'), { name: 'orbtest conformance' }), 'no palette', 'palette')
+      expectInvalid(await put(ctx, adapterId(ctx, 'nopal'), { name: 'orbtest conformance' }), 'no palette', 'palette')
     }
   }),
   defineCase({
@@ -463,7 +463,7 @@ const fieldCases: ConformanceCase[] = [
     title: 'shortName is optional, 1 to 12 characters',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('short')
+      const id = adapterId(ctx, 'short')
       expectInvalid(await put(ctx, id, body({ shortName: '' })), 'shortName ""', 'shortName')
       expectInvalid(await put(ctx, id, body({ shortName: 'x'.repeat(13) })), '13 characters', 'shortName')
       expectStatus(await once(ctx, body({ shortName: 'x'.repeat(12) })), 200, '12 characters')
@@ -479,7 +479,7 @@ const fieldCases: ConformanceCase[] = [
       for (const glyph of [{ symbol: 'terminal.fill' }, { monogram: 'Ab' }, { symbol: 'x', monogram: 'X' }]) {
         expectStatus(await once(ctx, body({ glyph })), 200, `glyph ${JSON.stringify(glyph)}`)
       }
-      const id = ctx.adapterId('glyph')
+      const id = adapterId(ctx, 'glyph')
       for (const glyph of [{}, { symbol: 'Terminal' }, { symbol: 'a b' }, { symbol: 'a'.repeat(65) }, { monogram: '' }, { monogram: 'ABC' }]) {
         expectInvalid(await put(ctx, id, body({ glyph })), `glyph ${JSON.stringify(glyph)}`, fieldUnder('glyph'))
       }
@@ -499,7 +499,7 @@ const fieldCases: ConformanceCase[] = [
     title: 'version is optional, a string of at most 32 characters',
     level: 'required',
     async run (ctx) {
-      expectInvalid(await put(ctx, ctx.adapterId('ver'), body({ version: 'v'.repeat(33) })), '33 characters', 'version')
+      expectInvalid(await put(ctx, adapterId(ctx, 'ver'), body({ version: 'v'.repeat(33) })), '33 characters', 'version')
       expectStatus(await once(ctx, body({ version: 'v'.repeat(32) })), 200, '32 characters')
       await schemaRule(ctx, fc.oneof(fc.string({ minLength: 0, maxLength: 40 }), fc.constantFrom(1, null, true)), (version) => body({ version }), 'version')
     }
@@ -509,7 +509,7 @@ const fieldCases: ConformanceCase[] = [
     title: 'homepage is optional: an https:// URI of at most 512 characters',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('home')
+      const id = adapterId(ctx, 'home')
       // 'https://example.com/' is 20 characters.
       for (const homepage of ['http://example.com', '/relative', 'example.com', `https://example.com/${'p'.repeat(493)}`]) {
         expectInvalid(await put(ctx, id, body({ homepage })), `homepage ${homepage.slice(0, 40)}`, 'homepage')
@@ -524,7 +524,7 @@ const fieldCases: ConformanceCase[] = [
     title: 'urlSchemes: at most 4 unique items, each ^[a-z][a-z0-9+.-]{0,31}$',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('schemes')
+      const id = adapterId(ctx, 'schemes')
       for (const urlSchemes of [['a', 'b', 'c', 'd', 'e'], ['vscode', 'vscode'], ['Vscode'], ['1abc'], ['-x'], ['a'.repeat(33)]]) {
         expectInvalid(await put(ctx, id, body({ urlSchemes })), `urlSchemes ${JSON.stringify(urlSchemes)}`, fieldUnder('urlSchemes'))
       }
@@ -550,7 +550,7 @@ const fieldCases: ConformanceCase[] = [
       }
       for (const scheme of REFUSED_SCHEMES) {
         const url = urls[scheme] ?? `${scheme}:x`
-        const id = ctx.adapterId('refused')
+        const id = adapterId(ctx, 'refused')
         const reply = await put(ctx, id, body({ urlSchemes: ['vscode', scheme] }))
         if (reply.status === 200) {
           // Listed anyway: then its openURL must still be refused.
@@ -573,7 +573,7 @@ const fieldCases: ConformanceCase[] = [
     title: 'capabilities: at most 3 unique items of tap, approvals, questions',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('caps')
+      const id = adapterId(ctx, 'caps')
       expectInvalid(await put(ctx, id, body({ capabilities: ['tap', 'tap'] })), 'a duplicate', fieldUnder('capabilities'))
       expectInvalid(await put(ctx, id, body({ capabilities: ['banana'] })), 'an unknown item', fieldUnder('capabilities'))
       expectStatus(await once(ctx, body({ capabilities: ['tap', 'approvals', 'questions'] })), 200, 'all three')
@@ -587,7 +587,7 @@ const fieldCases: ConformanceCase[] = [
     title: 'tapBehavior is alsoOpen or eventOnly, and needs capabilities that contain "tap"',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('tapb')
+      const id = adapterId(ctx, 'tapb')
       for (const tapBehavior of [undefined, 'alsoOpen', 'eventOnly', 'sometimes']) {
         for (const capabilities of [undefined, [], ['tap'], ['approvals'], ['questions', 'tap']]) {
           const payload = body({ ...(tapBehavior === undefined ? {} : { tapBehavior }), ...(capabilities === undefined ? {} : { capabilities }) })
@@ -726,7 +726,7 @@ const iconCases: ConformanceCase[] = [
       for (const icon of [null, { appBundleId: 'com.apple.Terminal' }, { png }, { png, appBundleId: 'com.apple.Terminal' }]) {
         expectStatus(await once(ctx, body({ icon })), 200, `icon ${JSON.stringify(icon).slice(0, 60)}`)
       }
-      const id = ctx.adapterId('icon')
+      const id = adapterId(ctx, 'icon')
       for (const icon of [{}, { foo: 1 }, 'x', []]) expectInvalid(await put(ctx, id, body({ icon })), `icon ${JSON.stringify(icon)}`, fieldUnder('icon'))
     }
   }),
@@ -736,7 +736,7 @@ const iconCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       const good = b64(paddedPng())
-      const id = ctx.adapterId('b64')
+      const id = adapterId(ctx, 'b64')
       expectStatus(await once(ctx, body({ icon: { png: good } })), 200, 'the PNG as standard base64')
       for (const png of ['', 'A'.repeat(43697), `${good.slice(0, 8)} ${good.slice(8)}`, `${good.slice(0, 8)}\n${good.slice(8)}`, good.replace(/=+$/, '')]) {
         expectInvalid(await put(ctx, id, body({ icon: { png } })), `icon.png ${JSON.stringify(png.slice(0, 20))}… (${png.length} characters)`, 'icon.png')
@@ -761,7 +761,7 @@ const iconCases: ConformanceCase[] = [
     title: 'icon.png decodes to at most 32768 bytes: more is refused even within 43696 characters',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('size')
+      const id = adapterId(ctx, 'size')
       expectInvalid(await put(ctx, id, body({ icon: { png: 'A'.repeat(43696) } })), '43696 characters (32772 bytes)', 'icon.png')
       for (const size of [32769, 32770, 32772]) {
         const png = b64(pngOfSize(size))
@@ -776,7 +776,7 @@ const iconCases: ConformanceCase[] = [
     title: 'the PNG must be square, 16 to 256 pixels, and whole: exactly those are accepted',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('dims')
+      const id = adapterId(ctx, 'dims')
       for (const side of [16, 256]) expectStatus(await once(ctx, body({ icon: { png: b64(makePng(side, side, side === 16 ? 'gradient' : 'solid')) } })), 200, `${side}x${side}`)
       const png32 = makePng(32, 32)
       const idat = png32.indexOf('IDAT') - 4
@@ -804,7 +804,7 @@ const iconCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       expectStatus(await once(ctx, body({ icon: { appBundleId: 'com.apple.Terminal' } })), 200, 'com.apple.Terminal')
-      const id = ctx.adapterId('bundle')
+      const id = adapterId(ctx, 'bundle')
       for (const appBundleId of ['Terminal', 'com..x', 'com.x.', 'a_b.c', `a.${'b'.repeat(127)}`]) {
         expectInvalid(await put(ctx, id, body({ icon: { appBundleId } })), `appBundleId ${appBundleId.slice(0, 40)}`, 'icon.appBundleId')
       }
@@ -825,7 +825,7 @@ const paletteCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       for (const baseHue of [0, 359.99]) expectStatus(await once(ctx, withPalette({ baseHue })), 200, `baseHue ${baseHue}`)
-      const id = ctx.adapterId('hue')
+      const id = adapterId(ctx, 'hue')
       for (const baseHue of [360, -0.1, '200', null]) expectInvalid(await put(ctx, id, withPalette({ baseHue })), `baseHue ${JSON.stringify(baseHue)}`, 'palette.baseHue')
       const hue = fc.oneof(hueArbitrary, fc.double({ min: -720, max: 720, noNaN: true }), fc.constantFrom(360, 360.0001, -1e-9, 1e9, '10', true, [], {}))
       await schemaRule(ctx, hue, (baseHue) => withPalette({ baseHue }), 'palette')
@@ -869,7 +869,7 @@ const paletteCases: ConformanceCase[] = [
     title: 'palette.chroma is optional, 0.5 <= c <= 1.3',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('chroma')
+      const id = adapterId(ctx, 'chroma')
       for (const chroma of [0.49, 1.31]) expectInvalid(await put(ctx, id, withPalette({ baseHue: 200, chroma })), `chroma ${chroma}`, 'palette.chroma')
       for (const chroma of [0.5, 1.3]) expectStatus(await once(ctx, withPalette({ baseHue: 200, chroma })), 200, `chroma ${chroma}`)
       const chroma = fc.oneof(
@@ -885,7 +885,7 @@ const paletteCases: ConformanceCase[] = [
     title: 'palette.lightness is optional, -0.05 <= l <= 0.05',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('light')
+      const id = adapterId(ctx, 'light')
       for (const lightness of [-0.051, 0.051]) expectInvalid(await put(ctx, id, withPalette({ baseHue: 200, lightness })), `lightness ${lightness}`, 'palette.lightness')
       for (const lightness of [-0.05, 0.05]) expectStatus(await once(ctx, withPalette({ baseHue: 200, lightness })), 200, `lightness ${lightness}`)
       const lightness = fc.oneof(
@@ -901,7 +901,7 @@ const paletteCases: ConformanceCase[] = [
     title: 'palette.attentionHue is optional, 0 <= h < 360',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('att')
+      const id = adapterId(ctx, 'att')
       expectInvalid(await put(ctx, id, withPalette({ baseHue: 200, attentionHue: 360 })), 'attentionHue 360', 'palette.attentionHue')
       for (const attentionHue of [0, 359.99]) expectStatus(await once(ctx, withPalette({ baseHue: 200, attentionHue })), 200, `attentionHue ${attentionHue}`)
       const hue = fc.oneof(hueArbitrary, fc.double({ min: -720, max: 720, noNaN: true }), fc.constantFrom(360, -0.0001, '30', null))
@@ -954,7 +954,7 @@ const paletteCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       expectStatus(await once(ctx, withPalette({ baseHue: 200, states: null })), 200, 'states null')
-      expectInvalid(await put(ctx, ctx.adapterId('states'), withPalette({ baseHue: 200, states: {} })), 'states {}', 'palette.states')
+      expectInvalid(await put(ctx, adapterId(ctx, 'states'), withPalette({ baseHue: 200, states: {} })), 'states {}', 'palette.states')
     }
   }),
   defineCase({
@@ -962,7 +962,7 @@ const paletteCases: ConformanceCase[] = [
     title: 'StateColours: 1 to 10 entries of the ten state keys, values #rrggbb',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('states')
+      const id = adapterId(ctx, 'states')
       for (const key of ['error', 'empty', 'glow']) {
         expectInvalid(await put(ctx, id, withPalette({ baseHue: 200, states: { [key]: '#000000' } })), `states key ${key}`, fieldUnder('palette.states'))
       }
@@ -1001,7 +1001,7 @@ const paletteCases: ConformanceCase[] = [
     title: 'palette keeps no keys beyond baseHue, chroma, lightness, attentionHue and states (refused, or dropped)',
     level: 'required',
     async run (ctx) {
-      const reply = await put(ctx, ctx.adapterId('palkey'), withPalette({ baseHue: 200, foo: 1, hue2: 3 }))
+      const reply = await put(ctx, adapterId(ctx, 'palkey'), withPalette({ baseHue: 200, foo: 1, hue2: 3 }))
       if (reply.status === 200) {
         const echo = reply.json.adapter?.palette ?? {}
         expectThat(!('foo' in echo) && !('hue2' in echo), 'the unknown palette keys are dropped', 'a palette without foo and hue2', echo)
@@ -1030,7 +1030,7 @@ const decisionCases: ConformanceCase[] = [
       expectThat(/^Bearer\b/i.test(String((await onRoute(ctx, a.id, 'session', undefined)).headers['www-authenticate'])), 'a 401 carries WWW-Authenticate: Bearer (OT-A01)', 'Bearer', 'another challenge')
       const again = await put(ctx, a.id, body({ capabilities: ['tap'] }), a.token)
       expectEqual(again.json.adapterToken, a.token, 're-registering with the token returns the same token')
-      const never = ctx.adapterId('never')
+      const never = adapterId(ctx, 'never')
       for (const route of ROUTES) {
         for (const token of [undefined, a.token, 'C'.repeat(43)]) expectError(await onRoute(ctx, never, route, token), 'adapter_not_registered', `${route} of an id never registered`)
       }
@@ -1053,7 +1053,7 @@ const decisionCases: ConformanceCase[] = [
       const done = await del(ctx, a.id, a.token)
       expectEqual({ status: done.status, body: done.text }, { status: 204, body: '' }, 'DELETE with the token')
       expectError(await del(ctx, a.id, a.token), 'adapter_not_registered', 'DELETE again')
-      expectError(await del(ctx, ctx.adapterId('never'), a.token), 'adapter_not_registered', 'DELETE of an id never registered')
+      expectError(await del(ctx, adapterId(ctx, 'never'), a.token), 'adapter_not_registered', 'DELETE of an id never registered')
       const next = await put(ctx, a.id, body({ capabilities: ['tap'] }))
       expectStatus(next, 200, 'registering again')
       const l: Lease = { id: a.id, token: next.json.adapterToken, reply: next }
@@ -1189,7 +1189,7 @@ const decisionCases: ConformanceCase[] = [
         expectThat(warningsOf(a.reply).some((w) => w.includes(path)), `a warning names ${path}`, path, a.reply.json.warnings)
       }
       expectThat(!('orbtestFoo' in a.reply.json.adapter.palette), 'palette.orbtestFoo is dropped from the echo', 'no orbtestFoo', a.reply.json.adapter.palette)
-      const id = ctx.adapterId('a10')
+      const id = adapterId(ctx, 'a10')
       expectInvalid(await put(ctx, id, withPalette({ baseHue: 200, states: { glow: '#000000' } })), 'an unknown palette.states key', 'palette.states.glow')
       expectInvalid(await put(ctx, id, body({ icon: { size: 3 } })), 'an icon with neither png nor appBundleId', fieldUnder('icon'))
     }
@@ -1286,7 +1286,7 @@ const decisionCases: ConformanceCase[] = [
       expectStatus(await once(ctx, body({ icon: { png: b64(toApng(makePng(32, 32))) } })), 200, 'an APNG')
       const dirty = dirtyPadding(paddedPng())
       expectStatus(await once(ctx, body({ icon: { png: dirty } })), 200, 'base64 with non-zero padding bits')
-      const id = ctx.adapterId('a14')
+      const id = adapterId(ctx, 'a14')
       expectInvalid(await put(ctx, id, body({ icon: { png: b64(withChunk(makePng(32, 32), 'tEXt', Buffer.from('Comment\0hi'), true)) } })), 'a bad CRC in a later chunk', 'icon.png')
       expectInvalid(await put(ctx, id, body({ icon: { appBundleId: 'Terminal' } })), 'a bad appBundleId', 'icon.appBundleId')
       // A refused icon refuses everything else of the body too: the capability stays.
@@ -1300,7 +1300,7 @@ const decisionCases: ConformanceCase[] = [
     title: 'a registration listing a refused scheme is invalid_field on urlSchemes[i]; openURL schemes compare case-insensitively and must be absolute',
     level: 'decision',
     async run (ctx) {
-      const id = ctx.adapterId('a15')
+      const id = adapterId(ctx, 'a15')
       for (const scheme of REFUSED_SCHEMES) {
         expectInvalid(await put(ctx, id, body({ urlSchemes: ['vscode', 'x-agent', scheme] })), `urlSchemes listing ${scheme}`, 'urlSchemes[2]')
       }

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { existsSync, readFileSync } from 'node:fs'
-import { CaseFailure, CaseSkip, defineCase, type CaseContext } from '../../case.js'
+import { CaseFailure, CaseSkip, defineCase, type CaseContext } from '../case.js'
 import type { Fault } from '../../../src/orbtile-mock/faults.js'
 import { LIMITS } from '../../../src/orbtile-mock/spec.js'
 import { errorProblem, expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../expect.js'

@@ -3,7 +3,7 @@ import { isAbsolute } from 'node:path'
 import fc from 'fast-check'
 import type { Fault } from '../../../src/orbtile-mock/faults.js'
 import { ACTIVITIES, def, ERROR_CODES } from '../../../src/orbtile-mock/spec.js'
-import { CaseFailure, defineCase, type CaseContext } from '../../case.js'
+import { adapterId, CaseFailure, defineCase, type CaseContext } from '../case.js'
 import { forget, leaseGone, minimal, register, type Registered } from '../adapters.js'
 import { expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../expect.js'
 import type { Reply, RequestOptions } from '../transport.js'
@@ -182,7 +182,7 @@ export const transportCases = [
       for (const origin of ['http://localhost', 'null', '', 'https://example.com']) {
         expectError(await ctx.client.request({ path: '/info', headers: { origin } }), 'forbidden_origin', `Origin ${JSON.stringify(origin)}`)
       }
-      const id = ctx.adapterId('origin')
+      const id = adapterId(ctx, 'origin')
       const routes: RequestOptions[] = [
         { path: '/info' },
         { method: 'PUT', path: `/adapters/${id}`, body: minimal() },
@@ -217,7 +217,7 @@ export const transportCases = [
     title: 'for any Authorization but Bearer <discovery token> (other tokens, near misses, other schemes), on any route, the request is unauthorized',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('auth')
+      const id = adapterId(ctx, 'auth')
       const routes: RequestOptions[] = [
         { path: '/info' },
         { method: 'PUT', path: `/adapters/${id}`, body: minimal() },
@@ -234,8 +234,9 @@ export const transportCases = [
     id: 'OT-017',
     title: 'a body that is not application/json is unsupported_media_type',
     level: 'required',
-    async run ({ client, adapterId }) {
-      const id = adapterId('media')
+    async run (ctx) {
+      const { client } = ctx
+      const id = adapterId(ctx, 'media')
       for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1']) {
         expectError(await client.request({ method: 'PUT', path: `/adapters/${id}`, headers: { 'content-type': type }, body: { name: 'x', palette: { baseHue: 1 } } }), 'unsupported_media_type', `Content-Type ${type}`)
       }
@@ -274,8 +275,9 @@ export const transportCases = [
     id: 'OT-154',
     title: 'bad JSON, JSON that is not an object, and duplicate keys are bad_request',
     level: 'required',
-    async run ({ client, adapterId }) {
-      const id = adapterId('json')
+    async run (ctx) {
+      const { client } = ctx
+      const id = adapterId(ctx, 'json')
       for (const body of ['{"name":', '[]', '"x"', '{"name":"a","name":"b","palette":{"baseHue":1}}']) {
         expectError(await client.request({ method: 'PUT', path: `/adapters/${id}`, body: Buffer.from(body) }), 'bad_request', `body ${body}`)
       }
@@ -286,7 +288,7 @@ export const transportCases = [
     title: 'for any JSON value that is not an object, any truncated JSON, and invalid UTF-8, the body is bad_request',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('json')
+      const id = adapterId(ctx, 'json')
       const valid = JSON.stringify({ ...minimal(), version: 'ü' })
       await fc.assert(fc.asyncProperty(fc.oneof(
         fc.jsonValue().filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)).map((v) => Buffer.from(JSON.stringify(v))),
@@ -337,7 +339,7 @@ export const transportCases = [
     level: 'required',
     async run (ctx) {
       const base = ctx.client.target.basePath
-      const id = ctx.adapterId('codes')
+      const id = adapterId(ctx, 'codes')
       // The property registers and unregisters this id; once the case ends, the fake forgets it.
       ctx.cleanup(() => forget(ctx, id))
       await fc.assert(fc.asyncProperty(
@@ -364,7 +366,7 @@ export const transportCases = [
     level: 'required',
     async run (ctx) {
       const a = await register(ctx, withEvents(), { label: 'fields' })
-      const fresh = ctx.adapterId('fields')
+      const fresh = adapterId(ctx, 'fields')
       const hue = { baseHue: 200 }
       type Probe = { name: string, options: RequestOptions }
       const put = (body: unknown): RequestOptions => ({ method: 'PUT', path: `/adapters/${fresh}`, body })
@@ -407,7 +409,7 @@ export const transportCases = [
         fc.constantFrom(0, 1, 2),
         fc.option(fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), { nil: undefined }),
         async (label, route, token) => {
-          const id = ctx.adapterId(`nr-${label}`)
+          const id = adapterId(ctx, `nr-${label}`)
           const headers: Record<string, string> = token === undefined ? {} : { 'x-orbtile-adapter-token': token }
           const options: RequestOptions = [
             { method: 'POST', path: `/adapters/${id}/sessions/s1`, headers, body: SESSION },
@@ -475,7 +477,7 @@ export const transportCases = [
       const reply = await ctx.client.request({ target: `${json.basePath}/info` })
       expectStatus(reply, 200, `GET ${json.basePath}/info`)
       expectSchema(reply.json, 'Info', 'the /info body')
-      expectError(await ctx.client.request({ target: `${json.basePath}/adapters/${ctx.adapterId('base')}/events`, method: 'POST', body: {} }), 'adapter_not_registered', 'an adapter route under basePath')
+      expectError(await ctx.client.request({ target: `${json.basePath}/adapters/${adapterId(ctx, 'base')}/events`, method: 'POST', body: {} }), 'adapter_not_registered', 'an adapter route under basePath')
       expectError(await ctx.client.request({ target: '/info' }), 'not_found', 'the endpoint path without basePath')
     }
   }),
@@ -599,10 +601,11 @@ export const transportCases = [
     id: 'OT-024',
     title: 'a body over maxBodyBytes is payload_too_large, and the server keeps serving',
     level: 'required',
-    async run ({ client, adapterId }) {
+    async run (ctx) {
+      const { client } = ctx
       const info = (await client.request({ path: '/info' })).json
       const limit = info.limits.maxBodyBytes as number
-      const reply = await client.request({ method: 'PUT', path: `/adapters/${adapterId('big')}`, body: Buffer.alloc(limit + 1, 0x20) })
+      const reply = await client.request({ method: 'PUT', path: `/adapters/${adapterId(ctx, 'big')}`, body: Buffer.alloc(limit + 1, 0x20) })
       expectError(reply, 'payload_too_large', `a ${limit + 1}-byte body`)
       expectStatus(await client.request({ path: '/info' }), 200, 'the next request')
     }
@@ -612,7 +615,7 @@ export const transportCases = [
     title: 'a body of exactly 65536 bytes passes the size check; any larger body is payload_too_large and the server keeps serving',
     level: 'required',
     async run (ctx) {
-      const id = ctx.adapterId('exact')
+      const id = adapterId(ctx, 'exact')
       const text = JSON.stringify(minimal())
       const exact = Buffer.from(text.slice(0, -1) + ' '.repeat(LIMITS.maxBodyBytes - text.length) + '}')
       const accepted = await ctx.client.request({ method: 'PUT', path: `/adapters/${id}`, body: exact })
@@ -624,7 +627,7 @@ export const transportCases = [
       }
       expectStatus(accepted, 200, `a valid registration of exactly ${exact.length} bytes`)
       await fc.assert(fc.asyncProperty(fc.integer({ min: LIMITS.maxBodyBytes + 1, max: 4 * LIMITS.maxBodyBytes }), async (size) => {
-        expectError(await ctx.client.request({ method: 'PUT', path: `/adapters/${ctx.adapterId('big')}`, body: Buffer.alloc(size, 0x20) }), 'payload_too_large', `a ${size}-byte body`)
+        expectError(await ctx.client.request({ method: 'PUT', path: `/adapters/${adapterId(ctx, 'big')}`, body: Buffer.alloc(size, 0x20) }), 'payload_too_large', `a ${size}-byte body`)
         expectStatus(await ctx.client.request({ path: '/info' }), 200, `the request after a ${size}-byte body`)
       }), capped(ctx, 10))
     }
@@ -633,8 +636,9 @@ export const transportCases = [
     id: 'OT-025',
     title: 'a chunked body without Content-Length is length_required',
     level: 'required',
-    async run ({ client, adapterId }) {
-      const id = adapterId('chunk')
+    async run (ctx) {
+      const { client } = ctx
+      const id = adapterId(ctx, 'chunk')
       const raw = await client.raw(`PUT ${client.target.basePath}/adapters/${id} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`)
       expectThat(/^HTTP\/1\.1 411 /.test(raw) && raw.includes('"length_required"'), 'a chunked PUT', '411 length_required', raw.slice(0, 300))
     }
@@ -842,8 +846,8 @@ export const transportCases = [
     async run (ctx) {
       const { client } = ctx
       const a = await register(ctx, withEvents(), { label: 'bodies' })
-      expectError(await client.request({ method: 'PUT', path: `/adapters/${ctx.adapterId('empty')}`, body: Buffer.alloc(0) }), 'bad_request', 'PUT with Content-Length: 0')
-      const raw = await client.raw(rawHead(ctx, 'PUT', `/adapters/${ctx.adapterId('bodiless')}`))
+      expectError(await client.request({ method: 'PUT', path: `/adapters/${adapterId(ctx, 'empty')}`, body: Buffer.alloc(0) }), 'bad_request', 'PUT with Content-Length: 0')
+      const raw = await client.raw(rawHead(ctx, 'PUT', `/adapters/${adapterId(ctx, 'bodiless')}`))
       expectThat(/^HTTP\/1\.1 400 /.test(raw) && rawJson(raw)?.error?.code === 'bad_request', 'a PUT with no body at all (no Content-Length, no Transfer-Encoding)', '400 bad_request', raw.slice(0, 300))
       expectStatus(await session(ctx, a, 's1', Buffer.from('{"title":"t","activity":"idle","ttlSeconds":10.0,"subagentCount":2.0}')), 200, 'ttlSeconds 10.0 and subagentCount 2.0')
       expectStatus(await client.request({ target: `${client.target.basePath}/info?foo=bar&x` }), 200, 'GET /info?foo=bar&x')
@@ -871,7 +875,7 @@ export const transportCases = [
       expectError(await client.request({ path: '/info', headers: { origin: 'x' } }), 'forbidden_origin', 'an Origin')
       expectError(await client.request({ path: '/nope' }), 'not_found', 'an unknown path')
       expectError(await client.request({ path: '/info', headers: { 'x-orbtile-nonce': 'x' } }), 'invalid_field', 'a bad nonce')
-      const id = ctx.adapterId('status')
+      const id = adapterId(ctx, 'status')
       expectError(await client.request({ method: 'POST', path: `/adapters/${id}/events`, body: {} }), 'adapter_not_registered', 'an unregistered adapter')
       expectError(await client.request({ method: 'PUT', path: `/adapters/${id}`, body: Buffer.from('[') }), 'bad_request', 'bad JSON')
       expectError(await client.request({ method: 'PUT', path: `/adapters/${id}`, body: Buffer.alloc(LIMITS.maxBodyBytes + 1, 0x20) }), 'payload_too_large', 'a large body')
@@ -901,7 +905,7 @@ export const transportCases = [
     level: 'decision',
     async run (ctx) {
       const { client } = ctx
-      const id = ctx.adapterId('order')
+      const id = adapterId(ctx, 'order')
       expectError(await client.request({ path: '/info', headers: { host: 'evil.example', origin: 'x' } }), 'bad_request', 'a bad Host and an Origin')
       expectError(await client.request({ path: '/info', headers: { origin: 'x', authorization: null } }), 'forbidden_origin', 'an Origin and no Authorization')
       expectError(await client.request({ path: '/nope', headers: { authorization: null } }), 'unauthorized', 'no Authorization on an unknown path')
@@ -939,7 +943,7 @@ export const transportCases = [
     async run (ctx) {
       const { client } = ctx
       const a = await register(ctx, minimal(), { label: 'order' })
-      const never = ctx.adapterId('never')
+      const never = adapterId(ctx, 'never')
       expectError(await client.request({ method: 'PUT', path: '/adapters/Not_An_Id', body: Buffer.from('[') }), 'bad_request', 'bad JSON for a bad adapter id')
       expectError(await client.request({ method: 'PUT', path: '/adapters/Not_An_Id', body: { name: '' } }), 'invalid_field', 'a bad adapter id with a bad body', 'adapterId')
       expectError(await client.request({ method: 'POST', path: `/adapters/${never}/sessions/a%20b`, body: SESSION }), 'invalid_field', 'a bad session id on an unregistered adapter', 'sessionId')
@@ -958,7 +962,7 @@ export const transportCases = [
     async run (ctx) {
       const a = await register(ctx, withEvents(), { label: 'off' })
       await switchApi(ctx, { enabled: false })
-      const fresh = ctx.adapterId('off')
+      const fresh = adapterId(ctx, 'off')
       for (const options of [
         { path: '/info' },
         { method: 'PUT', path: `/adapters/${fresh}`, body: minimal() },
@@ -980,7 +984,7 @@ export const transportCases = [
     needs: ['control'],
     async run (ctx) {
       ctx.note('"off by default" is the state before the user first turns the API on; a running target can only be switched off and back')
-      const id = ctx.adapterId('off')
+      const id = adapterId(ctx, 'off')
       const tries: RequestOptions[] = [
         { path: '/info' },
         { method: 'PUT', path: `/adapters/${id}`, body: minimal() },
@@ -1034,7 +1038,7 @@ export const transportCases = [
  * method, JSON, media type, nonce, an unregistered adapter).
  */
 function faultyRequest (ctx: CaseContext): fc.Arbitrary<RequestOptions> {
-  const id = ctx.adapterId('faulty')
+  const id = adapterId(ctx, 'faulty')
   return fc.oneof(
     printable(0, 40).map((origin): RequestOptions => ({ path: '/info', headers: { origin } })),
     wrongAuthorization(ctx.client.target.token).map((authorization): RequestOptions => ({ path: '/info', headers: { authorization } })),
