@@ -1,4 +1,5 @@
 import { request } from 'node:http'
+import { TargetError } from './errors.js'
 
 /** The answer of a control call. */
 export interface ControlReply { status: number, json: any }
@@ -147,5 +148,15 @@ export class ControlClient {
   /** Moves a virtual clock; due timers fire in order. */
   advance (ms: number): Promise<any> {
     return this.must('POST', '/control/clock/advance', { ms })
+  }
+}
+
+/** Fails with a TargetError unless `control` answers as orbtest's control API does. */
+export async function checkControl (control: ControlClient): Promise<void> {
+  const clock = await control.call('GET', '/control/clock').catch((err: Error) => {
+    throw new TargetError(`the control API at ${control.url} cannot be reached: ${(err as NodeJS.ErrnoException).code ?? err.message}`)
+  })
+  if (clock.status !== 200) {
+    throw new TargetError(`${control.url} does not look like orbtest's control API (GET /control/clock answered ${clock.status})`)
   }
 }

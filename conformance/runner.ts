@@ -82,7 +82,7 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
   const missing = (c.needs ?? []).find((need) => (need === 'control' && options.control === undefined) || (need === 'slow' && !options.slow && !virtual))
   if (missing !== undefined) {
     client.close()
-    return finish({ verdict: 'skip', reason: missing === 'control' ? 'needs the target\'s control API (--control URL)' : 'takes minutes in real time: run with --slow, or give the target a virtual clock (--control)' })
+    return finish({ verdict: 'skip', reason: missing === 'control' ? 'needs the target\'s control API (--control URL)' : `takes minutes in real time: run with --slow, or ${virtualHint(options.control)}` })
   }
   if (c.writes === true && options.readOnly === true) {
     client.close()
@@ -112,7 +112,7 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
         await control.advance(ms)
         return
       }
-      if (ms > SHORT_REAL_WAIT_MS && !options.slow) throw new CaseSkip(`needs ${Math.round(ms / 1000)} s of the target's time: give it a virtual clock (--control) or run with --slow`)
+      if (ms > SHORT_REAL_WAIT_MS && !options.slow) throw new CaseSkip(`needs ${Math.round(ms / 1000)} s of the target's time: run with --slow, or ${virtualHint(options.control)}`)
       await new Promise((resolve) => setTimeout(resolve, ms))
       if (halted) throw new CaseHalted()
     }
@@ -161,6 +161,13 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
   }
   client.close()
   return finish(outcome)
+}
+
+/** How a run gets a virtual clock: a control API to one, or (when the control API has a real clock) a restart. */
+function virtualHint (control: ControlClient | undefined): string {
+  return control === undefined
+    ? 'give the target a virtual clock and its control API (--control)'
+    : 'start the target with a virtual clock (orbtest up --clock virtual)'
 }
 
 /** How long a halted case is given to unwind before its cleanups run. */

@@ -23,14 +23,15 @@ export type FlagSpecs = Record<string, FlagSpec>
 export function parseFlags (argv: readonly string[], specs: FlagSpecs): Record<string, unknown> {
   let parsed: ReturnType<typeof parseArgs>
   try {
+    const valued = new Set(Object.entries(specs).filter(([, spec]) => spec.type === 'string').map(([name]) => name))
     parsed = parseArgs({
-      args: [...argv],
+      args: joinNegativeValues(argv, valued),
       strict: true,
       allowPositionals: false,
       options: Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, { type: spec.type, ...(name === 'help' ? { short: 'h' } : {}) }]))
     })
   } catch (err) {
-    throw new UsageError(tidy((err as Error).message))
+    throw new UsageError(flagMessage(err as Error))
   }
   const out: Record<string, unknown> = {}
   for (const [name, spec] of Object.entries(specs)) {
@@ -41,15 +42,40 @@ export function parseFlags (argv: readonly string[], specs: FlagSpecs): Record<s
   return out
 }
 
-// parseArgs' messages are long and mention its own API; keep the part a person needs.
-function tidy (message: string): string {
+/**
+ * parseArgs' messages, in the form every orbtest command uses ("unknown flag --x", "--x needs a value"): they are long
+ * and speak of parseArgs' own API.
+ */
+export function flagMessage (err: Error): string {
+  const message = err.message.split('\n')[0]!
   const unknown = /Unknown option '([^']+)'/.exec(message)
   if (unknown !== null) return `unknown flag ${unknown[1]}`
   const positional = /Unexpected argument '([^']+)'/.exec(message)
   if (positional !== null) return `unexpected argument ${JSON.stringify(positional[1])}`
-  const missing = /Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message)
+  const missing = /Option '(?:-\w, )?(--[\w-]+)[^']*' argument missing/.exec(message)
   if (missing !== null) return `${missing[1]} needs a value`
-  return message.split('\n')[0]!.replace(/\. To specify.*$/, '')
+  const ambiguous = /Option '(?:-\w, )?(--[\w-]+)[^']*' argument is ambiguous/.exec(message)
+  if (ambiguous !== null) return `${ambiguous[1]} needs a value; one that starts with "-" is written ${ambiguous[1]}=VALUE`
+  return message.replace(/\. To specify.*$/, '')
+}
+
+/**
+ * `--flag -5` as `--flag=-5` for valued flags: parseArgs takes a value that starts with "-" for a flag and calls the
+ * pair ambiguous, so a negative number would get another message than the same number after "=".
+ */
+export function joinNegativeValues (argv: readonly string[], valued: ReadonlySet<string>): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const next = argv[i + 1]
+    if (arg.startsWith('--') && !arg.includes('=') && valued.has(arg.slice(2)) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`)
+      i++
+    } else {
+      out.push(arg)
+    }
+  }
+  return out
 }
 
 /** Value checks shared by the subcommands. */

@@ -51,7 +51,7 @@ export async function main (argv: readonly string[]): Promise<number> {
   }
   if (first === 'conformance') {
     // Loaded only when asked for: the suite and its cases would slow every fake's start-up.
-    const { conformance, TargetError } = await import('../../conformance/cli.js')
+    const { conformance, TargetError } = await import('../../conformance/index.js')
     try {
       return await conformance(rest)
     } catch (err) {

@@ -1,0 +1,26 @@
+import { conformance as runConformance } from './cli.js'
+import type { SuiteEntry } from './suite.js'
+
+export { TargetError } from './suite.js'
+
+/**
+ * The suites `orbtest conformance` knows, in `--list` order. Each is loaded only when a run needs it: the cases
+ * would slow the start of a run of the other suite.
+ */
+export const SUITES: readonly SuiteEntry[] = [
+  {
+    name: 'orbtile',
+    accepts: (target) => target === 'orbtile' || target.startsWith('orbtile:') || target.startsWith('unix:'),
+    load: async () => (await import('./orbtile/suite.js')).orbtileSuite
+  },
+  {
+    name: 'orb',
+    accepts: (target) => /^https?:/i.test(target),
+    load: async () => (await import('./orb/suite.js')).orbSuite
+  }
+]
+
+/** `orbtest conformance …` over every suite: resolves to the exit code. */
+export function conformance (argv: readonly string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
+  return runConformance(argv, SUITES, out)
+}

@@ -1,0 +1,118 @@
+// The layering rules of ARCHITECTURE.md, held by reading every import in the tree (TypeScript's own pre-processor,
+// type-only imports included: a cycle of types still ties two modules together).
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import t from 'tap'
+import ts from 'typescript'
+
+const root = join(import.meta.dirname, '..')
+
+/** Every .ts file below `dir`, as a path relative to the root. */
+function sources (dir: string): string[] {
+  const out: string[] = []
+  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) out.push(...sources(path))
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(path)
+  }
+  return out
+}
+
+interface Edge { to: string, typeOnly: boolean }
+
+/** The project files a file imports (relative specifiers only), `.js` mapped back to `.ts`. */
+function importsOf (file: string): Edge[] {
+  const text = readFileSync(join(root, file), 'utf8')
+  const edges: Edge[] = []
+  for (const ref of ts.preProcessFile(text, true, true).importedFiles) {
+    if (!ref.fileName.startsWith('.')) continue
+    const target = relative(root, resolve(root, dirname(file), ref.fileName)).replace(/\.js$/, '.ts')
+    if (!target.endsWith('.ts')) continue
+    // A type-only import says so at its start: `import type {…}` or `export type {…}`.
+    const line = text.slice(text.lastIndexOf('\n', ref.pos) + 1, ref.pos)
+    edges.push({ to: target, typeOnly: /^\s*(?:import|export)\s+type\b/.test(line) })
+  }
+  return edges
+}
+
+const files = ['src', 'conformance', 'test', 'bench'].flatMap(sources)
+const graph = new Map(files.map((f) => [f, importsOf(f)]))
+
+/** The conformance core: what every suite, server or client, plugs into. */
+const CORE = ['case', 'runner', 'report', 'cli', 'strictness', 'suite', 'control', 'errors', 'schema-arbitrary']
+  .map((name) => `conformance/${name}.ts`)
+
+t.test('ARCH-01 the conformance core imports nothing of a suite, nor of a fake, directly or through another file', async (t) => {
+  const reached: string[] = []
+  for (const file of CORE) {
+    t.ok(graph.has(file), `${file} exists`)
+    const seen = new Set<string>()
+    const stack = [file]
+    while (stack.length > 0) {
+      const at = stack.pop()!
+      if (seen.has(at)) continue
+      seen.add(at)
+      for (const { to } of graph.get(at) ?? []) {
+        if (/^(conformance\/(orbtile|orb)|src\/(orbtile-mock|orb-mock|control))\//.test(to)) reached.push(`${file} -> ${at} -> ${to}`)
+        stack.push(to)
+      }
+    }
+  }
+  t.same(reached, [], 'suite or fake modules the core reaches')
+})
+
+t.test('ARCH-02 a conformance suite judges by the spec, not by the fake: it imports a fake only for the names of its faults', async (t) => {
+  const found: string[] = []
+  for (const file of files.filter((f) => f.startsWith('conformance/'))) {
+    for (const { to, typeOnly } of graph.get(file)!) {
+      if (/^src\/(orbtile-mock|orb-mock)\//.test(to) && !(typeOnly && /\/faults\.ts$/.test(to))) found.push(`${file} -> ${to}`)
+    }
+  }
+  t.same(found, [], 'imports of a fake')
+})
+
+t.test('ARCH-03 no import cycle in src/, conformance/, test/ or bench/', async (t) => {
+  // Tarjan's strongly connected components: any component of more than one file (or a file importing itself) is a cycle.
+  let index = 0
+  const order = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const cycles: string[][] = []
+  const visit = (v: string): void => {
+    order.set(v, index)
+    low.set(v, index++)
+    stack.push(v)
+    onStack.add(v)
+    for (const { to: w } of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue
+      if (!order.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, order.get(w)!))
+      }
+    }
+    if (low.get(v) === order.get(v)) {
+      const component: string[] = []
+      let w: string
+      do {
+        w = stack.pop()!
+        onStack.delete(w)
+        component.push(w)
+      } while (w !== v)
+      if (component.length > 1 || (graph.get(v) ?? []).some((e) => e.to === v)) cycles.push(component.sort())
+    }
+  }
+  for (const file of graph.keys()) if (!order.has(file)) visit(file)
+  t.same(cycles, [], 'import cycles')
+  t.ok(graph.size > 150, `${graph.size} files read`)
+})
+
+t.test('ARCH-04 no source file in src/ or conformance/ is over 400 lines', async (t) => {
+  const long = files.filter((f) => /^(src|conformance)\//.test(f))
+    .map((f) => ({ f, lines: readFileSync(join(root, f), 'utf8').split('\n').length - 1 }))
+    .filter(({ lines }) => lines > 400)
+    .map(({ f, lines }) => `${f}: ${lines} lines`)
+  t.same(long, [], 'files over 400 lines')
+})
