@@ -78,6 +78,29 @@ t.test('cli: unknown flags, bad values and unknown commands are refused with one
   }
 })
 
+t.test('CLI-01 every command words a flag mistake the same way, whether the value follows with "=" or a space', async (t) => {
+  const cases: Array<[string[], RegExp]> = [
+    [['orbtile', '--lease-silence', '-5'], /^orbtest: --lease-silence must be whole seconds from 1 to 86400, not "-5"\./],
+    [['orbtile', '--lease-silence=-5'], /^orbtest: --lease-silence must be whole seconds from 1 to 86400, not "-5"\./],
+    [['conformance', '--runs', '-5', '--target', 'orbtile'], /^orbtest: --runs must be an integer from 1 to 100000, not "-5"\./],
+    [['up', '--bogus'], /^orbtest: unknown flag --bogus\./],
+    [['conformance', '--bogus'], /^orbtest: unknown flag --bogus\./],
+    [['conformance', '--seed'], /^orbtest: --seed needs a value\./],
+    [['conformance', '--target', 'foo'], /^orbtest: --target must be orbtile, orbtile:PATH, unix:SOCKET or an Orb's http\(s\):\/\/ origin, not "foo"\./],
+    [['conformance', '--target', 'http://127.0.0.1:1/x', '--control', 'http://127.0.0.1:1'], /^orbtest: an Orb target is the server's origin/]
+  ]
+  for (const [args, message] of cases) {
+    const r = run(args)
+    t.equal(await r.exit, 2, args.join(' '))
+    t.match(r.stderr(), message, args.join(' '))
+    t.equal(r.stderr().trim().split('\n').length, 1, `one line: ${r.stderr().trim()}`)
+  }
+  // Nothing listens on port 1; the answer names the refusal, not the fetch standard's list of "bad ports".
+  const refused = run(['conformance', '--target', 'http://127.0.0.1:1', '--control', 'http://127.0.0.1:1'])
+  t.equal(await refused.exit, 2)
+  t.match(refused.stderr(), /^orbtest: the Orb at http:\/\/127\.0\.0\.1:1 cannot be reached: ECONNREFUSED$/m)
+})
+
 t.test('OT-A04 cli: orbtile starts, writes the ready file, prints where it listens but never the token, logs no token, and SIGTERM removes socket, discovery and ready file', async (t) => {
   const dir = scratch(t)
   const ready = join(dir, 'ready.json')

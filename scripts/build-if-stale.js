@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// Builds dist/ only when a source is newer than the last build, so that `npm start` and `npm run conformance` with
+// nothing changed cost the fake's own start-up, not a compile. The stamp is written after a build that succeeded.
+import { execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const root = join(import.meta.dirname, '..')
+const stamp = join(root, 'dist', '.build-stamp')
+const inputs = ['src', 'conformance', 'bench', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
+
+/** The newest modification time under `path` (a file or a folder). */
+function newest (path) {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  let latest = stat.mtimeMs
+  for (const entry of readdirSync(path)) latest = Math.max(latest, newest(join(path, entry)))
+  return latest
+}
+
+const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0
+const changed = inputs.map((input) => join(root, input)).filter((path) => existsSync(path)).some((path) => newest(path) > built)
+if (changed || process.argv.includes('--force')) {
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
+  writeFileSync(stamp, `${new Date().toISOString()}\n`)
+}
