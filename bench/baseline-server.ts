@@ -10,9 +10,34 @@ const { values } = parseArgs({ options: { socket: { type: 'string' }, 'ready-fil
 const socket = values.socket!
 const readyFile = values['ready-file']
 const body = {
-  server: 'orbtile', api: 1, apiMinor: 2, version: '0.2.17',
-  activities: ['starting', 'idle', 'thinking', 'tool', 'streaming', 'waitingPermission', 'waitingQuestion', 'done', 'error', 'compacting', 'offline'],
-  limits: { maxBodyBytes: 65536, maxSessionsPerAdapter: 32, maxAdapters: 8, requestsPerSecond: 20, burst: 60, maxPendingRequestsPerAdapter: 32, maxEvents: 128, maxRequestIDs: 4096, maxLongPolls: 4 }
+  server: 'orbtile',
+  api: 1,
+  apiMinor: 2,
+  version: '0.2.17',
+  activities: [
+    'starting',
+    'idle',
+    'thinking',
+    'tool',
+    'streaming',
+    'waitingPermission',
+    'waitingQuestion',
+    'done',
+    'error',
+    'compacting',
+    'offline'
+  ],
+  limits: {
+    maxBodyBytes: 65536,
+    maxSessionsPerAdapter: 32,
+    maxAdapters: 8,
+    requestsPerSecond: 20,
+    burst: 60,
+    maxPendingRequestsPerAdapter: 32,
+    maxEvents: 128,
+    maxRequestIDs: 4096,
+    maxLongPolls: 4
+  }
 }
 const app = Fastify()
 app.get('/a/v1/info', async () => body)

@@ -42,9 +42,26 @@ async function launch (kind: Kind, dir: string, n: number): Promise<Server> {
   const socket = join(dir, `${kind}-${n}.sock`)
   const ready = join(dir, `${kind}-${n}.ready`)
   const discovery = join(dir, `${kind}-${n}.json`)
-  const args = kind === 'orbtest'
-    ? [CLI, 'orbtile', '--socket', socket, '--discovery', discovery, '--control-port', '0', '--ready-file', ready, '--rate-limit', 'off', '--log-level', 'silent', '--auto-allow']
-    : [BASELINE, '--socket', socket, '--ready-file', ready]
+  const args =
+    kind === 'orbtest'
+      ? [
+          CLI,
+          'orbtile',
+          '--socket',
+          socket,
+          '--discovery',
+          discovery,
+          '--control-port',
+          '0',
+          '--ready-file',
+          ready,
+          '--rate-limit',
+          'off',
+          '--log-level',
+          'silent',
+          '--auto-allow'
+        ]
+      : [BASELINE, '--socket', socket, '--ready-file', ready]
   const started = process.hrtime.bigint()
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] })
   while (!existsSync(ready)) {
@@ -64,20 +81,41 @@ async function stop (server: Server): Promise<void> {
   await exited
 }
 
-function call (options: { socketPath?: string, url?: string, method: string, path: string, headers?: Record<string, string>, body?: unknown }): Promise<{ status: number, json: any }> {
+function call (options: {
+  socketPath?: string
+  url?: string
+  method: string
+  path: string
+  headers?: Record<string, string>
+  body?: unknown
+}): Promise<{ status: number; json: any }> {
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body)
-  const target = options.url === undefined ? { socketPath: options.socketPath } : { host: new URL(options.url).hostname, port: new URL(options.url).port }
+  const target =
+    options.url === undefined
+      ? { socketPath: options.socketPath }
+      : { host: new URL(options.url).hostname, port: new URL(options.url).port }
   return new Promise((resolve, reject) => {
-    const req = request({
-      ...target,
-      method: options.method,
-      path: options.path,
-      headers: { host: options.url === undefined ? 'localhost' : new URL(options.url).host, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }), ...options.headers }
-    }, (res) => {
-      let text = ''
-      res.on('data', (chunk) => { text += chunk })
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text === '' ? undefined : JSON.parse(text) }))
-    })
+    const req = request(
+      {
+        ...target,
+        method: options.method,
+        path: options.path,
+        headers: {
+          host: options.url === undefined ? 'localhost' : new URL(options.url).host,
+          ...(payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+          ...options.headers
+        }
+      },
+      (res) => {
+        let text = ''
+        res.on('data', (chunk) => {
+          text += chunk
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text === '' ? undefined : JSON.parse(text) }))
+      }
+    )
     req.on('error', reject)
     req.end(payload)
   })
@@ -111,18 +149,30 @@ async function startup (dir: string): Promise<Record<Kind, number>> {
   return { orbtest: median(times.orbtest), baseline: median(times.baseline) }
 }
 
-interface Load { rps: number, p50: number, p99: number, non2xx: number }
+interface Load {
+  rps: number
+  p50: number
+  p99: number
+  non2xx: number
+}
 
-async function load (server: Server, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<Load> {
-  const run = (duration: number) => autocannon({
-    url: `http://localhost${path}`,
-    socketPath: server.socket,
-    connections: CONNECTIONS,
-    duration,
-    method,
-    headers: { host: 'localhost', ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
+async function load (
+  server: Server,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown
+): Promise<Load> {
+  const run = (duration: number) =>
+    autocannon({
+      url: `http://localhost${path}`,
+      socketPath: server.socket,
+      connections: CONNECTIONS,
+      duration,
+      method,
+      headers: { host: 'localhost', ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
   await run(1) // warm-up, not counted
   const result = await run(SECONDS)
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx }
@@ -141,10 +191,19 @@ async function throughputs (dir: string): Promise<{ info: Record<Kind, Load>, se
   for (let round = 0; round < ROUNDS; round++) {
     for (const kind of ['baseline', 'orbtest'] as const) {
       const server = await launch(kind, dir, 100 + round)
-      const auth: Record<string, string> = server.token === undefined ? { authorization: stand.authorization } : { authorization: `Bearer ${server.token}` }
+      const auth: Record<string, string> =
+        server.token === undefined
+          ? { authorization: stand.authorization }
+          : { authorization: `Bearer ${server.token}` }
       info[kind].push(await load(server, 'GET', '/a/v1/info', auth))
       const headers = kind === 'orbtest' ? await prepareAdapter(server) : stand
-      sessions[kind].push(await load(server, 'POST', `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, { activity: 'tool', toolLabel: 'npm test', statusDetail: 'running' }))
+      sessions[kind].push(
+        await load(server, 'POST', `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, {
+          activity: 'tool',
+          toolLabel: 'npm test',
+          statusDetail: 'running'
+        })
+      )
       await stop(server)
     }
   }
@@ -154,13 +213,30 @@ async function throughputs (dir: string): Promise<{ info: Record<Kind, Load>, se
   }
 }
 
-interface OrbServer { child: ChildProcess, url: string }
+interface OrbServer {
+  child: ChildProcess
+  url: string
+}
 
 async function launchOrb (kind: Kind, dir: string, n: number): Promise<OrbServer> {
   const ready = join(dir, `orb-${kind}-${n}.ready`)
-  const args = kind === 'orbtest'
-    ? [CLI, 'orb', '--orb-port', '0', '--control-port', '0', '--ready-file', ready, '--rate-limit', 'off', '--log-level', 'silent']
-    : [BASELINE_ORB, '--port', '0', '--ready-file', ready]
+  const args =
+    kind === 'orbtest'
+      ? [
+          CLI,
+          'orb',
+          '--orb-port',
+          '0',
+          '--control-port',
+          '0',
+          '--ready-file',
+          ready,
+          '--rate-limit',
+          'off',
+          '--log-level',
+          'silent'
+        ]
+      : [BASELINE_ORB, '--port', '0', '--ready-file', ready]
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] })
   while (!existsSync(ready)) {
     if (child.exitCode !== null) throw new Error(`${kind} orb exited with ${child.exitCode}`)
@@ -171,14 +247,18 @@ async function launchOrb (kind: Kind, dir: string, n: number): Promise<OrbServer
 }
 
 async function loadHttp (url: string, method: 'GET' | 'POST', body?: unknown): Promise<Load> {
-  const run = (duration: number) => autocannon({
-    url,
-    connections: CONNECTIONS,
-    duration,
-    method,
-    headers: { authorization: `Bearer ${DEMO_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
+  const run = (duration: number) =>
+    autocannon({
+      url,
+      connections: CONNECTIONS,
+      duration,
+      method,
+      headers: {
+        authorization: `Bearer ${DEMO_TOKEN}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' })
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
   await run(1) // warm-up, not counted
   const result = await run(SECONDS)
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx }
@@ -213,23 +293,51 @@ function fanInWorld (dir: string): string {
   const world = JSON.parse(readFileSync(join(root, 'fixtures', 'orb-world.json'), 'utf8'))
   for (let i = 0; i < BOTS; i++) {
     const id = `app_bench_${i}`
-    world.apps.push({ id, name: `Bench ${i}`, token: `orb_bench_${String(i).padStart(34, '0')}`, scopes: ['messages:read'] })
-    world.installs.push({ community: 'srv_orbit', app: id, role: { name: id, rights: ['send_messages'] }, channels: ['ch_general'] })
+    world.apps.push({
+      id,
+      name: `Bench ${i}`,
+      token: `orb_bench_${String(i).padStart(34, '0')}`,
+      scopes: ['messages:read']
+    })
+    world.installs.push({
+      community: 'srv_orbit',
+      app: id,
+      role: { name: id, rights: ['send_messages'] },
+      channels: ['ch_general']
+    })
   }
   const file = join(dir, 'fan-in-world.json')
   writeFileSync(file, JSON.stringify(world))
   return file
 }
 
-function httpJson (url: string, method: string, headers: Record<string, string>, body?: unknown, agent?: Agent): Promise<any> {
+function httpJson (
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: unknown,
+  agent?: Agent
+): Promise<any> {
   const payload = body === undefined ? undefined : JSON.stringify(body)
   const target = new URL(url)
   return new Promise((resolve, reject) => {
-    const req = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method, agent, headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) } }, (res) => {
-      let text = ''
-      res.on('data', (chunk) => { text += chunk })
-      res.on('end', () => resolve(text === '' ? undefined : JSON.parse(text)))
-    })
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method,
+        agent,
+        headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) }
+      },
+      (res) => {
+        let text = ''
+        res.on('data', (chunk) => {
+          text += chunk
+        })
+        res.on('end', () => resolve(text === '' ? undefined : JSON.parse(text)))
+      }
+    )
     req.on('error', reject)
     req.end(payload)
   })
@@ -240,9 +348,28 @@ function httpJson (url: string, method: string, headers: Record<string, string>,
  * (10 at a time, for BENCH_SECONDS). Reports events delivered per second and the latency from sending the post to a
  * bot holding the event.
  */
-async function fanIn (dir: string): Promise<{ bots: number, eventsPerSecond: number, median: number, p99: number }> {
+async function fanIn (dir: string): Promise<{ bots: number; eventsPerSecond: number; median: number; p99: number }> {
   const ready = join(dir, 'fan-in.ready')
-  const child = spawn(process.execPath, [CLI, 'orb', '--world', fanInWorld(dir), '--orb-port', '0', '--control-port', '0', '--ready-file', ready, '--rate-limit', 'off', '--log-level', 'silent'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'orb',
+      '--world',
+      fanInWorld(dir),
+      '--orb-port',
+      '0',
+      '--control-port',
+      '0',
+      '--ready-file',
+      ready,
+      '--rate-limit',
+      'off',
+      '--log-level',
+      'silent'
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] }
+  )
   while (!existsSync(ready)) {
     if (child.exitCode !== null) throw new Error(`fan-in orb exited with ${child.exitCode}`)
     await new Promise((resolve) => setTimeout(resolve, 1))
@@ -252,12 +379,19 @@ async function fanIn (dir: string): Promise<{ bots: number, eventsPerSecond: num
   const sent = new Map<number, bigint>()
   const latencies: number[] = []
   let delivered = 0
-  let running = true
+  // A flag the bots' loops read after each poll; set by the timer below.
+  const state = { running: true }
   const bots = Array.from({ length: BOTS }, async (_, i) => {
     const auth = { authorization: `Bearer orb_bench_${String(i).padStart(34, '0')}` }
     let next = 0
-    while (running) {
-      const reply = await httpJson(`${orb.url}/api/bot/v1/events?after=${next}&wait=2&limit=100`, 'GET', auth, undefined, agent)
+    while (state.running) {
+      const reply = await httpJson(
+        `${orb.url}/api/bot/v1/events?after=${next}&wait=2&limit=100`,
+        'GET',
+        auth,
+        undefined,
+        agent
+      )
       const now = process.hrtime.bigint()
       for (const event of reply.events as Array<{ data: { message: { body: string } } }>) {
         const n = Number(event.data.message.body.split('#')[1])
@@ -282,7 +416,7 @@ async function fanIn (dir: string): Promise<{ bots: number, eventsPerSecond: num
   await Promise.all(posters)
   await new Promise((resolve) => setTimeout(resolve, 200)) // the last events reach their bots
   const seconds = Number(process.hrtime.bigint() - start) / 1e9
-  running = false
+  state.running = false
   await Promise.all(bots)
   agent.destroy()
   const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -307,7 +441,24 @@ async function webhookRate (dir: string): Promise<{ deliveriesPerSecond: number 
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   const port = (receiver.address() as AddressInfo).port
   const ready = join(dir, 'hooks.ready')
-  const child = spawn(process.execPath, [CLI, 'orb', '--orb-port', '0', '--control-port', '0', '--ready-file', ready, '--rate-limit', 'off', '--log-level', 'silent'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'orb',
+      '--orb-port',
+      '0',
+      '--control-port',
+      '0',
+      '--ready-file',
+      ready,
+      '--rate-limit',
+      'off',
+      '--log-level',
+      'silent'
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] }
+  )
   while (!existsSync(ready)) {
     if (child.exitCode !== null) throw new Error(`webhook orb exited with ${child.exitCode}`)
     await new Promise((resolve) => setTimeout(resolve, 1))
@@ -319,6 +470,7 @@ async function webhookRate (dir: string): Promise<{ deliveriesPerSecond: number 
   const start = process.hrtime.bigint()
   const until = Date.now() + SECONDS * 1000
   let fired = 0
+  const pendingDeliveries = (): number => fired - received
   await Promise.all(Array.from({ length: 10 }, async () => {
     while (Date.now() < until) {
       fired++
@@ -326,7 +478,7 @@ async function webhookRate (dir: string): Promise<{ deliveriesPerSecond: number 
     }
   }))
   // Wait until every fired event has reached the receiver (or a second has passed).
-  for (let i = 0; i < 1000 && received < fired; i++) await new Promise((resolve) => setTimeout(resolve, 1))
+  for (let i = 0; i < 1000 && pendingDeliveries() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 1))
   const seconds = Number(process.hrtime.bigint() - start) / 1e9
   agent.destroy()
   const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -344,7 +496,13 @@ async function wakeups (dir: string): Promise<{ median: number, p99: number }> {
   const samples: number[] = []
   let after = 0
   for (let i = 0; i < WAKEUPS; i++) {
-    const poll = call({ socketPath: server.socket, method: 'POST', path: `/a/v1/adapters/${ADAPTER}/events`, headers, body: { after, ack: after, waitSeconds: 2 } })
+    const poll = call({
+      socketPath: server.socket,
+      method: 'POST',
+      path: `/a/v1/adapters/${ADAPTER}/events`,
+      headers,
+      body: { after, ack: after, waitSeconds: 2 }
+    })
     await new Promise((resolve) => setTimeout(resolve, 2))
     const start = process.hrtime.bigint()
     await call({ url: server.control, method: 'POST', path: `/control/orbtile/adapters/${ADAPTER}/sessions/s1/tap` })

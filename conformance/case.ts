@@ -55,7 +55,9 @@ export class CaseFailure extends Error {
   }
 }
 
-/** A case cannot run against this target (a capability it lacks, a limit it is at); reported as skip with the reason. */
+/**
+ * A case cannot run against this target (a capability it lacks, a limit it is at); reported as skip with the reason.
+ */
 export class CaseSkip extends Error {
   constructor (reason: string) {
     super(reason)

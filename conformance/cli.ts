@@ -91,16 +91,22 @@ export async function conformance (
   if (values.list === true) {
     const listed = spec === undefined ? suites : entry === undefined ? suites.slice(0, 1) : [entry]
     const cases = await Promise.all(listed.map(async (s) => (await s.load()).cases))
-    if (cases.every((c) => selectCases(c, grep).length === 0)) throw new UsageError(`--grep ${grep.join(' ')} selects no case`)
+    if (cases.every((c) => selectCases(c, grep).length === 0)) {
+      throw new UsageError(`--grep ${grep.join(' ')} selects no case`)
+    }
     for (const c of cases.flatMap((all) => selectCases(all, grep))) out.write(listLine(c))
     return 0
   }
-  const seed = values.seed === undefined ? randomInt(2 ** 31) : integer(values.seed as string, 'seed', -(2 ** 31), 2 ** 31 - 1)
+  const seed =
+    values.seed === undefined ? randomInt(2 ** 31) : integer(values.seed as string, 'seed', -(2 ** 31), 2 ** 31 - 1)
   const runs = values.runs === undefined ? 20 : integer(values.runs as string, 'runs', 1, 100_000)
-  if (spec === undefined) throw new UsageError('--target is required (orbtile, orbtile:PATH, unix:SOCKET, or an Orb\'s http(s):// origin)')
+  if (spec === undefined) { throw new UsageError("--target is required (orbtile, orbtile:PATH, unix:SOCKET, or an Orb's http(s):// origin)") }
   // A target no suite takes falls to the first suite, which says what it accepts.
   const suite = await (entry ?? suites[0]!).load()
-  const expectFailures = values['expect-failures'] === undefined ? new Map<string, string>() : readExpectations(values['expect-failures'] as string)
+  const expectFailures =
+    values['expect-failures'] === undefined
+      ? new Map<string, string>()
+      : readExpectations(values['expect-failures'] as string)
   const control = values.control === undefined ? undefined : new ControlClient(checkUrl(values.control as string))
   // A typo in --grep must not pass as a green run of nothing.
   const selected = selectCases(suite.cases, grep)
@@ -130,16 +136,31 @@ export async function conformance (
       ...(values.path === undefined ? {} : { path: values.path as string }),
       onResult: (result, index) => out.write(tapLine(result, index + 1, runs))
     })
-    return finishRun(results, { suite: suite.name, title: suite.title, target: prepared.target, seed, runs, started, expectFailures, values, out })
+    return finishRun(results, {
+      suite: suite.name,
+      title: suite.title,
+      target: prepared.target,
+      seed,
+      runs,
+      started,
+      expectFailures,
+      values,
+      out
+    })
   } finally {
     await prepared.close()
   }
 }
 
 function parseFlags (argv: readonly string[]): Values {
-  const valued = new Set(Object.entries(FLAGS).filter(([, flag]) => flag.type === 'string').map(([name]) => name))
+  const valued = new Set(
+    Object.entries(FLAGS)
+      .filter(([, flag]) => flag.type === 'string')
+      .map(([name]) => name)
+  )
   try {
-    return parseArgs({ args: joinNegativeValues(argv, valued), strict: true, allowPositionals: false, options: FLAGS }).values
+    return parseArgs({ args: joinNegativeValues(argv, valued), strict: true, allowPositionals: false, options: FLAGS })
+      .values
   } catch (err) {
     throw new UsageError(flagMessage(err as Error))
   }
@@ -176,7 +197,10 @@ function finishRun (results: CaseResult[], o: Finish): number {
   out.write(tapSummary(results, ms, requests))
   if (values.junit !== undefined) writeFileSync(values.junit as string, junitXml(results, o.title, ms))
   if (values.json !== undefined) {
-    writeFileSync(values.json as string, jsonIndex(results, { suite: o.suite, seed: o.seed, runs: o.runs, target: o.target, ms: Math.round(ms), requests }))
+    writeFileSync(
+      values.json as string,
+      jsonIndex(results, { suite: o.suite, seed: o.seed, runs: o.runs, target: o.target, ms: Math.round(ms), requests })
+    )
   }
   return runPassed(results) ? 0 : 1
 }

@@ -11,10 +11,14 @@ export interface ControlReply { status: number, json: any }
 export class ControlClient {
   readonly url: string
   /** What every view of one control API shares: its clock mode, and the messages members posted through it. */
-  readonly #shared: { virtual?: boolean, memberMessages: number[] }
+  readonly #shared: { virtual?: boolean; memberMessages: number[] }
   readonly #guard: () => void
 
-  constructor (url: string, shared: { virtual?: boolean, memberMessages: number[] } = { memberMessages: [] }, guard: () => void = () => {}) {
+  constructor (
+    url: string,
+    shared: { virtual?: boolean; memberMessages: number[] } = { memberMessages: [] },
+    guard: () => void = () => {}
+  ) {
     this.url = url.replace(/\/+$/, '')
     this.#shared = shared
     this.#guard = guard
@@ -30,25 +34,35 @@ export class ControlClient {
     const target = new URL(`${this.url}${path}`)
     const payload = body === undefined ? undefined : JSON.stringify(body)
     return new Promise((resolve, reject) => {
-      const req = request({
-        host: target.hostname,
-        port: target.port,
-        method,
-        path: target.pathname + target.search,
-        headers: { host: target.host, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) }
-      }, (res) => {
-        let text = ''
-        res.on('data', (chunk) => { text += chunk })
-        res.on('end', () => {
-          let json: unknown
-          try {
-            json = JSON.parse(text)
-          } catch {
-            json = undefined
+      const req = request(
+        {
+          host: target.hostname,
+          port: target.port,
+          method,
+          path: target.pathname + target.search,
+          headers: {
+            host: target.host,
+            ...(payload === undefined
+              ? {}
+              : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) })
           }
-          resolve({ status: res.statusCode ?? 0, json })
-        })
-      })
+        },
+        (res) => {
+          let text = ''
+          res.on('data', (chunk) => {
+            text += chunk
+          })
+          res.on('end', () => {
+            let json: unknown
+            try {
+              json = JSON.parse(text)
+            } catch {
+              json = undefined
+            }
+            resolve({ status: res.statusCode ?? 0, json })
+          })
+        }
+      )
       req.on('error', reject)
       req.end(payload)
     })
@@ -62,7 +76,10 @@ export class ControlClient {
   }
 
   /** The user allows the adapter and sets keypad decisions (works before the id ever registers). */
-  user (adapterId: string, change: { allowed?: boolean, keypad?: boolean, baseHue?: number | null, anchorAttention?: boolean }): Promise<any> {
+  user (
+    adapterId: string,
+    change: { allowed?: boolean; keypad?: boolean; baseHue?: number | null; anchorAttention?: boolean }
+  ): Promise<any> {
     return this.must('PUT', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/user`, change)
   }
 
@@ -76,11 +93,22 @@ export class ControlClient {
   }
 
   tap (adapterId: string, sessionId: string): Promise<ControlReply> {
-    return this.call('POST', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/sessions/${encodeURIComponent(sessionId)}/tap`)
+    return this.call(
+      'POST',
+      `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/sessions/${encodeURIComponent(sessionId)}/tap`
+    )
   }
 
-  decide (adapterId: string, requestId: string, answer: { decision?: 'allow' | 'deny', picks?: number[][] }): Promise<ControlReply> {
-    return this.call('POST', `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/requests/${encodeURIComponent(requestId)}/decide`, answer)
+  decide (
+    adapterId: string,
+    requestId: string,
+    answer: { decision?: 'allow' | 'deny'; picks?: number[][] }
+  ): Promise<ControlReply> {
+    return this.call(
+      'POST',
+      `/control/orbtile/adapters/${encodeURIComponent(adapterId)}/requests/${encodeURIComponent(requestId)}/decide`,
+      answer
+    )
   }
 
   // The fake Orb's people (ORB-A04): members post and type commands, the developer sets the endpoint, rotates the
@@ -92,14 +120,28 @@ export class ControlClient {
   }
 
   /** A member posts in a text channel; the answer names the events it made. */
-  async memberPost (post: { server: string, channel: string, member: string, content: string, encrypted?: boolean, replyTo?: number }): Promise<any> {
+  async memberPost (post: {
+    server: string
+    channel: string
+    member: string
+    content: string
+    encrypted?: boolean
+    replyTo?: number
+  }): Promise<any> {
     const posted = await this.must('POST', '/control/orb/messages', post)
     if (Number.isInteger(posted?.id)) this.memberMessages.push(posted.id)
     return posted
   }
 
   /** A member types an app's command; the answer names the event (or the call fails with the reason none was made). */
-  invoke (invocation: { server: string, channel: string, member: string, name: string, options?: Record<string, string>, app?: string }): Promise<ControlReply> {
+  invoke (invocation: {
+    server: string
+    channel: string
+    member: string
+    name: string
+    options?: Record<string, string>
+    app?: string
+  }): Promise<ControlReply> {
     return this.call('POST', '/control/orb/commands/invoke', invocation)
   }
 

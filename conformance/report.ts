@@ -84,7 +84,14 @@ function yamlString (text: string): string {
 }
 
 function xml (text: string): string {
-  return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)
-    // XML 1.0 cannot carry most control characters at all.
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return (
+    text
+      .replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)
+      // XML 1.0 cannot carry most control characters at all.
+      .replace(
+        // eslint-disable-next-line no-control-regex -- these are the characters XML forbids, matched to be escaped
+        /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+      )
+  )
 }

@@ -1,5 +1,16 @@
 import { randomBytes } from 'node:crypto'
-import { CaseFailure, CaseHalted, CaseSkip, requirementOf, SHORT_REAL_WAIT_MS, type CaseContext, type CaseResult, type ConformanceCase, type Exchange, type RecordingClient } from './case.js'
+import {
+  CaseFailure,
+  CaseHalted,
+  CaseSkip,
+  requirementOf,
+  SHORT_REAL_WAIT_MS,
+  type CaseContext,
+  type CaseResult,
+  type ConformanceCase,
+  type Exchange,
+  type RecordingClient
+} from './case.js'
 import type { ControlClient } from './control.js'
 import { withExactStatus } from './strictness.js'
 
@@ -41,7 +52,10 @@ export function selectCases<T extends { id: string }> (cases: readonly T[], grep
 }
 
 /** Runs the selected cases one after another (they share one target) and returns every result. */
-export async function runCases<C extends RecordingClient> (cases: readonly ConformanceCase<C>[], options: RunOptions<C>): Promise<CaseResult[]> {
+export async function runCases<C extends RecordingClient> (
+  cases: readonly ConformanceCase<C>[],
+  options: RunOptions<C>
+): Promise<CaseResult[]> {
   const selected = selectCases(cases, options.grep)
   const results: CaseResult[] = []
   let serial = 0
@@ -56,18 +70,33 @@ export async function runCases<C extends RecordingClient> (cases: readonly Confo
   return results
 }
 
-async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options: RunOptions<C>, run: string, nextSerial: () => number): Promise<CaseResult> {
+async function runOne<C extends RecordingClient> (
+  c: ConformanceCase<C>,
+  options: RunOptions<C>,
+  run: string,
+  nextSerial: () => number
+): Promise<CaseResult> {
   const started = performance.now()
   const client = options.transport.client()
   const notes: string[] = []
   const cleanups: Array<() => unknown> = []
-  const base: CaseResult = { id: c.id, title: c.title, level: c.level, verdict: 'pass', notes, exchanges: client.exchanges, ms: 0 }
+  const base: CaseResult = {
+    id: c.id,
+    title: c.title,
+    level: c.level,
+    verdict: 'pass',
+    notes,
+    exchanges: client.exchanges,
+    ms: 0
+  }
   // The exchange a failure is reported with: the last one before the case's cleanups ran.
   let failedAt = -1
   const finish = (result: Partial<CaseResult>): CaseResult => {
     const done = { ...base, ...result, ms: Math.round(performance.now() - started) }
     // No credential reaches a report, whatever a failure quotes.
-    for (const key of ['reason', 'expected', 'actual'] as const) if (done[key] !== undefined) done[key] = client.redact(done[key]!)
+    for (const key of ['reason', 'expected', 'actual'] as const) {
+      if (done[key] !== undefined) done[key] = client.redact(done[key]!)
+    }
     done.notes = done.notes.map((note) => client.redact(note))
     const last = failedAt >= 0 ? client.exchanges[failedAt] : undefined
     if (done.verdict === 'fail' || done.verdict === 'informational') {
@@ -78,11 +107,19 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
     return done
   }
   // A slow case runs with --slow, or at once where time is virtual.
-  const virtual = options.control !== undefined && await options.control.virtualClock()
-  const missing = (c.needs ?? []).find((need) => (need === 'control' && options.control === undefined) || (need === 'slow' && !options.slow && !virtual))
+  const virtual = options.control !== undefined && (await options.control.virtualClock())
+  const missing = (c.needs ?? []).find(
+    (need) => (need === 'control' && options.control === undefined) || (need === 'slow' && !options.slow && !virtual)
+  )
   if (missing !== undefined) {
     client.close()
-    return finish({ verdict: 'skip', reason: missing === 'control' ? 'needs the target\'s control API (--control URL)' : `takes minutes in real time: run with --slow, or ${virtualHint(options.control)}` })
+    return finish({
+      verdict: 'skip',
+      reason:
+        missing === 'control'
+          ? "needs the target's control API (--control URL)"
+          : `takes minutes in real time: run with --slow, or ${virtualHint(options.control)}`
+    })
   }
   if (c.writes === true && options.readOnly === true) {
     client.close()
@@ -100,15 +137,28 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
   const ctx: CaseContext<C> = {
     client,
     control,
-    fc: (overrides = {}) => ({ numRuns: options.runs, ...overrides, seed: options.seed, ...(options.path === undefined ? {} : { path: options.path }) }),
-    uid: (label = 'x') => `r${run}-${label.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 20)}${nextSerial()}`,
+    fc: (overrides = {}) => ({
+      numRuns: options.runs,
+      ...overrides,
+      seed: options.seed,
+      ...(options.path === undefined ? {} : { path: options.path })
+    }),
+    uid: (label = 'x') =>
+      `r${run}-${label
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-')
+        .slice(0, 20)}${nextSerial()}`,
     // A cleanup offered after the case ended (a halted case still unwinding) has nothing of its own to clean.
-    cleanup: (fn) => { if (!ended) cleanups.push(fn) },
-    note: (text) => { notes.push(text) },
-    virtualTime: async () => options.control !== undefined && await options.control.virtualClock(),
+    cleanup: (fn) => {
+      if (!ended) cleanups.push(fn)
+    },
+    note: (text) => {
+      notes.push(text)
+    },
+    virtualTime: async () => options.control !== undefined && (await options.control.virtualClock()),
     readOnly: options.readOnly === true,
     elapse: async (ms) => {
-      if (control !== undefined && await control.virtualClock()) {
+      if (control !== undefined && (await control.virtualClock())) {
         await control.advance(ms)
         return
       }
@@ -146,9 +196,18 @@ async function runOne<C extends RecordingClient> (c: ConformanceCase<C>, options
     // Halted, the body fails at its next request or wait; its cleanups run once it has (or after a grace period).
     halt(true)
     let grace: NodeJS.Timeout | undefined
-    await Promise.race([body.catch(() => undefined), new Promise((resolve) => { grace = setTimeout(resolve, HALT_GRACE_MS) })])
+    await Promise.race([
+      body.catch(() => undefined),
+      new Promise((resolve) => {
+        grace = setTimeout(resolve, HALT_GRACE_MS)
+      })
+    ])
     clearTimeout(grace)
-    if (!bodyDone) notes.push(`the case was still unwinding ${HALT_GRACE_MS / 1000} s after its time ran out; its cleanups ran anyway`)
+    if (!bodyDone) {
+      notes.push(
+        `the case was still unwinding ${HALT_GRACE_MS / 1000} s after its time ran out; its cleanups ran anyway`
+      )
+    }
     halt(false)
   }
   ended = true
@@ -173,7 +232,6 @@ function virtualHint (control: ControlClient | undefined): string {
 /** How long a halted case is given to unwind before its cleanups run. */
 const HALT_GRACE_MS = 10_000
 
-
 // fast-check reports `{ seed: N, path: "…" }` in its message; a CaseFailure thrown inside a property is its cause.
 function failure (err: unknown): Partial<CaseResult> {
   const cause = (err as { cause?: unknown }).cause
@@ -185,7 +243,9 @@ function failure (err: unknown): Partial<CaseResult> {
   const inner = err instanceof CaseFailure ? err : cause instanceof CaseFailure ? cause : undefined
   const result: Partial<CaseResult> = {
     verdict: 'fail',
-    reason: inner?.message ?? (cause instanceof Error ? `${firstLine(message)}: ${firstLine(cause.message)}` : firstLine(message))
+    reason:
+      inner?.message ??
+      (cause instanceof Error ? `${firstLine(message)}: ${firstLine(cause.message)}` : firstLine(message))
   }
   if (inner !== undefined) {
     result.expected = inner.expected

@@ -9,10 +9,16 @@ export type Overrides = Record<string, fc.Arbitrary<unknown>>
  * A fast-check arbitrary of JSON values shaped by a JSON Schema (the subset the spec documents use: $ref into
  * $defs, const, enum, type, pattern, lengths, bounds, properties and required, items, uniqueItems, propertyNames
  * with additionalProperties, oneOf and anyOf). Conditionals (`if`/`then`) and cross-field rules are not modelled:
- * filter the values through the schema's validator to keep only valid ones. Shared by the test suite and the conformance
+ * filter the values through the schema's validator to keep only valid ones. Shared by the test suite and the
+ * conformance
  * cases.
  */
-export function arbitraryFor (schema: Schema, root: Schema, overrides: Overrides = {}, path = ''): fc.Arbitrary<unknown> {
+export function arbitraryFor (
+  schema: Schema,
+  root: Schema,
+  overrides: Overrides = {},
+  path = ''
+): fc.Arbitrary<unknown> {
   if (overrides[path] !== undefined) return overrides[path]!
   if (typeof schema.$ref === 'string') {
     return arbitraryFor(root.$defs[schema.$ref.replace('#/$defs/', '')], root, overrides, path)
@@ -23,20 +29,33 @@ export function arbitraryFor (schema: Schema, root: Schema, overrides: Overrides
   }
   if ('const' in schema) return fc.constant(schema.const)
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum)
-  const type = schema.type ?? (schema.properties !== undefined || schema.propertyNames !== undefined ? 'object' : undefined)
+  const type =
+    schema.type ?? (schema.properties !== undefined || schema.propertyNames !== undefined ? 'object' : undefined)
   switch (type) {
-    case 'null': return fc.constant(null)
-    case 'boolean': return fc.boolean()
-    case 'integer': return fc.integer({ min: schema.minimum ?? -1e6, max: schema.maximum ?? (schema.exclusiveMaximum === undefined ? 1e6 : schema.exclusiveMaximum - 1) })
+    case 'null':
+      return fc.constant(null)
+    case 'boolean':
+      return fc.boolean()
+    case 'integer':
+      return fc.integer({
+        min: schema.minimum ?? -1e6,
+        max: schema.maximum ?? (schema.exclusiveMaximum === undefined ? 1e6 : schema.exclusiveMaximum - 1)
+      })
     case 'number': {
       // Uniform over the range in steps of 1/10000 (fc.double would crowd near 0), plus the bounds themselves.
       const min: number = schema.minimum ?? -1e6
       const exclusive = schema.maximum === undefined && schema.exclusiveMaximum !== undefined
       const max: number = schema.maximum ?? schema.exclusiveMaximum ?? 1e6
-      const steps = fc.integer({ min: Math.ceil(min * 10_000), max: Math.floor(max * 10_000) - (exclusive ? 1 : 0) }).map((n) => n / 10_000)
-      return fc.oneof({ weight: 9, arbitrary: steps }, { weight: 1, arbitrary: fc.constantFrom(min, exclusive ? max - 1e-9 : max) })
+      const steps = fc
+        .integer({ min: Math.ceil(min * 10_000), max: Math.floor(max * 10_000) - (exclusive ? 1 : 0) })
+        .map((n) => n / 10_000)
+      return fc.oneof(
+        { weight: 9, arbitrary: steps },
+        { weight: 1, arbitrary: fc.constantFrom(min, exclusive ? max - 1e-9 : max) }
+      )
     }
-    case 'string': return stringArbitrary(schema)
+    case 'string':
+      return stringArbitrary(schema)
     case 'array': {
       const items = arbitraryFor(schema.items ?? {}, root, overrides, `${path}[]`)
       const constraints = { minLength: schema.minItems ?? 0, maxLength: schema.maxItems ?? 5 }
@@ -57,7 +76,9 @@ function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
     return length >= min && length <= max
   }
   if (schema.format === 'uri') {
-    return fc.webUrl({ validSchemes: /^\^https:/.test(schema.pattern ?? '') ? ['https'] : ['http', 'https'] }).filter(fits)
+    return fc
+      .webUrl({ validSchemes: /^\^https:/.test(schema.pattern ?? '') ? ['https'] : ['http', 'https'] })
+      .filter(fits)
   }
   if (typeof schema.pattern === 'string') return fc.stringMatching(new RegExp(schema.pattern)).filter(fits)
   return fc.string({ unit: 'binary', minLength: min, maxLength: Math.min(max, 60) })
@@ -69,12 +90,19 @@ function objectArbitrary (schema: Schema, root: Schema, overrides: Overrides, pa
     // A map with constrained keys (StateColours).
     const keys = arbitraryFor(schema.propertyNames, root)
     const values = arbitraryFor(schema.additionalProperties ?? {}, root)
-    return fc.dictionary(keys as fc.Arbitrary<string>, values, { minKeys: schema.minProperties ?? 0, maxKeys: schema.maxProperties ?? 10 })
+    return fc.dictionary(keys as fc.Arbitrary<string>, values, {
+      minKeys: schema.minProperties ?? 0,
+      maxKeys: schema.maxProperties ?? 10
+    })
   }
   const properties = (schema.properties ?? {}) as Record<string, Schema>
   const record = fc.record(
-    Object.fromEntries(Object.entries(properties).map(([key, child]) => [key, arbitraryFor(child, root, overrides, join(key))])),
+    Object.fromEntries(
+      Object.entries(properties).map(([key, child]) => [key, arbitraryFor(child, root, overrides, join(key))])
+    ),
     { requiredKeys: (schema.required ?? []) as string[] }
   )
-  return schema.minProperties === undefined ? record : record.filter((value) => Object.keys(value).length >= schema.minProperties)
+  return schema.minProperties === undefined
+    ? record
+    : record.filter((value) => Object.keys(value).length >= schema.minProperties)
 }

@@ -19,7 +19,9 @@ function newest (path) {
 }
 
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0
-const changed = inputs.map((input) => join(root, input)).filter((path) => existsSync(path)).some((path) => newest(path) > built)
+const changed = inputs.map((input) => join(root, input))
+  .filter((path) => existsSync(path))
+  .some((path) => newest(path) > built)
 if (changed || process.argv.includes('--force')) {
   execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
   writeFileSync(stamp, `${new Date().toISOString()}\n`)

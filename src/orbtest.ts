@@ -67,7 +67,11 @@ export async function startOrbtest (options: OrbtestOptions = {}): Promise<Orbte
       orb,
       control,
       ready: () => ({
-        ...(orbtile === undefined ? {} : { orbtile: { discovery: orbtile.discoveryPath, socketPath: orbtile.socketPath, basePath: orbtile.basePath } }),
+        ...(orbtile === undefined
+          ? {}
+          : {
+              orbtile: { discovery: orbtile.discoveryPath, socketPath: orbtile.socketPath, basePath: orbtile.basePath }
+            }),
         ...(orb === undefined ? {} : { orb: { url: orb.url } }),
         control: { url: control.url }
       }),

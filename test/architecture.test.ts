@@ -39,40 +39,52 @@ const files = ['src', 'conformance', 'test', 'bench'].flatMap(sources)
 const graph = new Map(files.map((f) => [f, importsOf(f)]))
 
 /** The conformance core: what every suite, server or client, plugs into. */
-const CORE = ['case', 'runner', 'report', 'cli', 'strictness', 'suite', 'control', 'errors', 'schema-arbitrary']
-  .map((name) => `conformance/${name}.ts`)
+const CORE = ['case', 'runner', 'report', 'cli', 'strictness', 'suite', 'control', 'errors', 'schema-arbitrary'].map(
+  (name) => `conformance/${name}.ts`
+)
 
-t.test('ARCH-01 the conformance core imports nothing of a suite, nor of a fake, directly or through another file', async (t) => {
-  const reached: string[] = []
-  for (const file of CORE) {
-    t.ok(graph.has(file), `${file} exists`)
-    const seen = new Set<string>()
-    const stack = [file]
-    while (stack.length > 0) {
-      const at = stack.pop()!
-      if (seen.has(at)) continue
-      seen.add(at)
-      for (const { to } of graph.get(at) ?? []) {
-        if (/^(conformance\/(orbtile|orb)|src\/(orbtile-mock|orb-mock|control))\//.test(to)) reached.push(`${file} -> ${at} -> ${to}`)
-        stack.push(to)
+t.test(
+  'ARCH-01 the conformance core imports nothing of a suite, nor of a fake, directly or through another file',
+  async (t) => {
+    const reached: string[] = []
+    for (const file of CORE) {
+      t.ok(graph.has(file), `${file} exists`)
+      const seen = new Set<string>()
+      const stack = [file]
+      while (stack.length > 0) {
+        const at = stack.pop()!
+        if (seen.has(at)) continue
+        seen.add(at)
+        for (const { to } of graph.get(at) ?? []) {
+          if (/^(conformance\/(orbtile|orb)|src\/(orbtile-mock|orb-mock|control))\//.test(to)) {
+            reached.push(`${file} -> ${at} -> ${to}`)
+          }
+          stack.push(to)
+        }
       }
     }
+    t.same(reached, [], 'suite or fake modules the core reaches')
   }
-  t.same(reached, [], 'suite or fake modules the core reaches')
-})
+)
 
-t.test('ARCH-02 a conformance suite judges by the spec, not by the fake: it imports a fake only for the names of its faults', async (t) => {
-  const found: string[] = []
-  for (const file of files.filter((f) => f.startsWith('conformance/'))) {
-    for (const { to, typeOnly } of graph.get(file)!) {
-      if (/^src\/(orbtile-mock|orb-mock)\//.test(to) && !(typeOnly && /\/faults\.ts$/.test(to))) found.push(`${file} -> ${to}`)
+t.test(
+  'ARCH-02 a conformance suite judges by the spec, not by the fake: it imports a fake only for the names of its faults',
+  async (t) => {
+    const found: string[] = []
+    for (const file of files.filter((f) => f.startsWith('conformance/'))) {
+      for (const { to, typeOnly } of graph.get(file)!) {
+        if (/^src\/(orbtile-mock|orb-mock)\//.test(to) && !(typeOnly && /\/faults\.ts$/.test(to))) {
+          found.push(`${file} -> ${to}`)
+        }
+      }
     }
+    t.same(found, [], 'imports of a fake')
   }
-  t.same(found, [], 'imports of a fake')
-})
+)
 
 t.test('ARCH-03 no import cycle in src/, conformance/, test/ or bench/', async (t) => {
-  // Tarjan's strongly connected components: any component of more than one file (or a file importing itself) is a cycle.
+  // Tarjan's strongly connected components: any component of more than one file (or a file importing itself) is a
+  // cycle.
   let index = 0
   const order = new Map<string, number>()
   const low = new Map<string, number>()

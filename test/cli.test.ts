@@ -28,7 +28,12 @@ function run (args: string[], env: Record<string, string> = {}): Run {
 }
 
 /** Starts the CLI with a ready file, kills it when the test ends, and waits until it is ready. */
-async function started (t: { teardown(fn: () => unknown): void }, args: string[], ready: string, env: Record<string, string> = {}): Promise<Run> {
+async function started (
+  t: { teardown(fn: () => unknown): void },
+  args: string[],
+  ready: string,
+  env: Record<string, string> = {}
+): Promise<Run> {
   const r = run([...args, '--ready-file', ready], env)
   t.teardown(() => r.child.kill('SIGKILL'))
   await waitForFile(ready, r)
@@ -51,7 +56,11 @@ t.test('cli: --help on the CLI and on each command exits 0 and lists the flags',
   const common = ['--control-port', '--clock', '--log-level', '--ready-file', '--rate-limit']
   const orbtile = ['--discovery', '--socket', '--api', '--auto-allow', '--lease-silence', '--pid-check']
   const orb = ['--orb-port', '--world']
-  const expected: Record<string, string[]> = { up: [...common, ...orbtile, ...orb], orbtile: [...common, ...orbtile], orb: [...common, ...orb] }
+  const expected: Record<string, string[]> = {
+    up: [...common, ...orbtile, ...orb],
+    orbtile: [...common, ...orbtile],
+    orb: [...common, ...orb]
+  }
   for (const [command, flags] of Object.entries(expected)) {
     const help = run([command, '--help'])
     t.equal(await help.exit, 0)
@@ -78,101 +87,174 @@ t.test('cli: unknown flags, bad values and unknown commands are refused with one
   }
 })
 
-t.test('CLI-01 every command words a flag mistake the same way, whether the value follows with "=" or a space', async (t) => {
-  const cases: Array<[string[], RegExp]> = [
-    [['orbtile', '--lease-silence', '-5'], /^orbtest: --lease-silence must be whole seconds from 1 to 86400, not "-5"\./],
-    [['orbtile', '--lease-silence=-5'], /^orbtest: --lease-silence must be whole seconds from 1 to 86400, not "-5"\./],
-    [['conformance', '--runs', '-5', '--target', 'orbtile'], /^orbtest: --runs must be an integer from 1 to 100000, not "-5"\./],
-    [['up', '--bogus'], /^orbtest: unknown flag --bogus\./],
-    [['conformance', '--bogus'], /^orbtest: unknown flag --bogus\./],
-    [['conformance', '--seed'], /^orbtest: --seed needs a value\./],
-    [['conformance', '--target', 'foo'], /^orbtest: --target must be orbtile, orbtile:PATH, unix:SOCKET or an Orb's http\(s\):\/\/ origin, not "foo"\./],
-    [['conformance', '--target', 'http://127.0.0.1:1/x', '--control', 'http://127.0.0.1:1'], /^orbtest: an Orb target is the server's origin/]
-  ]
-  for (const [args, message] of cases) {
-    const r = run(args)
-    t.equal(await r.exit, 2, args.join(' '))
-    t.match(r.stderr(), message, args.join(' '))
-    t.equal(r.stderr().trim().split('\n').length, 1, `one line: ${r.stderr().trim()}`)
+t.test(
+  'CLI-01 every command words a flag mistake the same way, whether the value follows with "=" or a space',
+  async (t) => {
+    const cases: Array<[string[], RegExp]> = [
+      [
+        ['orbtile', '--lease-silence', '-5'],
+        /^orbtest: --lease-silence must be whole seconds from 1 to 86400, not "-5"\./
+      ],
+      [
+        ['orbtile', '--lease-silence=-5'],
+        /^orbtest: --lease-silence must be whole seconds from 1 to 86400, not "-5"\./
+      ],
+      [
+        ['conformance', '--runs', '-5', '--target', 'orbtile'],
+        /^orbtest: --runs must be an integer from 1 to 100000, not "-5"\./
+      ],
+      [['up', '--bogus'], /^orbtest: unknown flag --bogus\./],
+      [['conformance', '--bogus'], /^orbtest: unknown flag --bogus\./],
+      [['conformance', '--seed'], /^orbtest: --seed needs a value\./],
+      [
+        ['conformance', '--target', 'foo'],
+        /^orbtest: --target must be orbtile, orbtile:PATH, unix:SOCKET or an Orb's http\(s\):\/\/ origin, not "foo"\./
+      ],
+      [
+        ['conformance', '--target', 'http://127.0.0.1:1/x', '--control', 'http://127.0.0.1:1'],
+        /^orbtest: an Orb target is the server's origin/
+      ]
+    ]
+    for (const [args, message] of cases) {
+      const r = run(args)
+      t.equal(await r.exit, 2, args.join(' '))
+      t.match(r.stderr(), message, args.join(' '))
+      t.equal(r.stderr().trim().split('\n').length, 1, `one line: ${r.stderr().trim()}`)
+    }
+    // Nothing listens on port 1; the answer names the refusal, not the fetch standard's list of "bad ports".
+    const refused = run(['conformance', '--target', 'http://127.0.0.1:1', '--control', 'http://127.0.0.1:1'])
+    t.equal(await refused.exit, 2)
+    t.match(refused.stderr(), /^orbtest: the Orb at http:\/\/127\.0\.0\.1:1 cannot be reached: ECONNREFUSED$/m)
   }
-  // Nothing listens on port 1; the answer names the refusal, not the fetch standard's list of "bad ports".
-  const refused = run(['conformance', '--target', 'http://127.0.0.1:1', '--control', 'http://127.0.0.1:1'])
-  t.equal(await refused.exit, 2)
-  t.match(refused.stderr(), /^orbtest: the Orb at http:\/\/127\.0\.0\.1:1 cannot be reached: ECONNREFUSED$/m)
-})
+)
 
-t.test('OT-A04 cli: orbtile starts, writes the ready file, prints where it listens but never the token, logs no token, and SIGTERM removes socket, discovery and ready file', async (t) => {
-  const dir = scratch(t)
-  const ready = join(dir, 'ready.json')
-  const discovery = join(dir, 'd', 'adapter-api.json')
-  const socket = join(dir, 's', 'o.sock')
-  const r = await started(t, ['orbtile', '--discovery', discovery, '--socket', socket, '--control-port', '0', '--log-level', 'trace'], ready)
-  const info = JSON.parse(readFileSync(ready, 'utf8'))
-  t.same(Object.keys(info).sort(), ['control', 'orbtile'])
-  t.same(info.orbtile, { discovery, socketPath: socket, basePath: '/a/v1' })
-  t.match(info.control.url, /^http:\/\/127\.0\.0\.1:\d+$/)
-  const { token } = readDiscovery(discovery)
-  const client = new SocketClient(socket, token)
-  t.equal((await client.request({ headers: { 'x-orbtile-adapter-token': 'secret-adapter-token' } })).status, 200)
-  t.equal((await client.request({ headers: { authorization: 'Bearer wrong-token-xyz' } })).status, 401)
-  client.close()
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  t.match(r.stdout(), socket)
-  t.match(r.stdout(), discovery)
-  t.match(r.stdout(), info.control.url)
-  t.notMatch(r.stdout() + r.stderr(), token, 'the token is never printed or logged')
-  t.notMatch(r.stderr(), /secret-adapter-token|wrong-token-xyz/, 'no credential header is logged')
-  t.match(r.stderr(), /"level":/, 'trace logging is on, to stderr')
-  r.child.kill('SIGTERM')
-  t.equal(await r.exit, 0)
-  t.notOk(existsSync(socket), 'socket removed')
-  t.notOk(existsSync(discovery), 'discovery file removed')
-  t.notOk(existsSync(ready), 'ready file removed')
-})
+t.test(
+  'OT-A04 cli: orbtile starts, writes the ready file, prints where it listens but never the token, logs no token, and SIGTERM removes socket, discovery and ready file',
+  async (t) => {
+    const dir = scratch(t)
+    const ready = join(dir, 'ready.json')
+    const discovery = join(dir, 'd', 'adapter-api.json')
+    const socket = join(dir, 's', 'o.sock')
+    const r = await started(
+      t,
+      ['orbtile', '--discovery', discovery, '--socket', socket, '--control-port', '0', '--log-level', 'trace'],
+      ready
+    )
+    const info = JSON.parse(readFileSync(ready, 'utf8'))
+    t.same(Object.keys(info).sort(), ['control', 'orbtile'])
+    t.same(info.orbtile, { discovery, socketPath: socket, basePath: '/a/v1' })
+    t.match(info.control.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+    const { token } = readDiscovery(discovery)
+    const client = new SocketClient(socket, token)
+    t.equal((await client.request({ headers: { 'x-orbtile-adapter-token': 'secret-adapter-token' } })).status, 200)
+    t.equal((await client.request({ headers: { authorization: 'Bearer wrong-token-xyz' } })).status, 401)
+    client.close()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    t.match(r.stdout(), socket)
+    t.match(r.stdout(), discovery)
+    t.match(r.stdout(), info.control.url)
+    t.notMatch(r.stdout() + r.stderr(), token, 'the token is never printed or logged')
+    t.notMatch(r.stderr(), /secret-adapter-token|wrong-token-xyz/, 'no credential header is logged')
+    t.match(r.stderr(), /"level":/, 'trace logging is on, to stderr')
+    r.child.kill('SIGTERM')
+    t.equal(await r.exit, 0)
+    t.notOk(existsSync(socket), 'socket removed')
+    t.notOk(existsSync(discovery), 'discovery file removed')
+    t.notOk(existsSync(ready), 'ready file removed')
+  }
+)
 
-t.test('OT-002 cli: without --discovery the file lands at the spec\'s place under HOME, or at ORBTILE_DISCOVERY', async (t) => {
-  const dir = scratch(t)
-  const home = join(dir, 'home')
-  const ready = join(dir, 'ready.json')
-  const r = await started(t, ['up', '--socket', join(dir, 'o.sock'), '--control-port', '0', '--orb-port', '0'], ready, { HOME: home })
-  const expected = join(home, 'Library', 'Application Support', 'Orbtile', 'adapter-api.json')
-  t.equal(JSON.parse(readFileSync(ready, 'utf8')).orbtile.discovery, expected)
-  t.ok(existsSync(expected))
-  r.child.kill('SIGINT')
-  t.equal(await r.exit, 0)
-  const viaEnv = join(dir, 'env.json')
-  const e = await started(t, ['orbtile', '--socket', join(dir, 'e.sock'), '--control-port', '0'], ready, { HOME: home, ORBTILE_DISCOVERY: viaEnv })
-  t.ok(existsSync(viaEnv))
-  e.child.kill('SIGTERM')
-  t.equal(await e.exit, 0)
-})
+t.test(
+  "OT-002 cli: without --discovery the file lands at the spec's place under HOME, or at ORBTILE_DISCOVERY",
+  async (t) => {
+    const dir = scratch(t)
+    const home = join(dir, 'home')
+    const ready = join(dir, 'ready.json')
+    const r = await started(
+      t,
+      ['up', '--socket', join(dir, 'o.sock'), '--control-port', '0', '--orb-port', '0'],
+      ready,
+      { HOME: home }
+    )
+    const expected = join(home, 'Library', 'Application Support', 'Orbtile', 'adapter-api.json')
+    t.equal(JSON.parse(readFileSync(ready, 'utf8')).orbtile.discovery, expected)
+    t.ok(existsSync(expected))
+    r.child.kill('SIGINT')
+    t.equal(await r.exit, 0)
+    const viaEnv = join(dir, 'env.json')
+    const e = await started(t, ['orbtile', '--socket', join(dir, 'e.sock'), '--control-port', '0'], ready, {
+      HOME: home,
+      ORBTILE_DISCOVERY: viaEnv
+    })
+    t.ok(existsSync(viaEnv))
+    e.child.kill('SIGTERM')
+    t.equal(await e.exit, 0)
+  }
+)
 
-t.test('OT-A04 cli: a live socket, a socket path that is too long, or a busy control port stop start-up with one clear line', async (t) => {
-  const dir = scratch(t)
-  const socket = join(dir, 'o.sock')
-  const ready = join(dir, 'ready.json')
-  const first = await started(t, ['orbtile', '--discovery', join(dir, 'd.json'), '--socket', socket, '--control-port', '0'], ready)
-  const second = run(['orbtile', '--discovery', join(dir, 'd2.json'), '--socket', socket, '--control-port', '0'])
-  t.equal(await second.exit, 1)
-  t.match(second.stderr(), /^orbtest: another process is listening on .*o\.sock/)
-  t.notMatch(second.stderr(), /\n\s+at /, 'no stack trace')
-  const long = run(['orbtile', '--discovery', join(dir, 'd3.json'), '--socket', join(dir, 'x'.repeat(110), 's.sock'), '--control-port', '0'])
-  t.equal(await long.exit, 1)
-  t.match(long.stderr(), /socket path is \d+ bytes; the OS allows 107/)
-  const port = Number(new URL(JSON.parse(readFileSync(ready, 'utf8')).control.url).port)
-  const busy = run(['orbtile', '--discovery', join(dir, 'd4.json'), '--socket', join(dir, 'p.sock'), '--control-port', String(port)])
-  t.equal(await busy.exit, 1)
-  t.match(busy.stderr(), new RegExp(`port ${port} .* in use`))
-  t.notOk(existsSync(join(dir, 'p.sock')), 'a failed start leaves no socket behind')
-  t.notOk(existsSync(join(dir, 'd4.json')), 'nor a discovery file')
-  first.child.kill('SIGTERM')
-  t.equal(await first.exit, 0)
-})
+t.test(
+  'OT-A04 cli: a live socket, a socket path that is too long, or a busy control port stop start-up with one clear line',
+  async (t) => {
+    const dir = scratch(t)
+    const socket = join(dir, 'o.sock')
+    const ready = join(dir, 'ready.json')
+    const first = await started(
+      t,
+      ['orbtile', '--discovery', join(dir, 'd.json'), '--socket', socket, '--control-port', '0'],
+      ready
+    )
+    const second = run(['orbtile', '--discovery', join(dir, 'd2.json'), '--socket', socket, '--control-port', '0'])
+    t.equal(await second.exit, 1)
+    t.match(second.stderr(), /^orbtest: another process is listening on .*o\.sock/)
+    t.notMatch(second.stderr(), /\n\s+at /, 'no stack trace')
+    const long = run([
+      'orbtile',
+      '--discovery',
+      join(dir, 'd3.json'),
+      '--socket',
+      join(dir, 'x'.repeat(110), 's.sock'),
+      '--control-port',
+      '0'
+    ])
+    t.equal(await long.exit, 1)
+    t.match(long.stderr(), /socket path is \d+ bytes; the OS allows 107/)
+    const port = Number(new URL(JSON.parse(readFileSync(ready, 'utf8')).control.url).port)
+    const busy = run([
+      'orbtile',
+      '--discovery',
+      join(dir, 'd4.json'),
+      '--socket',
+      join(dir, 'p.sock'),
+      '--control-port',
+      String(port)
+    ])
+    t.equal(await busy.exit, 1)
+    t.match(busy.stderr(), new RegExp(`port ${port} .* in use`))
+    t.notOk(existsSync(join(dir, 'p.sock')), 'a failed start leaves no socket behind')
+    t.notOk(existsSync(join(dir, 'd4.json')), 'nor a discovery file')
+    first.child.kill('SIGTERM')
+    t.equal(await first.exit, 0)
+  }
+)
 
 t.test('OT-001 cli: --api off starts with no socket and no discovery file', async (t) => {
   const dir = scratch(t)
   const ready = join(dir, 'ready.json')
-  const r = await started(t, ['orbtile', '--api', 'off', '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'o.sock'), '--control-port', '0'], ready)
+  const r = await started(
+    t,
+    [
+      'orbtile',
+      '--api',
+      'off',
+      '--discovery',
+      join(dir, 'd.json'),
+      '--socket',
+      join(dir, 'o.sock'),
+      '--control-port',
+      '0'
+    ],
+    ready
+  )
   t.notOk(existsSync(join(dir, 'o.sock')))
   t.notOk(existsSync(join(dir, 'd.json')))
   // The ready file can land before the banner's bytes reach this process: wait for them a little.
@@ -199,38 +281,66 @@ t.test('OT-A04 cli: a second Ctrl-C while stopping still exits through cleanup, 
 
 t.test('cli: a file-system fault at start-up is one line, exit 1, no stack trace', async (t) => {
   const dir = scratch(t)
-  const r = run(['orbtile', '--discovery', '/etc/passwd/d.json', '--socket', join(dir, 'o.sock'), '--control-port', '0'])
+  const r = run([
+    'orbtile',
+    '--discovery',
+    '/etc/passwd/d.json',
+    '--socket',
+    join(dir, 'o.sock'),
+    '--control-port',
+    '0'
+  ])
   t.equal(await r.exit, 1)
   t.equal(r.stderr().trim().split('\n').length, 1, r.stderr())
   t.match(r.stderr(), /^orbtest: cannot write the discovery file/)
   t.notOk(existsSync(join(dir, 'o.sock')))
-  const ready = run(['orbtile', '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'p.sock'), '--control-port', '0', '--ready-file', join(dir, 'no', 'such', 'r.json')])
+  const ready = run([
+    'orbtile',
+    '--discovery',
+    join(dir, 'd.json'),
+    '--socket',
+    join(dir, 'p.sock'),
+    '--control-port',
+    '0',
+    '--ready-file',
+    join(dir, 'no', 'such', 'r.json')
+  ])
   t.equal(await ready.exit, 1)
   t.match(ready.stderr(), /^orbtest: cannot write the ready file/)
   t.notOk(existsSync(join(dir, 'p.sock')))
 })
 
-t.test('ORB-A04 cli: orb runs the fake Orb alone, prints each demo app with its token, writes orb.url to the ready file', async (t) => {
-  const dir = scratch(t)
-  const ready = join(dir, 'ready.json')
-  const r = await started(t, ['orb', '--orb-port', '0', '--control-port', '0'], ready)
-  const info = JSON.parse(readFileSync(ready, 'utf8'))
-  t.same(Object.keys(info).sort(), ['control', 'orb'])
-  t.match(info.orb.url, /^http:\/\/127\.0\.0\.1:\d+$/)
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  t.match(r.stdout(), /app app_demo\s+Demo Bot\s+token orb_demo_0{34}/)
-  t.match(r.stdout(), /app app_lite\s+Lite Bot\s+token orb_lite_/)
-  const reply = await fetch(`${info.orb.url}/api/bot/v1/app`, { headers: { authorization: 'Bearer orb_demo_0000000000000000000000000000000000' } })
-  t.equal(reply.status, 200)
-  t.equal((await reply.json() as { app: { id: string } }).app.id, 'app_demo')
-  r.child.kill('SIGTERM')
-  t.equal(await r.exit, 0)
-  t.notOk(existsSync(ready), 'ready file removed')
-})
+t.test(
+  'ORB-A04 cli: orb runs the fake Orb alone, prints each demo app with its token, writes orb.url to the ready file',
+  async (t) => {
+    const dir = scratch(t)
+    const ready = join(dir, 'ready.json')
+    const r = await started(t, ['orb', '--orb-port', '0', '--control-port', '0'], ready)
+    const info = JSON.parse(readFileSync(ready, 'utf8'))
+    t.same(Object.keys(info).sort(), ['control', 'orb'])
+    t.match(info.orb.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    t.match(r.stdout(), /app app_demo\s+Demo Bot\s+token orb_demo_0{34}/)
+    t.match(r.stdout(), /app app_lite\s+Lite Bot\s+token orb_lite_/)
+    const reply = await fetch(`${info.orb.url}/api/bot/v1/app`, {
+      headers: { authorization: 'Bearer orb_demo_0000000000000000000000000000000000' }
+    })
+    t.equal(reply.status, 200)
+    t.equal(((await reply.json()) as { app: { id: string } }).app.id, 'app_demo')
+    r.child.kill('SIGTERM')
+    t.equal(await r.exit, 0)
+    t.notOk(existsSync(ready), 'ready file removed')
+  }
+)
 
 t.test('ORB-A04 cli: a world file that breaks the schema stops start-up with every bad path named', async (t) => {
   const dir = scratch(t)
-  const world = JSON.parse(readFileSync(join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'fixtures', 'orb-world.json'), 'utf8'))
+  const world = JSON.parse(
+    readFileSync(
+      join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'fixtures', 'orb-world.json'),
+      'utf8'
+    )
+  )
   world.apps[1].scopes = ['messages:read', 'admin']
   world.installs[0].community = 'srv_nowhere'
   const file = join(dir, 'world.json')

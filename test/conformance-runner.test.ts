@@ -7,55 +7,72 @@ import { BOT } from '../conformance/orb/support.js'
 import type { OrbBotClient } from '../conformance/orb/transport.js'
 import { runCases } from '../conformance/runner.js'
 
-t.test('conformance runner: a case that runs out of time is halted (no request, control call or wait gets through), its cleanups run, and the next case runs undisturbed', async (t) => {
-  const fakes = await startOrbtest({ orbtile: false, orb: { port: 0 }, controlPort: 0, clockMode: 'virtual' })
-  t.teardown(() => fakes.close())
-  const control = new ControlClient(fakes.control.url)
-  const run = await prepareOrbRun({ url: fakes.orb!.url, control })
-  t.teardown(() => run.close())
-  let sent = 0
-  let cleaned = 0
-  let lateCleanups = 0
-  let unwound: unknown
-  const cases = [
-    defineCase<OrbBotClient>({
-      id: 'ORB-020.loop',
-      title: 'asks forever',
-      level: 'required',
-      async run (ctx) {
-        ctx.cleanup(() => { cleaned++ })
-        try {
-          for (;;) {
-            await ctx.client.request({ path: `${BOT}/app` })
-            await ctx.control!.orbState()
-            sent++
+t.test(
+  'conformance runner: a case that runs out of time is halted (no request, control call or wait gets through), its cleanups run, and the next case runs undisturbed',
+  async (t) => {
+    const fakes = await startOrbtest({ orbtile: false, orb: { port: 0 }, controlPort: 0, clockMode: 'virtual' })
+    t.teardown(() => fakes.close())
+    const control = new ControlClient(fakes.control.url)
+    const run = await prepareOrbRun({ url: fakes.orb!.url, control })
+    t.teardown(() => run.close())
+    let sent = 0
+    let cleaned = 0
+    let lateCleanups = 0
+    let unwound: unknown
+    const cases = [
+      defineCase<OrbBotClient>({
+        id: 'ORB-020.loop',
+        title: 'asks forever',
+        level: 'required',
+        async run (ctx) {
+          ctx.cleanup(() => {
+            cleaned++
+          })
+          try {
+            for (;;) {
+              await ctx.client.request({ path: `${BOT}/app` })
+              await ctx.control!.orbState()
+              sent++
+            }
+          } catch (err) {
+            unwound = err
+            ctx.cleanup(() => {
+              lateCleanups++
+            })
+            throw err
           }
-        } catch (err) {
-          unwound = err
-          ctx.cleanup(() => { lateCleanups++ })
-          throw err
         }
-      }
-    }),
-    defineCase<OrbBotClient>({
-      id: 'ORB-020.after',
-      title: 'answers',
-      level: 'required',
-      async run (ctx) {
-        const reply = await ctx.client.request({ path: `${BOT}/app` })
-        if (reply.status !== 200) throw new Error(`status ${reply.status}`)
-      }
+      }),
+      defineCase<OrbBotClient>({
+        id: 'ORB-020.after',
+        title: 'answers',
+        level: 'required',
+        async run (ctx) {
+          const reply = await ctx.client.request({ path: `${BOT}/app` })
+          if (reply.status !== 200) throw new Error(`status ${reply.status}`)
+        }
+      })
+    ]
+    const results = await runCases(cases, {
+      transport: run.transport,
+      control,
+      seed: 1,
+      runs: 1,
+      grep: [],
+      strict: true,
+      slow: false,
+      expectFailures: new Map(),
+      caseTimeoutMs: 300
     })
-  ]
-  const results = await runCases(cases, { transport: run.transport, control, seed: 1, runs: 1, grep: [], strict: true, slow: false, expectFailures: new Map(), caseTimeoutMs: 300 })
-  t.equal(results[0]!.verdict, 'fail')
-  t.match(results[0]!.reason, /did not finish within 300 ms/)
-  t.match(String(unwound), /CaseHalted/, 'the looping body met a halted request and unwound')
-  t.equal(cleaned, 1, 'its cleanup ran once')
-  t.equal(lateCleanups, 1, 'a cleanup offered while it unwound (before its cleanups ran) runs too')
-  t.ok(sent > 0, `it had sent ${sent} requests`)
-  const stopped = sent
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  t.equal(sent, stopped, 'nothing more is sent once the case has ended')
-  t.equal(results[1]!.verdict, 'pass', 'the next case runs as usual')
-})
+    t.equal(results[0]!.verdict, 'fail')
+    t.match(results[0]!.reason, /did not finish within 300 ms/)
+    t.match(String(unwound), /CaseHalted/, 'the looping body met a halted request and unwound')
+    t.equal(cleaned, 1, 'its cleanup ran once')
+    t.equal(lateCleanups, 1, 'a cleanup offered while it unwound (before its cleanups ran) runs too')
+    t.ok(sent > 0, `it had sent ${sent} requests`)
+    const stopped = sent
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    t.equal(sent, stopped, 'nothing more is sent once the case has ended')
+    t.equal(results[1]!.verdict, 'pass', 'the next case runs as usual')
+  }
+)

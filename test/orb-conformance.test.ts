@@ -17,8 +17,16 @@ const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname,
 const DEV_GREP = (process.env.ORB_CONFORMANCE_GREP ?? '').split(',').filter((g) => g !== '')
 
 /** Runs the Orb suite (or the cases `grep` names) against a fresh fake Orb with its control API and a virtual clock. */
-async function suiteAgainstFake (tt: Teardown, options: { faults?: OrbFault[], grep?: string[], runs?: number, world?: (world: WorldSnapshot) => void } = {}): Promise<CaseResult[]> {
-  const fakes = await startOrbtest({ orbtile: false, orb: { port: 0, faults: options.faults ?? [] }, controlPort: 0, clockMode: 'virtual' })
+async function suiteAgainstFake (
+  tt: Teardown,
+  options: { faults?: OrbFault[]; grep?: string[]; runs?: number; world?: (world: WorldSnapshot) => void } = {}
+): Promise<CaseResult[]> {
+  const fakes = await startOrbtest({
+    orbtile: false,
+    orb: { port: 0, faults: options.faults ?? [] },
+    controlPort: 0,
+    clockMode: 'virtual'
+  })
   tt.teardown(() => fakes.close())
   const before = snapshot(fakes.orb!)
   const control = new ControlClient(fakes.control.url)
@@ -47,7 +55,9 @@ interface WorldSnapshot { before: unknown, after: unknown }
 // the players it cleared) is not debris.
 function snapshot (orb: OrbMock): unknown {
   const { apps, servers, installs, chain, voice } = orb.control.state() as Record<string, unknown>
-  const messages = [...orb.store.messages.values()].filter((m) => !m.deleted).map((m) => `${m.id} ${m.author.id} ${m.channel}`)
+  const messages = [...orb.store.messages.values()]
+    .filter((m) => !m.deleted)
+    .map((m) => `${m.id} ${m.author.id} ${m.channel}`)
   const commands = [...orb.store.apps.values()].map((a) => [a.id, a.commands.map((c) => c.name)])
   return { apps, servers, installs, chain, voice, messages, commands }
 }
@@ -58,39 +68,95 @@ const describe = (results: readonly CaseResult[]): string =>
 t.test('conformance: the whole Orb suite passes against a fresh fake Orb, strict, with no skips', async (t) => {
   const started = performance.now()
   let world: WorldSnapshot | undefined
-  const results = await suiteAgainstFake(t, { grep: DEV_GREP, world: (w) => { world = w } })
+  const results = await suiteAgainstFake(t, {
+    grep: DEV_GREP,
+    world: (w) => {
+      world = w
+    }
+  })
   t.ok(results.length > 0, `${results.length} cases ran`)
   t.ok(runPassed(results), describe(results))
-  t.same(results.filter((r) => r.verdict === 'skip').map((r) => `${r.id}: ${r.reason}`), [], 'nothing skipped when the control API is there')
-  t.same(world?.after, world?.before, 'the run leaves the fake as it found it: apps, installs, seats, messages, commands')
+  t.same(
+    results.filter((r) => r.verdict === 'skip').map((r) => `${r.id}: ${r.reason}`),
+    [],
+    'nothing skipped when the control API is there'
+  )
+  t.same(
+    world?.after,
+    world?.before,
+    'the run leaves the fake as it found it: apps, installs, seats, messages, commands'
+  )
   const requests = results.reduce((n, r) => n + r.exchanges.length, 0)
   t.comment(`${results.length} cases, ${requests} requests, ${((performance.now() - started) / 1000).toFixed(1)} s`)
 })
 
-t.test('conformance: the Orb suite bites: each deliberate fault of the fake Orb makes its named cases fail', { skip: DEV_GREP.length > 0 ? 'ORB_CONFORMANCE_GREP is set' : false }, async (t) => {
-  const faults = Object.entries(ORB_FAULT_CASES) as Array<[OrbFault, string[]]>
-  t.ok(faults.length >= 8, `${faults.length} faults are covered (the issue asks for at least 8)`)
-  for (const [fault, ids] of faults) {
-    t.ok(ORB_FAULTS[fault] !== undefined, `${fault} is a fault of the fake Orb`)
-    const results = await suiteAgainstFake(t, { faults: [fault], grep: ids })
-    for (const id of ids) {
-      const result = results.find((r) => r.id === id)
-      t.equal(result?.verdict, 'fail', `fault ${fault} fails ${id}${result?.verdict === 'fail' ? '' : ` (it was ${result?.verdict ?? 'not run'})`}`)
+t.test(
+  'conformance: the Orb suite bites: each deliberate fault of the fake Orb makes its named cases fail',
+  { skip: DEV_GREP.length > 0 ? 'ORB_CONFORMANCE_GREP is set' : false },
+  async (t) => {
+    const faults = Object.entries(ORB_FAULT_CASES) as Array<[OrbFault, string[]]>
+    t.ok(faults.length >= 8, `${faults.length} faults are covered (the issue asks for at least 8)`)
+    for (const [fault, ids] of faults) {
+      t.ok(ORB_FAULTS[fault] !== undefined, `${fault} is a fault of the fake Orb`)
+      const results = await suiteAgainstFake(t, { faults: [fault], grep: ids })
+      for (const id of ids) {
+        const result = results.find((r) => r.id === id)
+        t.equal(
+          result?.verdict,
+          'fail',
+          `fault ${fault} fails ${id}${result?.verdict === 'fail' ? '' : ` (it was ${result?.verdict ?? 'not run'})`}`
+        )
+      }
     }
   }
-})
+)
 
-t.test('conformance: every Orb [server] and [both] requirement has a case, or the coverage file says why it cannot be tested from outside', async (t) => {
-  const { requirements, decisions } = JSON.parse(readFileSync(join(root, 'conformance', 'orb', 'requirements.json'), 'utf8')) as { requirements: Record<string, { kind: string }>, decisions: string[] }
-  const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'orb', 'coverage.json'), 'utf8')) as Record<string, string>
-  const cased = new Set(ORB_CASES.map((c) => requirementOf(c.id)))
-  const missing = Object.entries(requirements).filter(([id, r]) => r.kind !== 'client' && !cased.has(id) && !(typeof coverage[id] === 'string' && coverage[id]!.length > 10)).map(([id]) => id)
-  t.same(missing, [], 'server and both requirements without a case or a reason')
-  t.same(Object.keys(coverage).filter((id) => cased.has(id)), [], 'no coverage entry for an id that has a case')
-  t.same(Object.keys(coverage).filter((id) => requirements[id] === undefined), [], 'coverage names only ledger ids')
-  t.same([...cased].filter((id) => requirements[id] === undefined && !decisions.includes(id)), [], 'every case proves a ledger id')
-  const ids = ORB_CASES.map((c) => c.id)
-  t.same(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'case ids are unique')
-  t.ok(ORB_CASES.filter((c) => c.id.startsWith('ORB-A')).every((c) => c.level === 'decision'), 'ORB-A cases are decisions')
-  t.ok(ORB_CASES.filter((c) => !c.id.startsWith('ORB-A')).every((c) => c.level === 'required'), 'ORB cases are required')
-})
+t.test(
+  'conformance: every Orb [server] and [both] requirement has a case, or the coverage file says why it cannot be tested from outside',
+  async (t) => {
+    const { requirements, decisions } = JSON.parse(
+      readFileSync(join(root, 'conformance', 'orb', 'requirements.json'), 'utf8')
+    ) as { requirements: Record<string, { kind: string }>; decisions: string[] }
+    const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'orb', 'coverage.json'), 'utf8')) as Record<
+      string,
+      string
+    >
+    const cased = new Set(ORB_CASES.map((c) => requirementOf(c.id)))
+    const missing = Object.entries(requirements)
+      .filter(
+        ([id, r]) =>
+          r.kind !== 'client' && !cased.has(id) && !(typeof coverage[id] === 'string' && coverage[id]!.length > 10)
+      )
+      .map(([id]) => id)
+    t.same(missing, [], 'server and both requirements without a case or a reason')
+    t.same(
+      Object.keys(coverage).filter((id) => cased.has(id)),
+      [],
+      'no coverage entry for an id that has a case'
+    )
+    t.same(
+      Object.keys(coverage).filter((id) => requirements[id] === undefined),
+      [],
+      'coverage names only ledger ids'
+    )
+    t.same(
+      [...cased].filter((id) => requirements[id] === undefined && !decisions.includes(id)),
+      [],
+      'every case proves a ledger id'
+    )
+    const ids = ORB_CASES.map((c) => c.id)
+    t.same(
+      ids.filter((id, i) => ids.indexOf(id) !== i),
+      [],
+      'case ids are unique'
+    )
+    t.ok(
+      ORB_CASES.filter((c) => c.id.startsWith('ORB-A')).every((c) => c.level === 'decision'),
+      'ORB-A cases are decisions'
+    )
+    t.ok(
+      ORB_CASES.filter((c) => !c.id.startsWith('ORB-A')).every((c) => c.level === 'required'),
+      'ORB cases are required'
+    )
+  }
+)

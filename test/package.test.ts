@@ -14,21 +14,40 @@ t.teardown(() => rmSync(work, { recursive: true, force: true }))
 
 // The tarball is made from a current build: `npm pack` alone would run `prepare`, a full build, every time.
 execFileSync(process.execPath, [join(root, 'scripts', 'build-if-stale.js')], { cwd: root, stdio: 'ignore' })
-const packed = JSON.parse(execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' }))[0]
+const packed = JSON.parse(
+  execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' })
+)[0]
 const project = join(work, 'project')
 execFileSync('mkdir', ['-p', project])
 writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'empty', version: '1.0.0', private: true }))
-execFileSync(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--omit=dev', join(work, packed.filename)], { cwd: project, stdio: 'ignore' })
+execFileSync(
+  npm,
+  ['install', '--prefer-offline', '--no-audit', '--no-fund', '--omit=dev', join(work, packed.filename)],
+  { cwd: project, stdio: 'ignore' }
+)
 const bin = join(project, 'node_modules', '.bin', 'orbtest')
 
-interface Started { stdout: () => string, stderr: () => string, exit: Promise<number | null>, kill: (signal: NodeJS.Signals) => void }
+interface Started {
+  stdout: () => string
+  stderr: () => string
+  exit: Promise<number | null>
+  kill: (signal: NodeJS.Signals) => void
+}
 
 function start (args: string[], home: string): Started {
-  const child = spawn(bin, args, { cwd: project, env: { ...process.env, HOME: home, ORBTILE_DISCOVERY: '', XDG_RUNTIME_DIR: home }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(bin, args, {
+    cwd: project,
+    env: { ...process.env, HOME: home, ORBTILE_DISCOVERY: '', XDG_RUNTIME_DIR: home },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   let out = ''
   let err = ''
-  child.stdout.on('data', (chunk) => { out += chunk })
-  child.stderr.on('data', (chunk) => { err += chunk })
+  child.stdout.on('data', (chunk) => {
+    out += chunk
+  })
+  child.stderr.on('data', (chunk) => {
+    err += chunk
+  })
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   return { stdout: () => out, stderr: () => err, exit, kill: (signal) => child.kill(signal) }
 }
@@ -36,23 +55,46 @@ function start (args: string[], home: string): Started {
 async function ready (file: string, run: Started): Promise<any> {
   for (let i = 0; i < 400; i++) {
     if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'))
-    if (await Promise.race([run.exit, new Promise((resolve) => setTimeout(() => resolve('waiting'), 25))]) !== 'waiting') {
+    if (
+      (await Promise.race([run.exit, new Promise((resolve) => setTimeout(() => resolve('waiting'), 25))])) !== 'waiting'
+    ) {
       throw new Error(`exited before it was ready: ${run.stderr()}`)
     }
   }
   throw new Error(`not ready after 10 s: ${run.stderr()}`)
 }
 
-t.test('PKG-01 the tarball ships what it runs: built code, the specs, the schemas and the demo world; no sources, no tests', async (t) => {
-  const files: string[] = packed.files.map((f: { path: string }) => f.path)
-  for (const needed of ['dist/src/cli/index.js', 'dist/conformance/index.js', 'specs/orb-bot-api.openapi.json',
-    'specs/orbtile-adapter-protocol-v1.2.schema.json', 'fixtures/orb-world.json', 'src/control/openapi.json', 'package.json', 'LICENSE']) {
-    t.ok(files.includes(needed), `ships ${needed}`)
+t.test(
+  'PKG-01 the tarball ships what it runs: built code, the specs, the schemas and the demo world; no sources, no tests',
+  async (t) => {
+    const files: string[] = packed.files.map((f: { path: string }) => f.path)
+    for (const needed of [
+      'dist/src/cli/index.js',
+      'dist/conformance/index.js',
+      'specs/orb-bot-api.openapi.json',
+      'specs/orbtile-adapter-protocol-v1.2.schema.json',
+      'fixtures/orb-world.json',
+      'src/control/openapi.json',
+      'package.json',
+      'LICENSE'
+    ]) {
+      t.ok(files.includes(needed), `ships ${needed}`)
+    }
+    t.same(
+      files.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts')),
+      [],
+      'no TypeScript sources'
+    )
+    t.same(
+      files.filter((f) => /^(test|bench|scripts|dist\/test|dist\/bench)\//.test(f)),
+      [],
+      'no tests, benchmarks or scripts'
+    )
+    t.comment(
+      `packed ${(packed.size / 1024).toFixed(0)} kB, unpacked ${(packed.unpackedSize / 1024).toFixed(0)} kB, ${files.length} files`
+    )
   }
-  t.same(files.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts')), [], 'no TypeScript sources')
-  t.same(files.filter((f) => /^(test|bench|scripts|dist\/test|dist\/bench)\//.test(f)), [], 'no tests, benchmarks or scripts')
-  t.comment(`packed ${(packed.size / 1024).toFixed(0)} kB, unpacked ${(packed.unpackedSize / 1024).toFixed(0)} kB, ${files.length} files`)
-})
+)
 
 t.test('PKG-01 orbtest --version and --help from the installed package', async (t) => {
   const version = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()
@@ -61,22 +103,30 @@ t.test('PKG-01 orbtest --version and --help from the installed package', async (
 })
 
 for (const command of ['up', 'orbtile', 'orb']) {
-  t.test(`PKG-01 orbtest ${command} starts from the installed package, answers, and stops on SIGTERM with 0`, async (t) => {
-    const home = mkdtempSync(join(work, 'home-'))
-    const file = join(home, 'ready.json')
-    const run = start([command, '--orb-port', '0', '--control-port', '0', '--ready-file', file].filter((arg, i, all) => command !== 'orbtile' || (arg !== '--orb-port' && all[i - 1] !== '--orb-port')), home)
-    t.teardown(() => run.kill('SIGKILL'))
-    const info = await ready(file, run)
-    const clock = await fetch(`${info.control.url}/control/clock`)
-    t.equal(clock.status, 200, 'the control server answers')
-    if (command !== 'orbtile') {
-      const directory = await fetch(`${info.orb.url}/api/orb/directory`)
-      t.equal(directory.status, 200, 'the fake Orb answers its directory')
+  t.test(
+    `PKG-01 orbtest ${command} starts from the installed package, answers, and stops on SIGTERM with 0`,
+    async (t) => {
+      const home = mkdtempSync(join(work, 'home-'))
+      const file = join(home, 'ready.json')
+      const run = start(
+        [command, '--orb-port', '0', '--control-port', '0', '--ready-file', file].filter(
+          (arg, i, all) => command !== 'orbtile' || (arg !== '--orb-port' && all[i - 1] !== '--orb-port')
+        ),
+        home
+      )
+      t.teardown(() => run.kill('SIGKILL'))
+      const info = await ready(file, run)
+      const clock = await fetch(`${info.control.url}/control/clock`)
+      t.equal(clock.status, 200, 'the control server answers')
+      if (command !== 'orbtile') {
+        const directory = await fetch(`${info.orb.url}/api/orb/directory`)
+        t.equal(directory.status, 200, 'the fake Orb answers its directory')
+      }
+      if (command !== 'orb') t.ok(existsSync(info.orbtile.discovery), 'the discovery file is written')
+      run.kill('SIGTERM')
+      t.equal(await run.exit, 0, 'exit code after SIGTERM')
     }
-    if (command !== 'orb') t.ok(existsSync(info.orbtile.discovery), 'the discovery file is written')
-    run.kill('SIGTERM')
-    t.equal(await run.exit, 0, 'exit code after SIGTERM')
-  })
+  )
 }
 
 t.test('PKG-01 orbtest conformance runs from the installed package against its own fake', async (t) => {
@@ -85,10 +135,26 @@ t.test('PKG-01 orbtest conformance runs from the installed package against its o
   const fake = start(['up', '--orb-port', '0', '--control-port', '0', '--clock', 'virtual', '--ready-file', file], home)
   t.teardown(() => fake.kill('SIGKILL'))
   const info = await ready(file, fake)
-  const orbtile = start(['conformance', '--target', `orbtile:${info.orbtile.discovery}`, '--control', info.control.url, '--grep', 'OT-034', '--seed', '1'], home)
+  const orbtile = start(
+    [
+      'conformance',
+      '--target',
+      `orbtile:${info.orbtile.discovery}`,
+      '--control',
+      info.control.url,
+      '--grep',
+      'OT-034',
+      '--seed',
+      '1'
+    ],
+    home
+  )
   t.equal(await orbtile.exit, 0, orbtile.stdout() + orbtile.stderr())
   t.match(orbtile.stdout(), /^ok 1 - OT-034 /m)
-  const orb = start(['conformance', '--target', info.orb.url, '--control', info.control.url, '--grep', 'ORB-003', '--seed', '1'], home)
+  const orb = start(
+    ['conformance', '--target', info.orb.url, '--control', info.control.url, '--grep', 'ORB-003', '--seed', '1'],
+    home
+  )
   t.equal(await orb.exit, 0, orb.stdout() + orb.stderr())
   t.match(orb.stdout(), /^ok 1 - ORB-003/m)
   fake.kill('SIGTERM')

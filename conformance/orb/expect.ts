@@ -23,8 +23,17 @@ const pointer = (path: string): string => path.replaceAll('~', '~0').replaceAll(
 export function replySchema (method: string, path: string): ValidateFunction | null {
   const key = `${method} ${path}`
   if (!compiled.has(key)) {
-    const content = (orbSpec().paths[path]?.[method.toLowerCase()] as any)?.responses?.['200']?.content?.['application/json']
-    compiled.set(key, content?.schema === undefined ? null : specAjv().compile({ $ref: `orbreply#/paths/${pointer(path)}/${method.toLowerCase()}/responses/200/content/application~1json/schema` }))
+    const content = (orbSpec().paths[path]?.[method.toLowerCase()] as any)?.responses?.['200']?.content?.[
+      'application/json'
+    ]
+    compiled.set(
+      key,
+      content?.schema === undefined
+        ? null
+        : specAjv().compile({
+          $ref: `orbreply#/paths/${pointer(path)}/${method.toLowerCase()}/responses/200/content/application~1json/schema`
+        })
+    )
   }
   return compiled.get(key)!
 }
@@ -44,13 +53,23 @@ const short = (reply: OrbReply): string => `${reply.status} ${reply.text.slice(0
  * 403 for @everyone), required cases accept any status of the same class; decision cases and --strict hold it exactly,
  * and also hold `code` to the status (ORB-A01).
  */
-export function expectOrbError (reply: OrbReply, status: number, what: string, options: { decided?: boolean } = {}): void {
+export function expectOrbError (
+  reply: OrbReply,
+  status: number,
+  what: string,
+  options: { decided?: boolean } = {}
+): void {
   const exact = exactStatus() || options.decided !== true
   const sameClass = Math.floor(reply.status / 100) === Math.floor(status / 100)
   const expected = `${status}${options.decided === true && !exactStatus() ? ` (or another ${Math.floor(status / 100)}xx)` : ''} with {"error":{"message":"…","code":${status}}}`
-  // A decided status may differ within its class, but never to 401 (the token) or 429 (a throttle): those refuse for another reason.
-  if (exact ? reply.status !== status : !sameClass || reply.status === 401 || reply.status === 429) throw new CaseFailure(`${what}: status ${reply.status}`, expected, short(reply))
-  if (!/^application\/json\b/i.test(String(reply.headers['content-type']))) throw new CaseFailure(`${what}: content-type ${String(reply.headers['content-type'])}`, expected, short(reply))
+  // A decided status may differ within its class, but never to 401 (the token) or 429 (a throttle): those refuse for
+  // another reason.
+  if (exact ? reply.status !== status : !sameClass || reply.status === 401 || reply.status === 429) {
+    throw new CaseFailure(`${what}: status ${reply.status}`, expected, short(reply))
+  }
+  if (!/^application\/json\b/i.test(String(reply.headers['content-type']))) {
+    throw new CaseFailure(`${what}: content-type ${String(reply.headers['content-type'])}`, expected, short(reply))
+  }
   const error = reply.json?.error
   if (typeof error?.message !== 'string' || !Number.isInteger(error?.code) || !componentSchema('Error')(reply.json)) {
     throw new CaseFailure(`${what}: not the spec's Error body (ORB-101)`, expected, short(reply))

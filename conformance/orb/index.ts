@@ -15,10 +15,19 @@ export const ORB_CASES: ReadonlyArray<ConformanceCase<OrbBotClient>> = [
 ]
 
 /** For the self-test: the cases each deliberate fault of the fake Orb must make fail. */
-export const ORB_FAULT_CASES: Partial<Record<OrbFault, string[]>> = merge(accessFaults, messagesFaults, featuresFaults, eventsFaults)
+export const ORB_FAULT_CASES: Partial<Record<OrbFault, string[]>> = merge(
+  accessFaults,
+  messagesFaults,
+  featuresFaults,
+  eventsFaults
+)
 
 function merge (...maps: Array<Partial<Record<OrbFault, string[]>>>): Partial<Record<OrbFault, string[]>> {
   const out: Partial<Record<OrbFault, string[]>> = {}
-  for (const map of maps) for (const [fault, ids] of Object.entries(map) as Array<[OrbFault, string[]]>) out[fault] = [...new Set([...(out[fault] ?? []), ...ids])]
+  for (const map of maps) {
+    for (const [fault, ids] of Object.entries(map) as Array<[OrbFault, string[]]>) {
+      out[fault] = [...new Set([...(out[fault] ?? []), ...ids])]
+    }
+  }
   return out
 }

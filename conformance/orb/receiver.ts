@@ -127,14 +127,15 @@ export class WebhookReceiver {
 
   /** Listens on `host:port` (0: a free port); `publicUrl` is how the server reaches it (default http://host:port). */
   static async start (host = '127.0.0.1', port = 0, publicUrl?: string): Promise<WebhookReceiver> {
-    let receiver: WebhookReceiver | undefined
+    // The server answers through the receiver, which is made once the server listens (its URL needs the port).
+    const made: { receiver?: WebhookReceiver } = {}
     const server = createServer((req, res) => {
       const chunks: Buffer[] = []
       req.on('data', (chunk: Buffer) => chunks.push(chunk))
       req.on('end', () => {
         const raw = Buffer.concat(chunks)
         const path = (req.url ?? '/').split('?')[0]!
-        const hook = receiver?.hookAt(path)
+        const hook = made.receiver?.hookAt(path)
         let json: unknown
         try {
           json = JSON.parse(raw.toString('utf8'))
@@ -149,7 +150,10 @@ export class WebhookReceiver {
           raw,
           json,
           at: Date.now(),
-          signature: hook === undefined ? { ok: false, why: 'no hook' } : verifySignature(req.headers['x-orb-signature'], raw, hook.token),
+          signature:
+            hook === undefined
+              ? { ok: false, why: 'no hook' }
+              : verifySignature(req.headers['x-orb-signature'], raw, hook.token),
           answered: answer
         }
         hook?.arrived(delivery)
@@ -160,7 +164,7 @@ export class WebhookReceiver {
           res.end(body)
         }
         if (answer.until === undefined) send()
-        else void answer.until.then(send, send)
+        else answer.until.then(send, send).catch(() => undefined)
       })
     })
     server.keepAliveTimeout = 1000
@@ -170,8 +174,8 @@ export class WebhookReceiver {
     })
     const address = server.address() as AddressInfo
     const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
-    receiver = new WebhookReceiver(server, publicUrl ?? `http://${shownHost}:${address.port}`)
-    return receiver
+    made.receiver = new WebhookReceiver(server, publicUrl ?? `http://${shownHost}:${address.port}`)
+    return made.receiver
   }
 
   /** A new hook: the URL an app's endpoint should be, and the token its signatures are checked with. */

@@ -19,15 +19,20 @@ export interface OrbRun {
  * community it picks; then the webhook receiver. Throttled requests are waited out on the target's clock (a virtual
  * one is advanced).
  */
-export async function prepareOrbRun (options: { url: string, control?: ControlClient, config?: OrbTarget }): Promise<OrbRun> {
+export async function prepareOrbRun (options: {
+  url: string
+  control?: ControlClient
+  config?: OrbTarget
+}): Promise<OrbRun> {
   const { control } = options
   const url = options.url.replace(/\/+$/, '')
-  const target = options.config !== undefined
-    ? options.config
-    : control !== undefined
-      ? await discoverTarget(control, url, randomBytes(3).toString('hex'))
-      : undefined
-  if (target === undefined) throw new Error('an Orb target needs --config FILE, or --control URL for orbtest\'s fake')
+  const target =
+    options.config !== undefined
+      ? options.config
+      : control !== undefined
+        ? await discoverTarget(control, url, randomBytes(3).toString('hex'))
+        : undefined
+  if (target === undefined) throw new Error("an Orb target needs --config FILE, or --control URL for orbtest's fake")
   let receiver: WebhookReceiver
   try {
     receiver = await WebhookReceiver.start(target.webhook.host, target.webhook.port, target.webhook.url)
@@ -40,7 +45,10 @@ export async function prepareOrbRun (options: { url: string, control?: ControlCl
   return {
     target,
     receiver,
-    transport: { client: () => new OrbBotClient(target, wait, receiver), curl: (exchange) => orbCurlFor(exchange, target) },
+    transport: {
+      client: () => new OrbBotClient(target, wait, receiver),
+      curl: (exchange) => orbCurlFor(exchange, target)
+    },
     close: async () => {
       await releaseTarget(control, target)
       await receiver.close()

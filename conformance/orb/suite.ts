@@ -24,15 +24,24 @@ export const orbSuite: Suite<OrbBotClient> = {
     const url = checkOrbUrl(spec)
     const config = configFile === undefined ? undefined : loadTargetConfig(configFile, url)
     if (config === undefined && control === undefined) {
-      throw new UsageError('an Orb target needs --config FILE (its apps, community and channels), or --control URL for orbtest\'s fake')
+      throw new UsageError(
+        "an Orb target needs --config FILE (its apps, community and channels), or --control URL for orbtest's fake"
+      )
     }
     await checkOrbReachable(url, config?.full.token, control)
-    const run = await prepareOrbRun({ url, ...(control === undefined ? {} : { control }), ...(config === undefined ? {} : { config }) })
-    const virtual = control !== undefined && await control.virtualClock()
+    const run = await prepareOrbRun({
+      url,
+      ...(control === undefined ? {} : { control }),
+      ...(config === undefined ? {} : { config })
+    })
+    const virtual = control !== undefined && (await control.virtualClock())
     const own = run.target.controlled === undefined ? '' : `; apps of the suite's own in ${run.target.community}`
     return {
-      about: (seedAndRuns) => `orbtest conformance: Orb bot API (orb-bots-v1) at ${url}; ${seedAndRuns}` +
-        (control === undefined ? '; no control API (cases that act as members are skipped)' : `; control ${control.url}${own}`) +
+      about: (seedAndRuns) =>
+        `orbtest conformance: Orb bot API (orb-bots-v1) at ${url}; ${seedAndRuns}` +
+        (control === undefined
+          ? '; no control API (cases that act as members are skipped)'
+          : `; control ${control.url}${own}`) +
         (readOnly ? '; read-only' : ''),
       target: url,
       transport: run.transport,
@@ -44,7 +53,11 @@ export const orbSuite: Suite<OrbBotClient> = {
 }
 
 // The Orb answers its public directory, and the config's token is accepted (a 401 says the config is stale).
-async function checkOrbReachable (url: string, token: string | undefined, control: ControlClient | undefined): Promise<void> {
+async function checkOrbReachable (
+  url: string,
+  token: string | undefined,
+  control: ControlClient | undefined
+): Promise<void> {
   const get = async (path: string, headers: Record<string, string> = {}): Promise<number> => {
     try {
       return await status(`${url}${path}`, headers)

@@ -19,14 +19,16 @@ export function channel (ctx: OrbContext, kind: keyof OrbTarget['channels']): st
 
 /** The app with few scopes, or a skip. */
 export function few (ctx: OrbContext): Speaker {
-  if (ctx.client.target.few === undefined) throw new CaseSkip('the target config names no app with few scopes (tokens.few)')
+  if (ctx.client.target.few === undefined) {
+    throw new CaseSkip('the target config names no app with few scopes (tokens.few)')
+  }
   return 'few'
 }
 
 /** The control API and the world it set up (members, the suite's own apps), or a skip. */
-export function controlled (ctx: OrbContext): { control: ControlClient, world: ControlledWorld, target: OrbTarget } {
+export function controlled (ctx: OrbContext): { control: ControlClient; world: ControlledWorld; target: OrbTarget } {
   const world = ctx.client.target.controlled
-  if (ctx.control === undefined || world === undefined) throw new CaseSkip('acts as a member or the developer: needs orbtest\'s control API (--control URL)')
+  if (ctx.control === undefined || world === undefined) { throw new CaseSkip("acts as a member or the developer: needs orbtest's control API (--control URL)") }
   return { control: ctx.control, world, target: ctx.client.target }
 }
 
@@ -36,7 +38,13 @@ export async function fullAppId (ctx: OrbContext): Promise<string> {
   if (known !== undefined) return known
   const reply = await ctx.client.get(`${BOT}/app`)
   const id = reply.json?.app?.id
-  if (reply.status !== 200 || typeof id !== 'string') throw new CaseFailure('GET /app names the app', '200 {"app":{"id":…}}', `${reply.status} ${reply.text.slice(0, 300)}`)
+  if (reply.status !== 200 || typeof id !== 'string') {
+    throw new CaseFailure(
+      'GET /app names the app',
+      '200 {"app":{"id":…}}',
+      `${reply.status} ${reply.text.slice(0, 300)}`
+    )
+  }
   ctx.client.target.full.id = id
   return id
 }
@@ -45,21 +53,47 @@ export async function fullAppId (ctx: OrbContext): Promise<string> {
  * Posts as the full app (or `as`) and deletes the message when the case ends. Fails the case unless the post is
  * accepted; throttling is waited out by the client.
  */
-export async function post (ctx: OrbContext, content: string, options: { channel?: string, replyTo?: number, as?: Speaker } = {}): Promise<any> {
-  const reply = await ctx.client.post(`${BOT}/messages`, { channel: options.channel ?? channel(ctx, 'text'), content, ...(options.replyTo === undefined ? {} : { reply_to: options.replyTo }) }, options.as)
-  if (reply.status !== 200 || !Number.isInteger(reply.json?.id)) throw new CaseFailure('posting a plain message', '200 PostedMessage', `${reply.status} ${reply.text.slice(0, 300)}`)
+export async function post (
+  ctx: OrbContext,
+  content: string,
+  options: { channel?: string; replyTo?: number; as?: Speaker } = {}
+): Promise<any> {
+  const reply = await ctx.client.post(
+    `${BOT}/messages`,
+    {
+      channel: options.channel ?? channel(ctx, 'text'),
+      content,
+      ...(options.replyTo === undefined ? {} : { reply_to: options.replyTo })
+    },
+    options.as
+  )
+  if (reply.status !== 200 || !Number.isInteger(reply.json?.id)) {
+    throw new CaseFailure('posting a plain message', '200 PostedMessage', `${reply.status} ${reply.text.slice(0, 300)}`)
+  }
   const id = reply.json.id as number
-  ctx.cleanup(async () => { await ctx.client.request({ method: 'DELETE', path: `${BOT}/messages/${id}`, as: options.as ?? 'full' }) })
+  ctx.cleanup(async () => {
+    await ctx.client.request({ method: 'DELETE', path: `${BOT}/messages/${id}`, as: options.as ?? 'full' })
+  })
   return reply.json
 }
 
 /** Every event the full app (or `as`) holds after `after`, following `next` to the end; and the last `next`. */
-export async function drain (ctx: OrbContext, after = 0, as: Speaker = 'full'): Promise<{ events: any[], next: number }> {
+export async function drain (
+  ctx: OrbContext,
+  after = 0,
+  as: Speaker = 'full'
+): Promise<{ events: any[]; next: number }> {
   const events: any[] = []
   let cursor = after
   for (let pages = 0; pages < 20; pages++) {
     const reply = await ctx.client.get(`${BOT}/events`, { after: cursor, limit: 100 }, as)
-    if (reply.status !== 200 || !Array.isArray(reply.json?.events)) throw new CaseFailure('reading events', '200 {"events":[…],"next":…}', `${reply.status} ${reply.text.slice(0, 300)}`)
+    if (reply.status !== 200 || !Array.isArray(reply.json?.events)) {
+      throw new CaseFailure(
+        'reading events',
+        '200 {"events":[…],"next":…}',
+        `${reply.status} ${reply.text.slice(0, 300)}`
+      )
+    }
     events.push(...reply.json.events)
     if (reply.json.events.length === 0 || reply.json.next === cursor) return { events, next: reply.json.next }
     cursor = reply.json.next
@@ -88,7 +122,12 @@ export async function webhookMode (ctx: OrbContext, label = 'hook'): Promise<Hoo
 /** A member of the community mentions the full app (it gets a message.mention event); the control answer. */
 export async function mentionFull (ctx: OrbContext, text = 'ping'): Promise<any> {
   const { control, world, target } = controlled(ctx)
-  return control.memberPost({ server: target.community, channel: target.channels.text, member: world.member, content: `<@${target.full.id!}> ${text}` })
+  return control.memberPost({
+    server: target.community,
+    channel: target.channels.text,
+    member: world.member,
+    content: `<@${target.full.id!}> ${text}`
+  })
 }
 
 const syncedIn = new WeakMap<OrbContext, Set<string>>()
@@ -119,7 +158,9 @@ export async function keepCommands (ctx: OrbContext, as: Speaker = 'full'): Prom
   if (synced.has(key)) return
   synced.add(key)
   const before = await globalCommands(ctx, as)
-  ctx.cleanup(async () => { await ctx.client.request({ method: 'PUT', path: `${BOT}/commands`, body: { commands: before }, as }) })
+  ctx.cleanup(async () => {
+    await ctx.client.request({ method: 'PUT', path: `${BOT}/commands`, body: { commands: before }, as })
+  })
 }
 
 /** Syncs the app's commands to `commands`; the case ends with the commands the app had before it. */
@@ -129,10 +170,22 @@ export async function syncCommands (ctx: OrbContext, commands: unknown[], as: Sp
 }
 
 /** A member types the full app's command `name` in the text channel; the event id. */
-export async function invokeFull (ctx: OrbContext, name: string, options: Record<string, string> = {}, member?: string): Promise<string> {
+export async function invokeFull (
+  ctx: OrbContext,
+  name: string,
+  options: Record<string, string> = {},
+  member?: string
+): Promise<string> {
   const { control, world, target } = controlled(ctx)
-  const reply = await control.invoke({ server: target.community, channel: target.channels.text, member: member ?? world.member, name, options, app: target.full.id! })
-  if (reply.status !== 200 || typeof reply.json?.event !== 'string') throw new Error(`control: invoking /${name} answered ${reply.status} ${JSON.stringify(reply.json)}`)
+  const reply = await control.invoke({
+    server: target.community,
+    channel: target.channels.text,
+    member: member ?? world.member,
+    name,
+    options,
+    app: target.full.id!
+  })
+  if (reply.status !== 200 || typeof reply.json?.event !== 'string') { throw new Error(`control: invoking /${name} answered ${reply.status} ${JSON.stringify(reply.json)}`) }
   return reply.json.event
 }
 

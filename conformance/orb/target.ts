@@ -58,13 +58,19 @@ export function loadTargetConfig (file: string, url: string): OrbTarget {
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'))
   } catch (err) {
-    throw new UsageError(`cannot read the target config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    throw new UsageError(
+      `cannot read the target config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
+    )
   }
   const config = fromEnvironment(raw, file) as any
-  validateConfig ??= createAjv({ allErrors: false }).compile(readPackageJson('conformance/orb/target.schema.json') as object)
+  validateConfig ??= createAjv({ allErrors: false }).compile(
+    readPackageJson('conformance/orb/target.schema.json') as object
+  )
   if (!validateConfig(config)) {
     const e = validateConfig.errors?.[0]
-    throw new UsageError(`${file}${e?.instancePath ?? ''}: ${e?.message ?? 'not valid'}${e?.params !== undefined && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`)
+    throw new UsageError(
+      `${file}${e?.instancePath ?? ''}: ${e?.message ?? 'not valid'}${e?.params !== undefined && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`
+    )
   }
   const [host, port] = splitListen(config.webhook?.listen ?? '127.0.0.1:0')
   return {
@@ -94,7 +100,9 @@ function fromEnvironment (value: unknown, file: string): unknown {
 function splitListen (listen: string): [string, number] {
   const at = listen.lastIndexOf(':')
   const port = Number(listen.slice(at + 1))
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`webhook.listen: ${listen} has no valid port`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`webhook.listen: ${listen} has no valid port`)
+  }
   return [listen.slice(0, at).replace(/^\[|\]$/g, ''), port]
 }
 
@@ -109,44 +117,79 @@ interface StateServer { id: string, channels: StateChannel[], members: Array<{ i
  * only), installs them in a community that has what the cases need, and says which member can do what. Nothing the
  * apps a person uses hold is touched. The apps are deleted by `releaseTarget`.
  */
-export async function discoverTarget (control: ControlClient, url: string, run: string, webhook?: OrbTarget['webhook']): Promise<OrbTarget> {
-  const state = await control.must('GET', '/control/orb/state') as { servers: StateServer[] }
-  const fits = (s: StateServer): { text: StateChannel[], readOnly?: StateChannel, voice?: StateChannel } => ({
+export async function discoverTarget (
+  control: ControlClient,
+  url: string,
+  run: string,
+  webhook?: OrbTarget['webhook']
+): Promise<OrbTarget> {
+  const state = (await control.must('GET', '/control/orb/state')) as { servers: StateServer[] }
+  const fits = (s: StateServer): { text: StateChannel[]; readOnly?: StateChannel; voice?: StateChannel } => ({
     text: s.channels.filter((c) => c.kind === 'text' && !c.readOnly),
     readOnly: s.channels.find((c) => c.kind === 'text' && c.readOnly),
     voice: s.channels.find((c) => c.kind === 'voice')
   })
   const score = (s: StateServer): number => {
     const f = fits(s)
-    return Math.min(f.text.length, 3) * 4 + (f.readOnly === undefined ? 0 : 2) + (f.voice === undefined ? 0 : 2) + (s.members.some((m) => ALL_RIGHTS.every((r) => m.rights.includes(r))) ? 1 : 0)
+    return (
+      Math.min(f.text.length, 3) * 4 +
+      (f.readOnly === undefined ? 0 : 2) +
+      (f.voice === undefined ? 0 : 2) +
+      (s.members.some((m) => ALL_RIGHTS.every((r) => m.rights.includes(r))) ? 1 : 0)
+    )
   }
   const server = [...state.servers].sort((a, b) => score(b) - score(a))[0]
-  if (server === undefined) throw new Error('the fake Orb\'s world has no community to run the suite in')
+  if (server === undefined) throw new Error("the fake Orb's world has no community to run the suite in")
   const f = fits(server)
   const text = f.text[0]
   if (text === undefined) throw new Error(`community ${server.id} has no writable text channel`)
   const hidden = f.text[1]
   const outside = f.text[2]
-  const member = server.members.find((m) => ALL_RIGHTS.every((r) => m.rights.includes(r))) ?? server.members.find((m) => m.rights.includes('send_messages'))
+  const member =
+    server.members.find((m) => ALL_RIGHTS.every((r) => m.rights.includes(r))) ??
+    server.members.find((m) => m.rights.includes('send_messages'))
   if (member === undefined) throw new Error(`community ${server.id} has no member who may post`)
   const lackingMember = server.members.find((m) => m.id !== member.id && ALL_RIGHTS.some((r) => !m.rights.includes(r)))
   const other = state.servers.find((s) => s.id !== server.id)
 
   const apps: string[] = []
-  const full = await control.must('POST', '/control/orb/apps', { id: `app_orbtest_${run}_full`, name: 'orbtest conformance (every scope)', scopes: ['messages:read', 'messages:write', 'voice', 'music', 'passport'], rights: ROLE_RIGHTS })
+  const full = await control.must('POST', '/control/orb/apps', {
+    id: `app_orbtest_${run}_full`,
+    name: 'orbtest conformance (every scope)',
+    scopes: ['messages:read', 'messages:write', 'voice', 'music', 'passport'],
+    rights: ROLE_RIGHTS
+  })
   apps.push(full.id)
-  const few = await control.must('POST', '/control/orb/apps', { id: `app_orbtest_${run}_few`, name: 'orbtest conformance (messages:read)', scopes: ['messages:read'], rights: ['send_messages'] })
+  const few = await control.must('POST', '/control/orb/apps', {
+    id: `app_orbtest_${run}_few`,
+    name: 'orbtest conformance (messages:read)',
+    scopes: ['messages:read'],
+    rights: ['send_messages']
+  })
   apps.push(few.id)
-  const allowed = [text.id, ...(hidden === undefined ? [] : [hidden.id]), ...(f.readOnly === undefined ? [] : [f.readOnly.id]), ...(f.voice === undefined ? [] : [f.voice.id])]
-  await control.must('PUT', `/control/orb/servers/${encodeURIComponent(server.id)}/apps/${encodeURIComponent(full.id)}`, {
-    role: { name: 'orbtest conformance', rights: ROLE_RIGHTS },
-    channels: allowed,
-    hidden: hidden === undefined ? [] : [hidden.id]
-  })
-  await control.must('PUT', `/control/orb/servers/${encodeURIComponent(server.id)}/apps/${encodeURIComponent(few.id)}`, {
-    role: { name: 'orbtest conformance (few)', rights: ['send_messages'] },
-    channels: [text.id]
-  })
+  const allowed = [
+    text.id,
+    ...(hidden === undefined ? [] : [hidden.id]),
+    ...(f.readOnly === undefined ? [] : [f.readOnly.id]),
+    ...(f.voice === undefined ? [] : [f.voice.id])
+  ]
+  await control.must(
+    'PUT',
+    `/control/orb/servers/${encodeURIComponent(server.id)}/apps/${encodeURIComponent(full.id)}`,
+    {
+      role: { name: 'orbtest conformance', rights: ROLE_RIGHTS },
+      channels: allowed,
+      hidden: hidden === undefined ? [] : [hidden.id]
+    }
+  )
+  await control.must(
+    'PUT',
+    `/control/orb/servers/${encodeURIComponent(server.id)}/apps/${encodeURIComponent(few.id)}`,
+    {
+      role: { name: 'orbtest conformance (few)', rights: ['send_messages'] },
+      channels: [text.id]
+    }
+  )
   const lacks = lackingMember === undefined ? undefined : ALL_RIGHTS.find((r) => !lackingMember.rights.includes(r))
   return {
     url,
@@ -177,6 +220,10 @@ export async function discoverTarget (control: ControlClient, url: string, run: 
  */
 export async function releaseTarget (control: ControlClient | undefined, target: OrbTarget): Promise<void> {
   if (control === undefined || target.controlled === undefined) return
-  for (const app of target.controlled.apps) await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(app)}?messages=delete`).catch(() => undefined)
-  for (const id of control.memberMessages.splice(0)) await control.call('DELETE', `/control/orb/messages/${id}`).catch(() => undefined)
+  for (const app of target.controlled.apps) {
+    await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(app)}?messages=delete`).catch(() => undefined)
+  }
+  for (const id of control.memberMessages.splice(0)) {
+    await control.call('DELETE', `/control/orb/messages/${id}`).catch(() => undefined)
+  }
 }

@@ -55,7 +55,9 @@ export class OrbBotClient implements RecordingClient {
     this.target = target
     this.#wait = wait
     this.receiver = receiver
-    this.#agent = target.url.startsWith('https:') ? new HttpsAgent({ keepAlive: true, maxSockets: 16 }) : new HttpAgent({ keepAlive: true, maxSockets: 16 })
+    this.#agent = target.url.startsWith('https:')
+      ? new HttpsAgent({ keepAlive: true, maxSockets: 16 })
+      : new HttpAgent({ keepAlive: true, maxSockets: 16 })
     this.#secrets.set(target.full.token, '$ORB_TOKEN')
     if (target.few !== undefined) this.#secrets.set(target.few.token, '$ORB_FEW_TOKEN')
   }
@@ -96,7 +98,12 @@ export class OrbBotClient implements RecordingClient {
   #send (options: OrbRequest): Promise<OrbReply> {
     if (this.#halted) return Promise.reject(new CaseHalted())
     const method = options.method ?? 'GET'
-    const payload = options.body === undefined ? undefined : Buffer.isBuffer(options.body) ? options.body : Buffer.from(JSON.stringify(options.body))
+    const payload =
+      options.body === undefined
+        ? undefined
+        : Buffer.isBuffer(options.body)
+          ? options.body
+          : Buffer.from(JSON.stringify(options.body))
     const headers: Record<string, string> = {}
     const token = this.tokenOf(options.as === undefined ? 'full' : options.as)
     if (token !== undefined) headers.authorization = `Bearer ${token}`
@@ -106,9 +113,14 @@ export class OrbBotClient implements RecordingClient {
       else headers[name.toLowerCase()] = value
     }
     if (payload !== undefined) headers['content-length'] = String(payload.length)
-    const query = typeof options.query === 'string'
-      ? options.query
-      : new URLSearchParams(Object.entries(options.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)])).toString()
+    const query =
+      typeof options.query === 'string'
+        ? options.query
+        : new URLSearchParams(
+          Object.entries(options.query ?? {})
+            .filter(([, v]) => v !== undefined)
+            .map(([k, v]): [string, string] => [k, String(v)])
+        ).toString()
     const target = `${options.path}${query === '' ? '' : `?${query}`}`
     const url = new URL(target, this.target.url)
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
@@ -127,7 +139,15 @@ export class OrbBotClient implements RecordingClient {
           // A credential a reply hands out (a voice grant's token) is a secret too.
           const issued = (json as { token?: unknown } | undefined)?.token
           if (typeof issued === 'string' && issued.length >= 16) this.secret(issued, '<issued token>')
-          this.#record({ method, target, headers, body: payload?.toString('utf8'), status: res.statusCode ?? 0, replyHeaders: flat(res.headers), reply: text })
+          this.#record({
+            method,
+            target,
+            headers,
+            body: payload?.toString('utf8'),
+            status: res.statusCode ?? 0,
+            replyHeaders: flat(res.headers),
+            reply: text
+          })
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
         })
         res.on('error', reject)
@@ -158,8 +178,17 @@ export class OrbBotClient implements RecordingClient {
       headers[name] = masked
     }
     const reply = exchange.reply.length > REPLY_KEPT ? `${exchange.reply.slice(0, REPLY_KEPT)}…` : exchange.reply
-    const replyHeaders = Object.fromEntries(Object.entries(exchange.replyHeaders).map(([name, value]) => [name, this.redact(value)]))
-    this.exchanges.push({ ...exchange, target: this.redact(exchange.target), headers, replyHeaders, reply: this.redact(reply), body: exchange.body === undefined ? undefined : this.redact(exchange.body) })
+    const replyHeaders = Object.fromEntries(
+      Object.entries(exchange.replyHeaders).map(([name, value]) => [name, this.redact(value)])
+    )
+    this.exchanges.push({
+      ...exchange,
+      target: this.redact(exchange.target),
+      headers,
+      replyHeaders,
+      reply: this.redact(reply),
+      body: exchange.body === undefined ? undefined : this.redact(exchange.body)
+    })
   }
 }
 
@@ -167,7 +196,9 @@ const sleepSeconds = (seconds: number): Promise<void> => new Promise((resolve) =
 
 function flat (headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
+  }
   return out
 }
 

@@ -11,12 +11,19 @@ const errorSchema = validatorFor('Error')
 // hold it to OT-A01's table too (see ../strictness.ts).
 
 /** Why a reply is not the spec's error `code` (status by OT-A01, the spec's `Error` schema), or undefined. */
-export function errorProblem (reply: Reply, code: ErrorCode, field?: string, status: number = ERROR_STATUS[code]): string | undefined {
+export function errorProblem (
+  reply: Reply,
+  code: ErrorCode,
+  field?: string,
+  status: number = ERROR_STATUS[code]
+): string | undefined {
   const sameClass = Math.floor(reply.status / 100) === Math.floor(status / 100)
   if (exactStatus() ? reply.status !== status : !sameClass) return `status ${reply.status}`
-  if (!/^application\/json\b/.test(String(reply.headers['content-type']))) return `content-type ${String(reply.headers['content-type'])}`
-  const body = reply.json as { error?: { code?: string, field?: string } } | undefined
-  if (!errorSchema(reply.json)) return 'a body the spec\'s Error schema refuses'
+  if (!/^application\/json\b/.test(String(reply.headers['content-type']))) {
+    return `content-type ${String(reply.headers['content-type'])}`
+  }
+  const body = reply.json as { error?: { code?: string; field?: string } } | undefined
+  if (!errorSchema(reply.json)) return "a body the spec's Error schema refuses"
   if (body?.error?.code !== code) return `code ${body?.error?.code}`
   if (field !== undefined && body.error.field !== field) return `field ${body.error.field}`
   return undefined
@@ -32,7 +39,9 @@ export function expectError (reply: Reply, code: ErrorCode, what: string, field?
 
 /** Fails the case unless the reply has the status. */
 export function expectStatus (reply: Reply, status: number, what: string): void {
-  if (reply.status !== status) throw new CaseFailure(`${what}: status ${reply.status}`, status, `${reply.status} ${reply.text.slice(0, 500)}`)
+  if (reply.status !== status) {
+    throw new CaseFailure(`${what}: status ${reply.status}`, status, `${reply.status} ${reply.text.slice(0, 500)}`)
+  }
 }
 
 /** Fails the case unless `actual` deep-equals `expected` (as JSON). */

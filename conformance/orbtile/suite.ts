@@ -19,12 +19,22 @@ export const orbtileSuite: Suite<OrbtileClient> = {
     if (config !== undefined) throw new UsageError('--config is for Orb targets (http:// or https://)')
     const target = resolveTarget(spec, token)
     await checkReachable(target, control)
-    const virtual = control !== undefined && await control.virtualClock()
+    const virtual = control !== undefined && (await control.virtualClock())
     return {
-      about: (seedAndRuns) => `orbtest conformance: Orbtile Adapter Protocol v1.2 at ${target.socketPath}; ${seedAndRuns}` +
-        (control === undefined ? '; no control API (cases that play the user are skipped)' : `; control ${control.url}`),
+      about: (seedAndRuns) =>
+        `orbtest conformance: Orbtile Adapter Protocol v1.2 at ${target.socketPath}; ${seedAndRuns}` +
+        (control === undefined
+          ? '; no control API (cases that play the user are skipped)'
+          : `; control ${control.url}`),
       target: target.socketPath,
-      transport: orbtileTransport(target, virtual ? async (seconds) => { await control.advance(seconds * 1000) } : undefined),
+      transport: orbtileTransport(
+        target,
+        virtual
+          ? async (seconds) => {
+            await control.advance(seconds * 1000)
+          }
+          : undefined
+      ),
       caseTimeoutMs: slow && !virtual ? SLOW_CASE_TIMEOUT_MS : CASE_TIMEOUT_MS,
       close: async () => {}
     }

@@ -68,7 +68,14 @@ export class OrbtileClient implements RecordingClient {
 
   async request (options: RequestOptions = {}): Promise<Reply> {
     let reply = await this.#send(options)
-    for (let tries = 0; options.retryRateLimited !== false && tries < 5 && reply.status === 429 && reply.json?.error?.code === 'rate_limited'; tries++) {
+    for (
+      let tries = 0;
+      options.retryRateLimited !== false &&
+      tries < 5 &&
+      reply.status === 429 &&
+      reply.json?.error?.code === 'rate_limited';
+      tries++
+    ) {
       await this.#wait(Math.max(1, Number(reply.headers['retry-after'] ?? 1)))
       reply = await this.#send(options)
     }
@@ -82,37 +89,57 @@ export class OrbtileClient implements RecordingClient {
   #send (options: RequestOptions): Promise<Reply> {
     if (this.#halted) return Promise.reject(new CaseHalted())
     const method = options.method ?? 'GET'
-    const payload = options.body === undefined ? undefined : Buffer.isBuffer(options.body) ? options.body : Buffer.from(JSON.stringify(options.body))
+    const payload =
+      options.body === undefined
+        ? undefined
+        : Buffer.isBuffer(options.body)
+          ? options.body
+          : Buffer.from(JSON.stringify(options.body))
     const headers: Record<string, string> = { host: 'localhost', authorization: `Bearer ${this.target.token}` }
     if (payload !== undefined) headers['content-type'] = 'application/json'
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       if (value === null) delete headers[name.toLowerCase()]
       else headers[name.toLowerCase()] = value
     }
-    if (payload !== undefined && headers['transfer-encoding'] === undefined) headers['content-length'] = String(payload.length)
+    if (payload !== undefined && headers['transfer-encoding'] === undefined) {
+      headers['content-length'] = String(payload.length)
+    }
     const large = payload !== undefined && payload.length > LARGE_BODY && headers.expect === undefined
     if (large) headers.expect = '100-continue'
     const target = options.target ?? `${this.target.basePath}${options.path ?? '/info'}`
     return new Promise((resolve, reject) => {
-      const req = request({ socketPath: this.target.socketPath, method, path: target, headers, agent: this.#agent, setHost: false }, (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (chunk: Buffer) => chunks.push(chunk))
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8')
-          let json: unknown
-          try {
-            json = JSON.parse(text)
-          } catch {
-            json = undefined
-          }
-          const issued = (json as { adapterToken?: unknown } | undefined)?.adapterToken
-          if (typeof issued === 'string' && issued !== '') this.#secrets.add(issued)
-          this.#record({ method, target, headers, body: payload?.toString('utf8'), status: res.statusCode ?? 0, replyHeaders: flat(res.headers), reply: text })
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
-        })
-        res.on('error', reject)
-      })
-      req.setTimeout(options.timeoutMs ?? 30_000, () => req.destroy(new Error(`no reply to ${method} ${target} within ${options.timeoutMs ?? 30_000} ms`)))
+      const req = request(
+        { socketPath: this.target.socketPath, method, path: target, headers, agent: this.#agent, setHost: false },
+        (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (chunk: Buffer) => chunks.push(chunk))
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8')
+            let json: unknown
+            try {
+              json = JSON.parse(text)
+            } catch {
+              json = undefined
+            }
+            const issued = (json as { adapterToken?: unknown } | undefined)?.adapterToken
+            if (typeof issued === 'string' && issued !== '') this.#secrets.add(issued)
+            this.#record({
+              method,
+              target,
+              headers,
+              body: payload?.toString('utf8'),
+              status: res.statusCode ?? 0,
+              replyHeaders: flat(res.headers),
+              reply: text
+            })
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
+          })
+          res.on('error', reject)
+        }
+      )
+      req.setTimeout(options.timeoutMs ?? 30_000, () =>
+        req.destroy(new Error(`no reply to ${method} ${target} within ${options.timeoutMs ?? 30_000} ms`))
+      )
       req.on('error', reject)
       if (!large) {
         req.end(payload)
@@ -147,7 +174,8 @@ export class OrbtileClient implements RecordingClient {
   async raw (bytes: string, ms = 2000, retryRateLimited = true): Promise<string> {
     let got = await this.#raw(bytes, ms)
     // As for request(): a rate-limited answer is waited out and the bytes sent again (rate-limit cases opt out).
-    for (let tries = 0; retryRateLimited && tries < 5 && /^HTTP\/1\.1 429 /.test(got) && got.includes('"rate_limited"'); tries++) {
+    const retries = retryRateLimited ? 5 : 0
+    for (let tries = 0; tries < retries && /^HTTP\/1\.1 429 /.test(got) && got.includes('"rate_limited"'); tries++) {
       await this.#wait(Math.max(1, Number(/\r\nretry-after: *(\d+)/i.exec(got)?.[1] ?? 1)))
       got = await this.#raw(bytes, ms)
     }
@@ -163,7 +191,15 @@ export class OrbtileClient implements RecordingClient {
       const done = (): void => {
         clearTimeout(timer)
         socket.destroy()
-        this.#record({ method: 'RAW', target: '', headers: {}, body: bytes, status: parseStatus(got), replyHeaders: {}, reply: got })
+        this.#record({
+          method: 'RAW',
+          target: '',
+          headers: {},
+          body: bytes,
+          status: parseStatus(got),
+          replyHeaders: {},
+          reply: got
+        })
         resolve(got)
       }
       const timer = setTimeout(done, ms)
@@ -184,9 +220,16 @@ export class OrbtileClient implements RecordingClient {
 
   #record (exchange: Exchange): void {
     const headers: Record<string, string> = {}
-    for (const [name, value] of Object.entries(exchange.headers)) headers[name] = SECRET_HEADERS.has(name) ? this.#mask(value) : value
+    for (const [name, value] of Object.entries(exchange.headers)) {
+      headers[name] = SECRET_HEADERS.has(name) ? this.#mask(value) : value
+    }
     const reply = exchange.reply.length > REPLY_KEPT ? `${exchange.reply.slice(0, REPLY_KEPT)}…` : exchange.reply
-    this.exchanges.push({ ...exchange, headers, reply: this.#scrub(reply, '<token>', '<adapter token>'), body: exchange.body === undefined ? undefined : this.#scrub(exchange.body, '<token>', '<adapter token>') })
+    this.exchanges.push({
+      ...exchange,
+      headers,
+      reply: this.#scrub(reply, '<token>', '<adapter token>'),
+      body: exchange.body === undefined ? undefined : this.#scrub(exchange.body, '<token>', '<adapter token>')
+    })
   }
 
   // A credential header keeps its shape: a real token becomes a shell variable (so the curl can repeat the request),
@@ -211,7 +254,9 @@ const sleepSeconds = (seconds: number): Promise<void> => new Promise((resolve) =
 
 function flat (headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
+  }
   return out
 }
 
@@ -240,6 +285,9 @@ function shellQuote (text: string): string {
 }
 
 /** The Orbtile suite's transport: HTTP/1.1 over the target's Unix socket. */
-export function orbtileTransport (target: OrbtileTarget, waitOut?: (seconds: number) => Promise<void>): SuiteTransport<OrbtileClient> {
+export function orbtileTransport (
+  target: OrbtileTarget,
+  waitOut?: (seconds: number) => Promise<void>
+): SuiteTransport<OrbtileClient> {
   return { client: () => new OrbtileClient(target, waitOut), curl: (exchange) => curlFor(exchange, target) }
 }

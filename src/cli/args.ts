@@ -28,7 +28,12 @@ export function parseFlags (argv: readonly string[], specs: FlagSpecs): Record<s
       args: joinNegativeValues(argv, valued),
       strict: true,
       allowPositionals: false,
-      options: Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, { type: spec.type, ...(name === 'help' ? { short: 'h' } : {}) }]))
+      options: Object.fromEntries(
+        Object.entries(specs).map(([name, spec]) => [
+          name,
+          { type: spec.type, ...(name === 'help' ? { short: 'h' } : {}) }
+        ])
+      )
     })
   } catch (err) {
     throw new UsageError(flagMessage(err as Error))
@@ -68,7 +73,13 @@ export function joinNegativeValues (argv: readonly string[], valued: ReadonlySet
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     const next = argv[i + 1]
-    if (arg.startsWith('--') && !arg.includes('=') && valued.has(arg.slice(2)) && next !== undefined && /^-\d/.test(next)) {
+    if (
+      arg.startsWith('--') &&
+      !arg.includes('=') &&
+      valued.has(arg.slice(2)) &&
+      next !== undefined &&
+      /^-\d/.test(next)
+    ) {
       out.push(`${arg}=${next}`)
       i++
     } else {

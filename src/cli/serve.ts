@@ -10,11 +10,40 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /** Flags of every subcommand that runs fakes. */
 export const COMMON_FLAGS: FlagSpecs = {
-  'rate-limit': { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the specs\' rate limits and throttles (Orbtile: 20 requests/s, burst 60; Orb: ORB-A03\'s windows); off for load tests' },
-  'control-port': { type: 'string', placeholder: 'PORT', parse: parse.port, default: '8788', help: 'control server port on 127.0.0.1; 0 picks a free one' },
-  clock: { type: 'string', placeholder: 'real|virtual', parse: parse.oneOf('real', 'virtual'), default: 'real', help: 'virtual time moves only through POST /control/clock/advance' },
-  'log-level': { type: 'string', placeholder: 'LEVEL', parse: parse.oneOf(...LOG_LEVELS), default: 'warn', help: `request log to stderr: ${LOG_LEVELS.join(', ')}` },
-  'ready-file': { type: 'string', placeholder: 'PATH', parse: parse.path, help: 'once everything listens, write where it listens here as JSON (removed on exit)' },
+  'rate-limit': {
+    type: 'string',
+    placeholder: 'on|off',
+    parse: parse.oneOf('on', 'off'),
+    default: 'on',
+    help: "the specs' rate limits and throttles (Orbtile: 20 requests/s, burst 60; Orb: ORB-A03's windows); off for load tests"
+  },
+  'control-port': {
+    type: 'string',
+    placeholder: 'PORT',
+    parse: parse.port,
+    default: '8788',
+    help: 'control server port on 127.0.0.1; 0 picks a free one'
+  },
+  clock: {
+    type: 'string',
+    placeholder: 'real|virtual',
+    parse: parse.oneOf('real', 'virtual'),
+    default: 'real',
+    help: 'virtual time moves only through POST /control/clock/advance'
+  },
+  'log-level': {
+    type: 'string',
+    placeholder: 'LEVEL',
+    parse: parse.oneOf(...LOG_LEVELS),
+    default: 'warn',
+    help: `request log to stderr: ${LOG_LEVELS.join(', ')}`
+  },
+  'ready-file': {
+    type: 'string',
+    placeholder: 'PATH',
+    parse: parse.path,
+    help: 'once everything listens, write where it listens here as JSON (removed on exit)'
+  },
   help: { type: 'boolean', help: 'show this help' }
 }
 
@@ -30,8 +59,19 @@ export const ORBTILE_FLAGS: FlagSpecs = {
 
 /** Flags of the fake Orb. */
 export const ORB_FLAGS: FlagSpecs = {
-  'orb-port': { type: 'string', placeholder: 'PORT', parse: parse.port, default: '8787', help: 'port of the fake Orb on 127.0.0.1; 0 picks a free one' },
-  world: { type: 'string', placeholder: 'FILE', parse: parse.path, help: 'the fake Orb\'s world (communities, apps, installs) as JSON; default: the demo world (fixtures/orb-world.json)' }
+  'orb-port': {
+    type: 'string',
+    placeholder: 'PORT',
+    parse: parse.port,
+    default: '8787',
+    help: 'port of the fake Orb on 127.0.0.1; 0 picks a free one'
+  },
+  world: {
+    type: 'string',
+    placeholder: 'FILE',
+    parse: parse.path,
+    help: "the fake Orb's world (communities, apps, installs) as JSON; default: the demo world (fixtures/orb-world.json)"
+  }
 }
 
 /** The flags of the command that runs every fake. */
@@ -74,9 +114,14 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
     },
     controlPort: flags['control-port'] as number,
     clockMode: flags.clock as 'real' | 'virtual',
-    logger: logLevel === 'silent'
-      ? false
-      : { level: logLevel, stream: process.stderr, redact: ['req.headers.authorization', 'req.headers["x-orbtile-adapter-token"]'] }
+    logger:
+      logLevel === 'silent'
+        ? false
+        : {
+            level: logLevel,
+            stream: process.stderr,
+            redact: ['req.headers.authorization', 'req.headers["x-orbtile-adapter-token"]']
+          }
   })
   const readyFile = flags['ready-file'] as string | undefined
   if (readyFile !== undefined) {

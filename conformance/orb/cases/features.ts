@@ -1,5 +1,6 @@
 import type { OrbFault } from '../../../src/orb-mock/faults.js'
 import { commandCases } from './features/commands.js'
+import { commandUseCases } from './features/commands-use.js'
 import { musicCases } from './features/music.js'
 import { passportCases } from './features/passport.js'
 import type { Case } from './features/support.js'
@@ -11,7 +12,13 @@ import { voiceCases } from './features/voice.js'
  * `exactStatus()` is on: in decision cases, and in every case of a --strict run.
  */
 
-export const featuresCases: Case[] = [...commandCases, ...voiceCases, ...musicCases, ...passportCases]
+export const featuresCases: Case[] = [
+  ...commandCases,
+  ...commandUseCases,
+  ...voiceCases,
+  ...musicCases,
+  ...passportCases
+]
 
 /** Which cases each fault of the fake Orb must make fail. */
 export const featuresFaults: Partial<Record<OrbFault, string[]>> = {

@@ -11,7 +11,13 @@ const TABLE = [400, 401, 403, 404, 409, 410, 429]
 
 /** Fails unless the reply is an error of one of `statuses`, with the spec's Error body (ORB-101). */
 function expectErrorIn (reply: OrbReply, statuses: readonly number[], what: string): void {
-  if (!statuses.includes(reply.status)) throw new CaseFailure(`${what}: status ${reply.status}`, `one of ${statuses.join(', ')} with an Error body`, short(reply))
+  if (!statuses.includes(reply.status)) {
+    throw new CaseFailure(
+      `${what}: status ${reply.status}`,
+      `one of ${statuses.join(', ')} with an Error body`,
+      short(reply)
+    )
+  }
   expectErrorBody(reply, what)
 }
 
@@ -26,7 +32,12 @@ export const errorCases: Array<ConformanceCase<OrbBotClient>> = [
         expectThat(reply.status >= 400 && reply.status < 500, `${what}: an error`, 'a 4xx', short(reply))
         expectErrorBody(reply, what)
       })
-      for (const [method, path] of [['PATCH', `${BOT}/app`], ['POST', DIRECTORY], ['GET', `${BOT}/nope`], ['GET', '/api/bot/v2/app']]) {
+      for (const [method, path] of [
+        ['PATCH', `${BOT}/app`],
+        ['POST', DIRECTORY],
+        ['GET', `${BOT}/nope`],
+        ['GET', '/api/bot/v2/app']
+      ]) {
         const reply = await ctx.client.request({ method: method!, path: path! })
         expectThat(reply.status >= 400, `${method!} ${path!}: an error`, '4xx', short(reply))
         expectErrorBody(reply, `${method!} ${path!}`)

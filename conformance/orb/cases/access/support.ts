@@ -7,9 +7,17 @@ import type { OrbReply, OrbRequest, Speaker } from '../../transport.js'
 
 /** ORB-007: the whole scope vocabulary. */
 export const SCOPES = ['messages:read', 'messages:write', 'voice', 'music', 'passport'] as const
-export type ScopeName = typeof SCOPES[number]
+export type ScopeName = (typeof SCOPES)[number]
 /** The channel rights a role can carry (CommandInput.right's enum). */
-export const RIGHTS = ['send_messages', 'attach_files', 'manage_messages', 'connect', 'speak', 'stream', 'move_members'] as const
+export const RIGHTS = [
+  'send_messages',
+  'attach_files',
+  'manage_messages',
+  'connect',
+  'speak',
+  'stream',
+  'move_members'
+] as const
 /** A well-formed address for passport calls when the config names none. */
 export const SOME_ADDRESS = `0x${'1'.repeat(40)}`
 /** ORB-A03: the directory's limit (of requests in a window, and of apps listed). */
@@ -22,13 +30,19 @@ export const short = (reply: OrbReply): string => `${reply.status} ${reply.text.
 
 /** The directory, as anybody (the client waits out a 429 unless told not to). */
 export async function readDirectory (ctx: OrbContext, options: Partial<OrbRequest> = {}): Promise<any> {
-  return expectOk(await ctx.client.request({ path: DIRECTORY, as: null, ...options }), 'GET /api/orb/directory', { method: 'GET', path: DIRECTORY })
+  return expectOk(await ctx.client.request({ path: DIRECTORY, as: null, ...options }), 'GET /api/orb/directory', {
+    method: 'GET',
+    path: DIRECTORY
+  })
 }
 
 /** GET /app (or /app?server=) as `as`; fails unless 200 JSON. */
 export async function readApp (ctx: OrbContext, as: Speaker = 'full', server?: string): Promise<any> {
   const reply = await ctx.client.get(`${BOT}/app`, server === undefined ? undefined : { server }, as)
-  return expectOk(reply, `GET /app${server === undefined ? '' : `?server=${server}`}`, { method: 'GET', path: `${BOT}/app` })
+  return expectOk(reply, `GET /app${server === undefined ? '' : `?server=${server}`}`, {
+    method: 'GET',
+    path: `${BOT}/app`
+  })
 }
 
 /** The passport query of the target (its config's address and kind, or a well-formed stand-in). */
@@ -48,12 +62,18 @@ export function expectErrorBody (reply: OrbReply, what: string): void {
 /** A message the case did not mean to leave (a refusal that was accepted) is deleted again. */
 export function deleteIfPosted (ctx: OrbContext, reply: OrbReply, as: Speaker): void {
   if (reply.status === 200 && Number.isInteger(reply.json?.id)) {
-    ctx.cleanup(async () => { await ctx.client.request({ method: 'DELETE', path: `${BOT}/messages/${reply.json.id as number}`, as }) })
+    ctx.cleanup(async () => {
+      await ctx.client.request({ method: 'DELETE', path: `${BOT}/messages/${reply.json.id as number}`, as })
+    })
   }
 }
 
 /** POST /messages as `as`; a post it makes after all is deleted when the case ends (deleteIfPosted). */
-export async function postProbe (ctx: OrbContext, body: Record<string, unknown>, as: Speaker = 'full'): Promise<OrbReply> {
+export async function postProbe (
+  ctx: OrbContext,
+  body: Record<string, unknown>,
+  as: Speaker = 'full'
+): Promise<OrbReply> {
   const reply = await ctx.client.post(`${BOT}/messages`, body, as)
   deleteIfPosted(ctx, reply, as)
   return reply
@@ -79,7 +99,14 @@ export async function dropApp (ctx: OrbContext, id: string): Promise<void> {
 }
 
 /** An install as the control API reports it. */
-export interface StateInstall { server: string, app: string, role: { name: string, rights: string[] }, channels: string[], hidden: string[], channelRights: Record<string, string[]> }
+export interface StateInstall {
+  server: string
+  app: string
+  role: { name: string; rights: string[] }
+  channels: string[]
+  hidden: string[]
+  channelRights: Record<string, string[]>
+}
 
 /** The install of `app` in `server` as the control API reports it. */
 export async function installOf (ctx: OrbContext, server: string, app: string): Promise<StateInstall | undefined> {

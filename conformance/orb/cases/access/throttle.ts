@@ -11,13 +11,16 @@ const DIRECTORY_WINDOW_MS = 60_000
 const THROTTLE_SEARCH = 300
 
 /** One directory request as anybody; a 429 is returned, not waited out. */
-const hitDirectory = (ctx: OrbContext): Promise<OrbReply> => ctx.client.request({ path: DIRECTORY, as: null, retryThrottled: false })
+const hitDirectory = (ctx: OrbContext): Promise<OrbReply> =>
+  ctx.client.request({ path: DIRECTORY, as: null, retryThrottled: false })
 
 /** With a virtual clock: a full window passes now (the count starts afresh) and again when the case ends. */
 async function freshDirectoryWindow (ctx: OrbContext): Promise<boolean> {
-  if (!await ctx.virtualTime()) return false
+  if (!(await ctx.virtualTime())) return false
   await ctx.elapse(DIRECTORY_WINDOW_MS)
-  ctx.cleanup(async () => { await ctx.elapse(DIRECTORY_WINDOW_MS) })
+  ctx.cleanup(async () => {
+    await ctx.elapse(DIRECTORY_WINDOW_MS)
+  })
   return true
 }
 
@@ -71,30 +74,44 @@ export const throttleCases: Array<ConformanceCase<OrbBotClient>> = [
 
   defineCase<OrbBotClient>({
     id: 'ORB-099',
-    title: 'property: whatever the pattern of calls and pauses, a throttled directory call is 429 + integer Retry-After + Error, and waiting it out admits the call',
+    title:
+      'property: whatever the pattern of calls and pauses, a throttled directory call is 429 + integer Retry-After + Error, and waiting it out admits the call',
     level: 'required',
     needs: ['slow'],
     async run (ctx) {
       const virtual = await ctx.virtualTime()
-      ctx.cleanup(async () => { await ctx.elapse(DIRECTORY_WINDOW_MS) })
-      const steps = fc.array(fc.oneof(
-        fc.record({ hits: fc.integer({ min: 1, max: 40 }) }),
-        fc.record({ pause: fc.integer({ min: 1, max: 70 }) })
-      ), { minLength: 0, maxLength: 5 })
-      await fc.assert(fc.asyncProperty(steps, async (plan) => {
+      ctx.cleanup(async () => {
         await ctx.elapse(DIRECTORY_WINDOW_MS)
-        for (const step of plan) {
-          if ('pause' in step) {
-            await ctx.elapse(step.pause * 1000)
-            continue
+      })
+      const steps = fc.array(
+        fc.oneof(
+          fc.record({ hits: fc.integer({ min: 1, max: 40 }) }),
+          fc.record({ pause: fc.integer({ min: 1, max: 70 }) })
+        ),
+        { minLength: 0, maxLength: 5 }
+      )
+      await fc.assert(
+        fc.asyncProperty(steps, async (plan) => {
+          await ctx.elapse(DIRECTORY_WINDOW_MS)
+          for (const step of plan) {
+            if ('pause' in step) {
+              await ctx.elapse(step.pause * 1000)
+              continue
+            }
+            for (let i = 0; i < step.hits; i++) {
+              throttleReply(await hitDirectory(ctx), `the directory during the plan ${JSON.stringify(plan)}`)
+            }
           }
-          for (let i = 0; i < step.hits; i++) throttleReply(await hitDirectory(ctx), `the directory during the plan ${JSON.stringify(plan)}`)
-        }
-        const { reply } = await untilThrottled(ctx, `the directory after the plan ${JSON.stringify(plan)}`)
-        const wait = expectRetryAfter(reply, 'the directory\'s 429')
-        await ctx.elapse(wait * 1000)
-        expectOk(await hitDirectory(ctx), `the directory after waiting Retry-After (${wait} s) at the end of the plan ${JSON.stringify(plan)}`)
-      }), ctx.fc(virtual ? {} : { numRuns: 2 }))
+          const { reply } = await untilThrottled(ctx, `the directory after the plan ${JSON.stringify(plan)}`)
+          const wait = expectRetryAfter(reply, "the directory's 429")
+          await ctx.elapse(wait * 1000)
+          expectOk(
+            await hitDirectory(ctx),
+            `the directory after waiting Retry-After (${wait} s) at the end of the plan ${JSON.stringify(plan)}`
+          )
+        }),
+        ctx.fc(virtual ? {} : { numRuns: 2 })
+      )
     }
   }),
 

@@ -3,7 +3,25 @@ import { defineCase, type ConformanceCase } from '../../../case.js'
 import { expectEqual, expectOrbError } from '../../expect.js'
 import { controlled, drain, few, invokeFull } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
-import { PING, clockNow, fetched, held, hookMode, hookable, interaction, mention, nth, records, registerPing, respond, respondOk, respondPath, sleep, testEvent, virtualOnly } from './support.js'
+import {
+  PING,
+  clockNow,
+  fetched,
+  held,
+  hookMode,
+  hookable,
+  interaction,
+  mention,
+  nth,
+  records,
+  registerPing,
+  respond,
+  respondOk,
+  respondPath,
+  sleep,
+  testEvent,
+  virtualOnly
+} from './support.js'
 
 // 2.7 Interactions: answering an application_command event through /respond (ORB-066..072), inline answers against
 // /respond (ORB-A13) and the order of respond's errors and its deadline (ORB-A14).
@@ -24,7 +42,11 @@ export const interactionCases: Array<ConformanceCase<OrbBotClient>> = [
       expectEqual(event.type, 'application_command', 'the event of the typed command')
       await respondOk(ctx, event.id, 'pong', `POST /interactions/${String(event.id)}/respond`)
       const seen = await interaction(ctx, invoked)
-      expectEqual({ member: seen.member, content: seen.answer?.content }, { member: world.member, content: 'pong' }, 'the member who typed the command got the answer')
+      expectEqual(
+        { member: seen.member, content: seen.answer?.content },
+        { member: world.member, content: 'pong' },
+        'the member who typed the command got the answer'
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -75,20 +97,48 @@ export const interactionCases: Array<ConformanceCase<OrbBotClient>> = [
       controlled(ctx) // before the command sync: a real Orb skips here, having changed nothing
       await registerPing(ctx)
       const id = await invokeFull(ctx, PING.name)
-      const nonString = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { maxKeys: 3 }))
+      const nonString = fc.oneof(
+        fc.integer(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }),
+        fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { maxKeys: 3 })
+      )
       const body = fc.oneof(
         fc.constant({ what: 'no body', body: undefined }),
-        fc.dictionary(fc.string({ maxLength: 8 }).filter((k) => k !== 'content'), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }).map((b) => ({ what: 'no content', body: b as unknown })),
+        fc
+          .dictionary(
+            fc.string({ maxLength: 8 }).filter((k) => k !== 'content'),
+            fc.jsonValue({ maxDepth: 1 }),
+            { maxKeys: 3 }
+          )
+          .map((b) => ({ what: 'no content', body: b as unknown })),
         nonString.map((content) => ({ what: 'a non-string content', body: { content } as unknown })),
-        fc.integer({ min: 1801, max: 4000 }).chain((n) => fc.string({ unit: 'grapheme-ascii', minLength: n, maxLength: n })).map((content) => ({ what: `content of ${content.length} characters`, body: { content } as unknown })),
-        fc.oneof(fc.array(fc.string({ maxLength: 5 }), { maxLength: 2 }), fc.string({ maxLength: 10 }), fc.integer(), fc.boolean(), fc.constant(null)).map((b) => ({ what: 'a body that is not an object', body: b as unknown }))
+        fc
+          .integer({ min: 1801, max: 4000 })
+          .chain((n) => fc.string({ unit: 'grapheme-ascii', minLength: n, maxLength: n }))
+          .map((content) => ({ what: `content of ${content.length} characters`, body: { content } as unknown })),
+        fc
+          .oneof(
+            fc.array(fc.string({ maxLength: 5 }), { maxLength: 2 }),
+            fc.string({ maxLength: 10 }),
+            fc.integer(),
+            fc.boolean(),
+            fc.constant(null)
+          )
+          .map((b) => ({ what: 'a body that is not an object', body: b as unknown }))
       )
-      await fc.assert(fc.asyncProperty(body, async ({ what, body }) => {
-        const reply = body === undefined
-          ? await ctx.client.request({ method: 'POST', path: respondPath(id) })
-          : await ctx.client.request({ method: 'POST', path: respondPath(id), body })
-        expectOrbError(reply, 400, `respond with ${what}`)
-      }), ctx.fc())
+      await fc.assert(
+        fc.asyncProperty(body, async ({ what, body }) => {
+          const reply =
+            body === undefined
+              ? await ctx.client.request({ method: 'POST', path: respondPath(id) })
+              : await ctx.client.request({ method: 'POST', path: respondPath(id), body })
+          expectOrbError(reply, 400, `respond with ${what}`)
+        }),
+        ctx.fc()
+      )
       expectOrbError(await respond(ctx, id, { content: 'x'.repeat(1801) }), 400, 'respond with 1801 characters')
       expectOrbError(await respond(ctx, id, {}), 400, 'respond without content')
       // The refused bodies did not use the answer up.
@@ -110,8 +160,16 @@ export const interactionCases: Array<ConformanceCase<OrbBotClient>> = [
       expectEqual(delivery.json?.id, id, 'the delivered event')
       await records(ctx, id, 1)
       const seen = await interaction(ctx, id)
-      expectEqual({ content: seen.answer?.content, via: seen.answer?.via }, { content: 'pong inline', via: 'inline' }, 'the member sees the inline notice')
-      expectOrbError(await respond(ctx, id, { content: 'by the route' }), 409, '/respond after an inline answer (ORB-A13)')
+      expectEqual(
+        { content: seen.answer?.content, via: seen.answer?.via },
+        { content: 'pong inline', via: 'inline' },
+        'the member sees the inline notice'
+      )
+      expectOrbError(
+        await respond(ctx, id, { content: 'by the route' }),
+        409,
+        '/respond after an inline answer (ORB-A13)'
+      )
     }
   })
 ]
@@ -144,7 +202,11 @@ export const interactionDecisions: Array<ConformanceCase<OrbBotClient>> = [
       hold.release()
       await records(ctx, race, 1)
       const raced = await interaction(ctx, race)
-      expectEqual({ content: raced.answer?.content, via: raced.answer?.via }, { content: 'route, first', via: 'respond' }, 'the first answer wins')
+      expectEqual(
+        { content: raced.answer?.content, via: raced.answer?.via },
+        { content: 'route, first', via: 'respond' },
+        'the first answer wins'
+      )
       // A notice after 4 s is not shown; /respond still works before 6 s.
       const late = held(ctx)
       hook.script({ status: 200, body: { notice: 'too late' }, until: late.promise })
@@ -168,14 +230,26 @@ export const interactionDecisions: Array<ConformanceCase<OrbBotClient>> = [
       few(ctx)
       await registerPing(ctx)
       const start = (await drain(ctx)).next
-      const [a, b, c] = [await invokeFull(ctx, PING.name), await invokeFull(ctx, PING.name), await invokeFull(ctx, PING.name)]
+      const [a, b, c] = [
+        await invokeFull(ctx, PING.name),
+        await invokeFull(ctx, PING.name),
+        await invokeFull(ctx, PING.name)
+      ]
       const { event: mentioned } = await mention(ctx, 'precedence')
       const test = await testEvent(ctx)
       const invokedAt = (await fetched(ctx, start, c)).data.invoked_at as number
       expectEqual(await clockNow(ctx), invokedAt, 'invoked_at is now (nothing has moved the clock)')
-      expectOrbError(await respond(ctx, `evt_${ctx.uid('unknown').replace(/-/g, '_')}`, { content: 'x' }), 404, 'an unknown event id')
-      expectOrbError(await respond(ctx, a, { content: 'x' }, 'few'), 404, 'another app\'s command event')
-      expectOrbError(await respond(ctx, mentioned, { content: 'x' }, 'few'), 404, 'another app\'s mention event (404 before 400)')
+      expectOrbError(
+        await respond(ctx, `evt_${ctx.uid('unknown').replace(/-/g, '_')}`, { content: 'x' }),
+        404,
+        'an unknown event id'
+      )
+      expectOrbError(await respond(ctx, a, { content: 'x' }, 'few'), 404, "another app's command event")
+      expectOrbError(
+        await respond(ctx, mentioned, { content: 'x' }, 'few'),
+        404,
+        "another app's mention event (404 before 400)"
+      )
       await respondOk(ctx, a, 'first', 'answering a fresh command')
       await ctx.elapse(5999)
       await respondOk(ctx, b, 'at 5999 ms', 'an answer 5999 ms after invoked_at')

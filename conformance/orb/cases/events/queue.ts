@@ -4,7 +4,24 @@ import { exactStatus } from '../../../strictness.js'
 import { expectEqual, expectOk, expectThat } from '../../expect.js'
 import { controlled, drain } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
-import { EVENTS, EVENTS_OP, appOf, capped, clockNow, fetched, heldPolls, hookMode, hookable, ids, nth, sleep, testEvent, untilHeld, virtualOnly, within } from './support.js'
+import {
+  EVENTS,
+  EVENTS_OP,
+  appOf,
+  capped,
+  clockNow,
+  fetched,
+  heldPolls,
+  hookMode,
+  hookable,
+  ids,
+  nth,
+  sleep,
+  testEvent,
+  untilHeld,
+  virtualOnly,
+  within
+} from './support.js'
 
 // 2.5 Events, the queue: how long events are kept, long polls, and no queue at all in webhook mode (ORB-049..051);
 // switching modes empties it (ORB-A05).
@@ -35,9 +52,15 @@ export const queueCases: Array<ConformanceCase<OrbBotClient>> = [
       for (let i = 0; i < 500; i++) made.push((await control.testEvent(app)).event)
       const { events } = await drain(ctx, 0)
       expectThat(events.length === 500, 'at most 500 events are kept', 500, events.length)
-      expectThat(!ids(events).includes(younger), 'the 501st event drops the oldest', `no ${younger}`, ids(events).slice(0, 3))
+      expectThat(
+        !ids(events).includes(younger),
+        'the 501st event drops the oldest',
+        `no ${younger}`,
+        ids(events).slice(0, 3)
+      )
       expectEqual(ids(events), made, 'the 500 newest are kept, oldest first')
-      // Leave no 500 test events behind for the later cases to page through: a switch of mode empties the queue (ORB-A05).
+      // Leave no 500 test events behind for the later cases to page through: a switch of mode empties the queue
+      // (ORB-A05).
       await hookMode(ctx, 'clear')
     }
   }),
@@ -63,8 +86,18 @@ export const queueCases: Array<ConformanceCase<OrbBotClient>> = [
             after = Number.isInteger(body.next) ? body.next : (await drain(ctx, after)).next
             continue
           }
-          expectThat(took >= wait * 1000 - 250, `with no event the poll is held about ${wait} s`, `>= ${wait * 1000 - 250} ms`, `${took} ms`)
-          expectThat(took < wait * 1000 + 5000, `the poll is held up to ${wait} s, then answers []`, `< ${wait * 1000 + 5000} ms`, `${took} ms`)
+          expectThat(
+            took >= wait * 1000 - 250,
+            `with no event the poll is held about ${wait} s`,
+            `>= ${wait * 1000 - 250} ms`,
+            `${took} ms`
+          )
+          expectThat(
+            took < wait * 1000 + 5000,
+            `the poll is held up to ${wait} s, then answers []`,
+            `< ${wait * 1000 + 5000} ms`,
+            `${took} ms`
+          )
           ctx.note('without control or a virtual clock: checked the timeout half only, in real time')
           return
         }
@@ -72,21 +105,32 @@ export const queueCases: Array<ConformanceCase<OrbBotClient>> = [
       }
       // A test event is a write: a --read-only run starts from the current end and leaves out the early answer.
       const start = (await drain(ctx)).next
-      const newest = ctx.readOnly ? start : (await fetched(ctx, start, await testEvent(ctx))).cursor as number
-      await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 25 }), async (n) => {
-        let answered = false
-        const poll = ctx.client.get(EVENTS, { after: newest, wait: n }).then((r) => { answered = true; return r })
-        await untilHeld(ctx)
-        if (n > 1) await ctx.elapse(n * 1000 - 1000)
-        await sleep(5)
-        expectThat(!answered && await heldPolls(ctx) === 1, `wait=${n}: still held ${n - 1} s in`, 'held', answered ? 'answered' : 'not held')
-        await ctx.elapse(1000)
-        const reply = await within(poll, 3000, `wait=${n}: answered once ${n} s have passed on the target's clock`)
-        const body = expectOk(reply, `GET /events?after=${newest}&wait=${n}`, EVENTS_OP)
-        expectEqual(body.events, [], `wait=${n} with no event: []`)
-        // ORB-A09 (a decision): next = after.
-        if (exactStatus()) expectEqual(body.next, newest, `wait=${n} with no event: next = after`)
-      }), capped(ctx, 5))
+      const newest = ctx.readOnly ? start : ((await fetched(ctx, start, await testEvent(ctx))).cursor as number)
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 25 }), async (n) => {
+          let answered = false
+          const poll = ctx.client.get(EVENTS, { after: newest, wait: n }).then((r) => {
+            answered = true
+            return r
+          })
+          await untilHeld(ctx)
+          if (n > 1) await ctx.elapse(n * 1000 - 1000)
+          await sleep(5)
+          expectThat(
+            !answered && (await heldPolls(ctx)) === 1,
+            `wait=${n}: still held ${n - 1} s in`,
+            'held',
+            answered ? 'answered' : 'not held'
+          )
+          await ctx.elapse(1000)
+          const reply = await within(poll, 3000, `wait=${n}: answered once ${n} s have passed on the target's clock`)
+          const body = expectOk(reply, `GET /events?after=${newest}&wait=${n}`, EVENTS_OP)
+          expectEqual(body.events, [], `wait=${n} with no event: []`)
+          // ORB-A09 (a decision): next = after.
+          if (exactStatus()) expectEqual(body.next, newest, `wait=${n} with no event: next = after`)
+        }),
+        capped(ctx, 5)
+      )
       if (ctx.readOnly) {
         ctx.note('--read-only: the early answer to an event was left out (it needs a test event)')
         return
@@ -104,18 +148,31 @@ export const queueCases: Array<ConformanceCase<OrbBotClient>> = [
   }),
   defineCase<OrbBotClient>({
     id: 'ORB-051',
-    title: 'with an endpoint URL, GET /events answers events: [] with mode "webhook", and the event goes to the endpoint',
+    title:
+      'with an endpoint URL, GET /events answers events: [] with mode "webhook", and the event goes to the endpoint',
     level: 'required',
     writes: true,
     async run (ctx) {
       const hook = await hookMode(ctx)
       const first = expectOk(await ctx.client.get(EVENTS, { after: 0 }), 'GET /events in webhook mode', EVENTS_OP)
-      expectEqual({ events: first.events, mode: first.mode }, { events: [], mode: 'webhook' }, 'GET /events of an app with an endpoint URL')
+      expectEqual(
+        { events: first.events, mode: first.mode },
+        { events: [], mode: 'webhook' },
+        'GET /events of an app with an endpoint URL'
+      )
       const id = await testEvent(ctx)
       const delivery = await nth(hook, 1, 'the event goes to the endpoint URL')
       expectEqual(delivery.json?.id, id, 'the delivered event')
-      const after = expectOk(await ctx.client.get(EVENTS, { after: 0 }), 'GET /events in webhook mode after an event', EVENTS_OP)
-      expectEqual({ events: after.events, mode: after.mode }, { events: [], mode: 'webhook' }, 'the event is not listed by GET /events')
+      const after = expectOk(
+        await ctx.client.get(EVENTS, { after: 0 }),
+        'GET /events in webhook mode after an event',
+        EVENTS_OP
+      )
+      expectEqual(
+        { events: after.events, mode: after.mode },
+        { events: [], mode: 'webhook' },
+        'the event is not listed by GET /events'
+      )
     }
   })
 ]

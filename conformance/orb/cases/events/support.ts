@@ -1,19 +1,39 @@
 import type fc from 'fast-check'
 import { CaseFailure, CaseSkip } from '../../../case.js'
 import type { Delivery, Hook } from '../../receiver.js'
-import { BOT, controlled, drain, fail, globalCommands, keepCommands, mentionFull, syncCommands, webhookMode, type OrbContext } from '../../support.js'
+import {
+  BOT,
+  controlled,
+  drain,
+  fail,
+  globalCommands,
+  keepCommands,
+  mentionFull,
+  syncCommands,
+  webhookMode,
+  type OrbContext
+} from '../../support.js'
 import type { OrbReply, Speaker } from '../../transport.js'
 
 // What the events cases share: the routes, the test command, and the ways a case makes events, waits for the fake
-// and reads its control state. Events of the full app accumulate across the run: every case starts from the current end.
+// and reads its control state. Events of the full app accumulate across the run: every case starts from the current
+// end.
 
-/** GET /events (ORB-043), its operation in the spec (to check replies against), and an event's /respond route (ORB-066). */
+/**
+ * GET /events (ORB-043), its operation in the spec (to check replies against), and an event's /respond route (ORB-066).
+ */
 export const EVENTS = `${BOT}/events`
 export const EVENTS_OP = { method: 'GET', path: '/api/bot/v1/events' }
 export const respondPath = (event: string): string => `${BOT}/interactions/${encodeURIComponent(event)}/respond`
 
-/** The command the interaction cases register next to the app's own (the case ends with the app's commands restored). */
-export const PING = { name: 'orbtest_ping', description: 'orbtest conformance: answers pong', options: [{ name: 'text', description: 'anything', optional: true }] }
+/**
+ * The command the interaction cases register next to the app's own (the case ends with the app's commands restored).
+ */
+export const PING = {
+  name: 'orbtest_ping',
+  description: 'orbtest conformance: answers pong',
+  options: [{ name: 'text', description: 'anything', optional: true }]
+}
 
 /** Waits `ms` of real time. */
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
@@ -21,7 +41,9 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 /** The ids of a list of events. */
 export const ids = (events: any[]): string[] => events.map((e) => String(e.id))
 
-/** Runs of a property that makes events or moves time: the run's runs, at most `cap`; no shrinking (each run is costly). */
+/**
+ * Runs of a property that makes events or moves time: the run's runs, at most `cap`; no shrinking (each run is costly).
+ */
 export function capped<T> (ctx: OrbContext, cap: number): fc.Parameters<T> {
   return ctx.fc<T>({ numRuns: Math.min(ctx.fc().numRuns ?? cap, cap), endOnFailure: true })
 }
@@ -57,7 +79,9 @@ export async function registerPing (ctx: OrbContext): Promise<any> {
   const own = (await globalCommands(ctx)).filter((c) => c.name !== PING.name)
   const reply = await syncCommands(ctx, [...own, PING])
   const command = (reply.json?.commands as any[] | undefined)?.find((c) => c.name === PING.name)
-  if (reply.status !== 200 || command === undefined) fail('syncing the test command /orbtest_ping', '200 {"commands":[…orbtest_ping…]}', reply)
+  if (reply.status !== 200 || command === undefined) {
+    fail('syncing the test command /orbtest_ping', '200 {"commands":[…orbtest_ping…]}', reply)
+  }
   return command
 }
 
@@ -65,7 +89,13 @@ export async function registerPing (ctx: OrbContext): Promise<any> {
 export async function fetched (ctx: OrbContext, start: number, id: string): Promise<any> {
   const { events } = await drain(ctx, start)
   const found = events.find((e) => e.id === id)
-  if (found === undefined) throw new CaseFailure(`GET /events after ${start} holds the event just made`, `an event with id ${id}`, events.map((e) => `${String(e.cursor)}:${String(e.type)}:${String(e.id)}`))
+  if (found === undefined) {
+    throw new CaseFailure(
+      `GET /events after ${start} holds the event just made`,
+      `an event with id ${id}`,
+      events.map((e) => `${String(e.cursor)}:${String(e.type)}:${String(e.id)}`)
+    )
+  }
   return found
 }
 
@@ -83,7 +113,9 @@ export async function respondOk (ctx: OrbContext, event: string, content: string
 export async function interaction (ctx: OrbContext, event: string): Promise<any> {
   const state = await controlled(ctx).control.orbState()
   const found = (state.interactions as any[] | undefined)?.find((i) => i.event === event)
-  if (found === undefined) throw new CaseFailure(`the control state knows the interaction ${event}`, 'an interaction', 'none')
+  if (found === undefined) {
+    throw new CaseFailure(`the control state knows the interaction ${event}`, 'an interaction', 'none')
+  }
   return found
 }
 
@@ -96,8 +128,14 @@ export async function heldPolls (ctx: OrbContext): Promise<number> {
 /** Waits (real time) until the fake holds `count` polls of the full app. */
 export async function untilHeld (ctx: OrbContext, count = 1): Promise<void> {
   const deadline = Date.now() + 3000
-  while (await heldPolls(ctx) < count) {
-    if (Date.now() > deadline) throw new CaseFailure('GET /events?wait=… is held by the server', `${count} held poll(s)`, `${await heldPolls(ctx)}`)
+  while ((await heldPolls(ctx)) < count) {
+    if (Date.now() > deadline) {
+      throw new CaseFailure(
+        'GET /events?wait=… is held by the server',
+        `${count} held poll(s)`,
+        `${await heldPolls(ctx)}`
+      )
+    }
     await sleep(2)
   }
 }
@@ -109,13 +147,22 @@ export async function virtualOnly (ctx: OrbContext, why: string): Promise<void> 
 }
 
 /** The fake's clock now (ms). */
-export const clockNow = async (ctx: OrbContext): Promise<number> => Number((await controlled(ctx).control.must('GET', '/control/clock')).now)
+export const clockNow = async (ctx: OrbContext): Promise<number> =>
+  Number((await controlled(ctx).control.must('GET', '/control/clock')).now)
 
 /** A reply that must come within `ms` of real time (a poll the server should answer at once). */
 export async function within<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   try {
-    return await Promise.race([promise, new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new CaseFailure(what, `an answer within ${ms} ms of real time`, 'no answer')), ms) })])
+    return await Promise.race([
+      promise,
+      new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(
+          () => reject(new CaseFailure(what, `an answer within ${ms} ms of real time`, 'no answer')),
+          ms
+        )
+      })
+    ])
   } finally {
     clearTimeout(timer)
   }
@@ -152,7 +199,9 @@ export async function hookMode (ctx: OrbContext, label?: string): Promise<Hook> 
   return webhookMode(ctx, label)
 }
 
-/** Control and the suite's webhook receiver, or a skip: cases that push to a hook check this before they write anything. */
+/**
+ * Control and the suite's webhook receiver, or a skip: cases that push to a hook check this before they write anything.
+ */
 export function hookable (ctx: OrbContext): void {
   controlled(ctx)
   if (ctx.client.receiver === undefined) throw new CaseSkip('the run has no webhook receiver')

@@ -5,7 +5,23 @@ import { expectComponent, expectEqual, expectOrbError, expectThat } from '../../
 import { verifySignature, type Delivery } from '../../receiver.js'
 import { controlled, invokeFull } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
-import { PING, appOf, capped, held, hookMode, hookable, interaction, mention, nth, records, registerPing, respond, sleep, testEvent, virtualOnly } from './support.js'
+import {
+  PING,
+  appOf,
+  capped,
+  held,
+  hookMode,
+  hookable,
+  interaction,
+  mention,
+  nth,
+  records,
+  registerPing,
+  respond,
+  sleep,
+  testEvent,
+  virtualOnly
+} from './support.js'
 
 // 2.11 Webhooks: deliveries to the endpoint URL, their signature, retries and inline notices (ORB-090..098), and the
 // delivery timeouts and retries the spec leaves open (ORB-A11).
@@ -15,14 +31,32 @@ const header = (d: Delivery, name: string): string => String(d.headers[name] ?? 
 /** ORB-091: the ledger's test vector, computed with node:crypto alone (a sanity check of the receiver's checker). */
 function checkTestVector (): void {
   const key = createHash('sha256').update('orb_example_token', 'utf8').digest('hex')
-  expectEqual(key, '4265a59929f84c5dc34dd27ea4b48af187709ac6c2210ce8d86fd1a603ce8f06', 'ORB-091 test vector: key = sha256(token) as lowercase hex')
+  expectEqual(
+    key,
+    '4265a59929f84c5dc34dd27ea4b48af187709ac6c2210ce8d86fd1a603ce8f06',
+    'ORB-091 test vector: key = sha256(token) as lowercase hex'
+  )
   const body = '{"id":"evt_1","type":"app.test"}'
   const v1 = createHmac('sha256', key).update(`1700000000000.${body}`, 'utf8').digest('hex')
-  expectEqual(v1, 'debe46c55152e066937fadf824466cc01e34b2456dbde615c85a6e6cd235a8fb', 'ORB-091 test vector: v1 = HMAC-SHA256(key, "<t>.<raw body>")')
+  expectEqual(
+    v1,
+    'debe46c55152e066937fadf824466cc01e34b2456dbde615c85a6e6cd235a8fb',
+    'ORB-091 test vector: v1 = HMAC-SHA256(key, "<t>.<raw body>")'
+  )
   const verdict = verifySignature(`t=1700000000000,v1=${v1}`, Buffer.from(body, 'utf8'), 'orb_example_token')
-  expectThat(verdict.ok, 'the receiver\'s checker accepts the ledger\'s test vector', 'ok', verdict)
-  expectThat(!verifySignature(`t=1700000000000,v1=${v1}`, Buffer.from(body, 'utf8'), 'orb_other_token').ok, 'the receiver\'s checker refuses the vector under another token', 'not ok', 'ok')
-  expectThat(!verifySignature(`t=1700000000001,v1=${v1}`, Buffer.from(body, 'utf8'), 'orb_example_token').ok, 'the receiver\'s checker refuses the vector with another t', 'not ok', 'ok')
+  expectThat(verdict.ok, "the receiver's checker accepts the ledger's test vector", 'ok', verdict)
+  expectThat(
+    !verifySignature(`t=1700000000000,v1=${v1}`, Buffer.from(body, 'utf8'), 'orb_other_token').ok,
+    "the receiver's checker refuses the vector under another token",
+    'not ok',
+    'ok'
+  )
+  expectThat(
+    !verifySignature(`t=1700000000001,v1=${v1}`, Buffer.from(body, 'utf8'), 'orb_example_token').ok,
+    "the receiver's checker refuses the vector with another t",
+    'not ok',
+    'ok'
+  )
 }
 
 /** ORB-090..098 (2.11): deliveries to the endpoint URL. */
@@ -38,11 +72,21 @@ export const webhookCases: Array<ConformanceCase<OrbBotClient>> = [
       const hook = await hookMode(ctx)
       const made = [await testEvent(ctx), (await mention(ctx, 'pushed')).event, await invokeFull(ctx, PING.name)]
       const deliveries = await hook.atLeast(3)
-      expectThat(deliveries.length === 3, 'one delivery per event', 3, deliveries.map((d) => d.json?.id))
+      expectThat(
+        deliveries.length === 3,
+        'one delivery per event',
+        3,
+        deliveries.map((d) => d.json?.id)
+      )
       expectEqual(deliveries.map((d) => d.json?.id).sort(), [...made].sort(), 'the events delivered')
       for (const d of deliveries) {
-        expectEqual(d.method, 'POST', 'the delivery\'s method')
-        expectThat(/^application\/json\b/i.test(header(d, 'content-type')), 'the delivery is JSON', 'Content-Type: application/json', header(d, 'content-type'))
+        expectEqual(d.method, 'POST', "the delivery's method")
+        expectThat(
+          /^application\/json\b/i.test(header(d, 'content-type')),
+          'the delivery is JSON',
+          'Content-Type: application/json',
+          header(d, 'content-type')
+        )
         expectThat(d.json !== undefined, 'the body parses as JSON', 'JSON', d.raw.toString('utf8').slice(0, 200))
         expectComponent(d.json, 'Event', `the delivered ${String(d.json?.type)} event`)
         expectThat(!Object.hasOwn(d.json, 'cursor'), 'no cursor in a webhook event', 'no "cursor"', Object.keys(d.json))
@@ -59,16 +103,39 @@ export const webhookCases: Array<ConformanceCase<OrbBotClient>> = [
       const hook = await hookMode(ctx)
       const text = fc.string({ minLength: 1, maxLength: 60, unit: 'grapheme' }).filter((s) => !s.includes('<@'))
       let count = 0
-      await fc.assert(fc.asyncProperty(fc.boolean(), text, async (isTest, said) => {
-        const id = isTest ? await testEvent(ctx) : (await mention(ctx, said)).event
-        const d = await nth(hook, ++count, 'the event is delivered')
-        expectEqual(d.json?.id, id, 'the delivered event')
-        const sig = header(d, 'x-orb-signature')
-        expectThat(/^t=\d+,v1=[0-9a-f]{64}$/.test(sig), 'X-Orb-Signature is t=<ms>,v1=<64 lowercase hex>', 't=<ms>,v1=<hex>', sig)
-        expectThat(d.signature.ok, `the signature verifies over the raw body (${d.signature.why ?? ''})`, 'a valid signature', sig)
-        expectThat(Math.abs((d.signature.t ?? 0) - Number(d.json?.sent_at)) < 10 * 60_000, 't is milliseconds since the epoch (near sent_at)', d.json?.sent_at, d.signature.t)
-        expectThat(!verifySignature(d.headers['x-orb-signature'], d.raw, `${hook.token}x`).ok, 'the signature does not verify under another token', 'not valid', 'valid')
-      }), capped(ctx, 8))
+      await fc.assert(
+        fc.asyncProperty(fc.boolean(), text, async (isTest, said) => {
+          const id = isTest ? await testEvent(ctx) : (await mention(ctx, said)).event
+          const d = await nth(hook, ++count, 'the event is delivered')
+          expectEqual(d.json?.id, id, 'the delivered event')
+          const sig = header(d, 'x-orb-signature')
+          expectThat(
+            /^t=\d+,v1=[0-9a-f]{64}$/.test(sig),
+            'X-Orb-Signature is t=<ms>,v1=<64 lowercase hex>',
+            't=<ms>,v1=<hex>',
+            sig
+          )
+          expectThat(
+            d.signature.ok,
+            `the signature verifies over the raw body (${d.signature.why ?? ''})`,
+            'a valid signature',
+            sig
+          )
+          expectThat(
+            Math.abs((d.signature.t ?? 0) - Number(d.json?.sent_at)) < 10 * 60_000,
+            't is milliseconds since the epoch (near sent_at)',
+            d.json?.sent_at,
+            d.signature.t
+          )
+          expectThat(
+            !verifySignature(d.headers['x-orb-signature'], d.raw, `${hook.token}x`).ok,
+            'the signature does not verify under another token',
+            'not valid',
+            'valid'
+          )
+        }),
+        capped(ctx, 8)
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -83,9 +150,21 @@ export const webhookCases: Array<ConformanceCase<OrbBotClient>> = [
       await nth(hook, 1, 'the first attempt')
       await records(ctx, id, 1)
       await ctx.elapse(2000)
-      const [first, second] = [await nth(hook, 1, 'the first attempt'), await nth(hook, 2, 'the second attempt, 2 s after a 500')]
-      expectEqual([header(first, 'x-orb-event'), header(second, 'x-orb-event')], [id, id], 'X-Orb-Event of both attempts')
-      expectThat(header(first, 'x-orb-delivery') !== '' && header(first, 'x-orb-delivery') !== header(second, 'x-orb-delivery'), 'X-Orb-Delivery differs between the attempts', 'two different values', [header(first, 'x-orb-delivery'), header(second, 'x-orb-delivery')])
+      const [first, second] = [
+        await nth(hook, 1, 'the first attempt'),
+        await nth(hook, 2, 'the second attempt, 2 s after a 500')
+      ]
+      expectEqual(
+        [header(first, 'x-orb-event'), header(second, 'x-orb-event')],
+        [id, id],
+        'X-Orb-Event of both attempts'
+      )
+      expectThat(
+        header(first, 'x-orb-delivery') !== '' && header(first, 'x-orb-delivery') !== header(second, 'x-orb-delivery'),
+        'X-Orb-Delivery differs between the attempts',
+        'two different values',
+        [header(first, 'x-orb-delivery'), header(second, 'x-orb-delivery')]
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -125,9 +204,20 @@ export const webhookCases: Array<ConformanceCase<OrbBotClient>> = [
       }
       for (const id of made) await records(ctx, id, 1)
       await ctx.elapse(5000)
-      expectThat(await hook.quiet(statuses.length, 150), 'no event is sent again after a 2xx', statuses.length, hook.deliveries.map((d) => [d.json?.id, d.answered.status]))
-      const log = (await controlled(ctx).control.deliveries(appOf(ctx))).deliveries.filter((r) => made.includes(r.event))
-      expectEqual(log.map((r) => [r.status, r.outcome]), statuses.map((s) => [s, 'delivered']), 'the delivery log: each delivered at the first attempt')
+      expectThat(
+        await hook.quiet(statuses.length, 150),
+        'no event is sent again after a 2xx',
+        statuses.length,
+        hook.deliveries.map((d) => [d.json?.id, d.answered.status])
+      )
+      const log = (await controlled(ctx).control.deliveries(appOf(ctx))).deliveries.filter((r) =>
+        made.includes(r.event)
+      )
+      expectEqual(
+        log.map((r) => [r.status, r.outcome]),
+        statuses.map((s) => [s, 'delivered']),
+        'the delivery log: each delivered at the first attempt'
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -140,14 +230,21 @@ export const webhookCases: Array<ConformanceCase<OrbBotClient>> = [
       await registerPing(ctx)
       const hook = await hookMode(ctx)
       const hold = held(ctx)
-      hook.script({ status: 200, body: { notice: 'after 3 s' }, until: hold.promise }, { status: 200, body: { notice: 'on a test event' } })
+      hook.script(
+        { status: 200, body: { notice: 'after 3 s' }, until: hold.promise },
+        { status: 200, body: { notice: 'on a test event' } }
+      )
       const id = await invokeFull(ctx, PING.name)
       await nth(hook, 1, 'the typed command is delivered')
       await ctx.elapse(3000)
       hold.release()
       await records(ctx, id, 1)
       const seen = await interaction(ctx, id)
-      expectEqual({ content: seen.answer?.content, via: seen.answer?.via }, { content: 'after 3 s', via: 'inline' }, 'a notice 3 s after the command is shown to the member')
+      expectEqual(
+        { content: seen.answer?.content, via: seen.answer?.via },
+        { content: 'after 3 s', via: 'inline' },
+        'a notice 3 s after the command is shown to the member'
+      )
       const test = await testEvent(ctx)
       await nth(hook, 2, 'the test event is delivered')
       const [record] = await records(ctx, test, 1)
@@ -189,15 +286,43 @@ export const webhookDecisions: Array<ConformanceCase<OrbBotClient>> = [
       expectEqual((await records(ctx, slow, 1, 0)).length, 0, 'still in flight at 9999 ms')
       await ctx.elapse(1)
       const [timedOut] = await records(ctx, slow, 1)
-      expectThat(timedOut !== undefined && timedOut.outcome !== 'delivered', 'an app.test delivery unanswered for 10 s fails', 'a failed attempt', timedOut)
+      expectThat(
+        timedOut !== undefined && timedOut.outcome !== 'delivered',
+        'an app.test delivery unanswered for 10 s fails',
+        'a failed attempt',
+        timedOut
+      )
       hold.release()
       await ctx.elapse(2000)
       const second = await nth(hook, 4, 'the retry of the timed-out delivery')
-      for (const d of [first, second]) expectThat(/^application\/json\b/i.test(header(d, 'content-type')), 'Content-Type: application/json', 'application/json', header(d, 'content-type'))
-      expectThat(first.raw.equals(second.raw), 'the retry sends the same body bytes', first.raw.toString('utf8').slice(0, 200), second.raw.toString('utf8').slice(0, 200))
-      expectEqual(header(second, 'x-orb-event'), slow, 'the retry\'s X-Orb-Event')
-      expectThat(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(header(second, 'x-orb-delivery')) && header(second, 'x-orb-delivery') !== header(first, 'x-orb-delivery'), 'the retry has a new X-Orb-Delivery (a UUID)', 'a new UUID', [header(first, 'x-orb-delivery'), header(second, 'x-orb-delivery')])
-      expectThat(second.signature.ok && first.signature.t !== undefined && second.signature.t === first.signature.t + 12_000, 'the retry has a new t (12 s later) and a valid new signature', `t=${(first.signature.t ?? 0) + 12_000}, valid`, second.signature)
+      for (const d of [first, second]) {
+        expectThat(
+          /^application\/json\b/i.test(header(d, 'content-type')),
+          'Content-Type: application/json',
+          'application/json',
+          header(d, 'content-type')
+        )
+      }
+      expectThat(
+        first.raw.equals(second.raw),
+        'the retry sends the same body bytes',
+        first.raw.toString('utf8').slice(0, 200),
+        second.raw.toString('utf8').slice(0, 200)
+      )
+      expectEqual(header(second, 'x-orb-event'), slow, "the retry's X-Orb-Event")
+      expectThat(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(header(second, 'x-orb-delivery')) &&
+          header(second, 'x-orb-delivery') !== header(first, 'x-orb-delivery'),
+        'the retry has a new X-Orb-Delivery (a UUID)',
+        'a new UUID',
+        [header(first, 'x-orb-delivery'), header(second, 'x-orb-delivery')]
+      )
+      expectThat(
+        second.signature.ok && first.signature.t !== undefined && second.signature.t === first.signature.t + 12_000,
+        'the retry has a new t (12 s later) and a valid new signature',
+        `t=${(first.signature.t ?? 0) + 12_000}, valid`,
+        second.signature
+      )
       // A command held: a timeout at 4 s; the member stops waiting at 6 s, so there is no retry.
       const holdCommand = held(ctx)
       hook.script({ status: 200, body: { notice: 'too slow' }, until: holdCommand.promise })
@@ -208,10 +333,20 @@ export const webhookDecisions: Array<ConformanceCase<OrbBotClient>> = [
       expectEqual((await records(ctx, typed, 1, 0)).length, 0, 'the command is still in flight at 3999 ms')
       await ctx.elapse(1)
       const [commandTimeout] = await records(ctx, typed, 1)
-      expectThat(commandTimeout !== undefined && commandTimeout.outcome !== 'delivered', 'a command delivery unanswered for 4 s fails', 'a failed attempt', commandTimeout)
+      expectThat(
+        commandTimeout !== undefined && commandTimeout.outcome !== 'delivered',
+        'a command delivery unanswered for 4 s fails',
+        'a failed attempt',
+        commandTimeout
+      )
       holdCommand.release()
       await ctx.elapse(5000)
-      expectThat(await hook.quiet(5, 100), 'no retry of a command once its member stopped waiting', 5, hook.deliveries.length)
+      expectThat(
+        await hook.quiet(5, 100),
+        'no retry of a command once its member stopped waiting',
+        5,
+        hook.deliveries.length
+      )
     }
   })
 ]

@@ -3,7 +3,15 @@ import fc from 'fast-check'
 import { CaseFailure } from '../../../case.js'
 import { expectOrbError, expectThat } from '../../expect.js'
 import { fail, type OrbContext } from '../../support.js'
-import { checkListed, globals, listCommands, NAME_POOL, namesOf, syncOk, type CommandInput } from './commands-support.js'
+import {
+  checkListed,
+  globals,
+  listCommands,
+  NAME_POOL,
+  namesOf,
+  syncOk,
+  type CommandInput
+} from './commands-support.js'
 import { COMMANDS, strict } from './support.js'
 
 /*
@@ -41,30 +49,47 @@ export class SyncCommand implements fc.AsyncCommand<CommandModel, CommandReal> {
     for (const name of [...model.ids.keys()]) if (!model.registered.has(name)) model.ids.delete(name)
     // ORB-A15: PUT answers the registered commands as GET does.
     if (strict()) {
-      if (!Array.isArray(reply.json?.commands)) fail(`${this.toString()}: the PUT reply (ORB-A15)`, '{"commands":[…]}', reply)
+      if (!Array.isArray(reply.json?.commands)) {
+        fail(`${this.toString()}: the PUT reply (ORB-A15)`, '{"commands":[…]}', reply)
+      }
       compareListing(reply.json.commands, model, `${this.toString()}, its reply`)
     }
     compareListing(await listCommands(ctx), model, `GET after ${this.toString()}`)
   }
+
   toString (): string { return `sync([${this.list.map((c) => c.name).join(',')}])` }
 }
 
 /** DELETE ?name= of a name from the pool, or (a number) of the n-th registered one. */
 export class DeleteCommand implements fc.AsyncCommand<CommandModel, CommandReal> {
   constructor (readonly choice: string | number) {}
-  check (): boolean { return true }
+  check (): boolean {
+    return true
+  }
+
   async run (model: CommandModel, { ctx }: CommandReal): Promise<void> {
     const registered = [...model.registered.keys()]
-    const name = typeof this.choice === 'string' ? this.choice : registered[this.choice % Math.max(1, registered.length)] ?? NAME_POOL[0]!
+    const name =
+      typeof this.choice === 'string'
+        ? this.choice
+        : (registered[this.choice % Math.max(1, registered.length)] ?? NAME_POOL[0]!)
     const what = `delete(${name})`
     const reply = await ctx.client.request({ method: 'DELETE', path: COMMANDS, query: { name } })
     if (!model.registered.has(name)) return expectOrbError(reply, 404, `${what} of a name not registered (ORB-064)`)
     if (reply.status !== 200) fail(`${what} of a registered name (ORB-064)`, 200, reply)
-    if (strict()) expectThat(isDeepStrictEqual(reply.json, { ok: true, name }), `${what}: the reply (ORB-A15)`, { ok: true, name }, reply.json)
+    if (strict()) {
+      expectThat(
+        isDeepStrictEqual(reply.json, { ok: true, name }),
+        `${what}: the reply (ORB-A15)`,
+        { ok: true, name },
+        reply.json
+      )
+    }
     model.registered.delete(name)
     model.ids.delete(name)
     compareListing(await listCommands(ctx), model, `GET after ${what}`)
   }
+
   toString (): string { return `delete(${typeof this.choice === 'string' ? this.choice : `#${this.choice}`})` }
 }
 
@@ -73,5 +98,6 @@ export class ListCommands implements fc.AsyncCommand<CommandModel, CommandReal> 
   async run (model: CommandModel, { ctx }: CommandReal): Promise<void> {
     compareListing(await listCommands(ctx), model, 'GET /commands')
   }
+
   toString (): string { return 'get' }
 }

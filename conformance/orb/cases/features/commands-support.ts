@@ -22,8 +22,36 @@ export interface CommandInput {
 const NAME = /^[a-z0-9_-]{1,32}$/
 const RIGHTS = ['send_messages', 'attach_files', 'manage_messages', 'connect', 'speak', 'stream', 'move_members']
 /** ORB-A15's reserved names; generated names avoid them (tests name only play and ban). */
-const RESERVED = new Set(['add', 'play', 'pause', 'next', 'back', 'jump', 'remove', 'seek', 'volume', 'loop', 'shuffle', 'clear', 'state', 'queue', 'skip', 'stop', 'np',
-  'ban', 'kick', 'mute', 'unmute', 'timeout', 'warn', 'purge', 'role', 'slowmode', 'lock', 'unlock'])
+const RESERVED = new Set([
+  'add',
+  'play',
+  'pause',
+  'next',
+  'back',
+  'jump',
+  'remove',
+  'seek',
+  'volume',
+  'loop',
+  'shuffle',
+  'clear',
+  'state',
+  'queue',
+  'skip',
+  'stop',
+  'np',
+  'ban',
+  'kick',
+  'mute',
+  'unmute',
+  'timeout',
+  'warn',
+  'purge',
+  'role',
+  'slowmode',
+  'lock',
+  'unlock'
+])
 export const NAME_POOL = ['hello', 'roll', 'dice_2', 'weather', 'x', 'greet-me', 'a_b', 'zz9']
 
 const commandName = fc.oneof(
@@ -39,7 +67,10 @@ function tidyOptions (command: CommandInput): CommandInput {
   if (command.options === undefined) return wire(command)
   const seen = new Set<string>()
   const unique = command.options.filter((o) => !seen.has(o.name) && seen.add(o.name) !== undefined)
-  return wire({ ...command, options: [...unique.filter((o) => o.optional !== true), ...unique.filter((o) => o.optional === true)] })
+  return wire({
+    ...command,
+    options: [...unique.filter((o) => o.optional !== true), ...unique.filter((o) => o.optional === true)]
+  })
 }
 
 /** A valid CommandInput from the spec's own schema, with names it cannot say (ORB-A15) drawn from valid ones. */
@@ -57,7 +88,12 @@ export async function sync (ctx: OrbContext, commands: unknown, as: Speaker = 'f
   return ctx.client.request({ method: 'PUT', path: COMMANDS, body: { commands }, as })
 }
 
-export async function syncOk (ctx: OrbContext, commands: CommandInput[], what: string, as: Speaker = 'full'): Promise<OrbReply> {
+export async function syncOk (
+  ctx: OrbContext,
+  commands: CommandInput[],
+  what: string,
+  as: Speaker = 'full'
+): Promise<OrbReply> {
   const reply = await sync(ctx, commands, as)
   if (reply.status !== 200) fail(`${what}: PUT /commands`, 200, reply)
   return reply
@@ -65,8 +101,13 @@ export async function syncOk (ctx: OrbContext, commands: CommandInput[], what: s
 
 /** GET /commands (ORB-055): the list, every item a valid Command. */
 export async function listCommands (ctx: OrbContext, as: Speaker = 'full'): Promise<any[]> {
-  const body = expectOk(await ctx.client.get(COMMANDS, undefined, as), 'GET /commands', { method: 'GET', path: COMMANDS })
-  if (!Array.isArray(body.commands)) throw new CaseFailure('GET /commands: no commands array (ORB-055)', '{"commands":[…]}', body)
+  const body = expectOk(await ctx.client.get(COMMANDS, undefined, as), 'GET /commands', {
+    method: 'GET',
+    path: COMMANDS
+  })
+  if (!Array.isArray(body.commands)) {
+    throw new CaseFailure('GET /commands: no commands array (ORB-055)', '{"commands":[…]}', body)
+  }
   for (const c of body.commands) expectComponent(c, 'Command', 'a listed command')
   return body.commands
 }
@@ -76,11 +117,29 @@ export const namesOf = (listed: any[]): string[] => listed.map((c) => String(c.n
 
 /** One listed command against the input it was registered from (ORB-055; ORB-A15 where strict). */
 export function checkListed (listed: any, input: CommandInput, what: string): void {
-  expectThat(typeof listed.id === 'string' && listed.id !== '', `${what}: /${input.name} has a string id (ORB-055)`, 'an id', listed)
-  if (input.description !== undefined) expectEqual(listed.description, input.description, `${what}: /${input.name}'s description`)
-  if (input.right !== undefined || strict()) expectEqual(listed.right, input.right ?? 'send_messages', `${what}: /${input.name}'s right${input.right === undefined ? ' (ORB-A15: send_messages by default)' : ''}`)
+  expectThat(
+    typeof listed.id === 'string' && listed.id !== '',
+    `${what}: /${input.name} has a string id (ORB-055)`,
+    'an id',
+    listed
+  )
+  if (input.description !== undefined) {
+    expectEqual(listed.description, input.description, `${what}: /${input.name}'s description`)
+  }
+  if (input.right !== undefined || strict()) {
+    expectEqual(
+      listed.right,
+      input.right ?? 'send_messages',
+      `${what}: /${input.name}'s right${input.right === undefined ? ' (ORB-A15: send_messages by default)' : ''}`
+    )
+  }
   if (strict()) {
-    expectThat(isDeepStrictEqual(listed.args, input.options ?? []), `${what}: /${input.name}'s args echo its options (ORB-A15)`, input.options ?? [], listed.args)
+    expectThat(
+      isDeepStrictEqual(listed.args, input.options ?? []),
+      `${what}: /${input.name}'s args echo its options (ORB-A15)`,
+      input.options ?? [],
+      listed.args
+    )
     expectEqual(listed.community, null, `${what}: /${input.name} is global, community null (ORB-A15)`)
   }
 }
@@ -95,22 +154,47 @@ const badName = fc.oneof(
 /** One CommandInput the spec's schema refuses (ORB-058). */
 const invalidCommand: fc.Arbitrary<unknown> = fc.oneof(
   fc.tuple(validCommand, badName).map(([c, name]) => ({ ...c, name })),
-  fc.string({ unit: 'grapheme-ascii', minLength: 141, maxLength: 220 }).map((description) => ({ name: 'ok58', description })),
-  fc.string({ maxLength: 20 }).filter((r) => !RIGHTS.includes(r)).map((right) => ({ name: 'ok58', right })),
-  fc.integer({ min: 7, max: 9 }).map((n) => ({ name: 'ok58', options: Array.from({ length: n }, (_, i) => ({ name: `o${i}` })) })),
-  fc.record({ description: fc.string({ maxLength: 10 }), optional: fc.boolean() }, { requiredKeys: [] }).map((option) => ({ name: 'ok58', options: [{ name: 'fine' }, option] })),
+  fc
+    .string({ unit: 'grapheme-ascii', minLength: 141, maxLength: 220 })
+    .map((description) => ({ name: 'ok58', description })),
+  fc
+    .string({ maxLength: 20 })
+    .filter((r) => !RIGHTS.includes(r))
+    .map((right) => ({ name: 'ok58', right })),
+  fc
+    .integer({ min: 7, max: 9 })
+    .map((n) => ({ name: 'ok58', options: Array.from({ length: n }, (_, i) => ({ name: `o${i}` })) })),
+  fc
+    .record({ description: fc.string({ maxLength: 10 }), optional: fc.boolean() }, { requiredKeys: [] })
+    .map((option) => ({ name: 'ok58', options: [{ name: 'fine' }, option] })),
   fc.record({ description: fc.string({ maxLength: 10 }), right: fc.constantFrom(...RIGHTS) }, { requiredKeys: [] }),
   wrongType.map((name) => ({ name })),
   wrongType.filter((v) => typeof v !== 'string').map((description) => ({ name: 'ok58', description })),
   wrongType.map((right) => ({ name: 'ok58', right })),
   fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.boolean()).map((options) => ({ name: 'ok58', options })),
   wrongType.map((name) => ({ name: 'ok58', options: [{ name }] })),
-  fc.oneof(fc.integer(), fc.string({ maxLength: 4 }), fc.constant(null)).map((optional) => ({ name: 'ok58', options: [{ name: 'o', optional }] })),
+  fc
+    .oneof(fc.integer(), fc.string({ maxLength: 4 }), fc.constant(null))
+    .map((optional) => ({ name: 'ok58', options: [{ name: 'o', optional }] })),
   fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.constant(null), fc.boolean())
 )
 
 /** A PUT body the schema refuses: one invalid command among valid ones, or a body without a commands array. */
 export const invalidSync: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 5, arbitrary: fc.tuple(commandList, invalidCommand, fc.nat()).map(([list, bad, at]) => { const commands: unknown[] = [...list]; commands.splice(at % (list.length + 1), 0, bad); return { commands } }) },
-  { weight: 1, arbitrary: fc.oneof(fc.constant({}), wrongType.map((commands) => ({ commands })), fc.constant([])) }
+  {
+    weight: 5,
+    arbitrary: fc.tuple(commandList, invalidCommand, fc.nat()).map(([list, bad, at]) => {
+      const commands: unknown[] = [...list]
+      commands.splice(at % (list.length + 1), 0, bad)
+      return { commands }
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc.constant({}),
+      wrongType.map((commands) => ({ commands })),
+      fc.constant([])
+    )
+  }
 )

@@ -1,11 +1,21 @@
-import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import { CaseFailure, CaseSkip, defineCase } from '../../../case.js'
 import { expectComponent, expectEqual, expectOrbError, expectRetryAfter, expectThat } from '../../expect.js'
-import { controlled, drain, few, fail, invokeFull, keepCommands } from '../../support.js'
+import { controlled, drain, fail, invokeFull, keepCommands } from '../../support.js'
 import type { OrbBotClient, OrbReply } from '../../transport.js'
-import { compareListing, DeleteCommand, ListCommands, SyncCommand, type CommandModel, type CommandReal } from './commands-model.js'
-import { checkListed, commandList, globals, invalidSync, listCommands, NAME_POOL, namesOf, sync, syncOk, type CommandInput } from './commands-support.js'
+import { DeleteCommand, ListCommands, SyncCommand, type CommandModel, type CommandReal } from './commands-model.js'
+import {
+  checkListed,
+  commandList,
+  globals,
+  invalidSync,
+  listCommands,
+  NAME_POOL,
+  namesOf,
+  sync,
+  syncOk,
+  type CommandInput
+} from './commands-support.js'
 import { COMMANDS, strict, type Case } from './support.js'
 
 /*
@@ -21,7 +31,12 @@ export const commandCases: Case[] = [
     writes: true,
     async run (ctx) {
       await keepCommands(ctx)
-      const input: CommandInput = { name: 'shape55', description: 'shape check', right: 'send_messages', options: [{ name: 'who', description: 'someone' }] }
+      const input: CommandInput = {
+        name: 'shape55',
+        description: 'shape check',
+        right: 'send_messages',
+        options: [{ name: 'who', description: 'someone' }]
+      }
       await syncOk(ctx, [input], 'registering one command')
       const listed = await listCommands(ctx)
       const c = listed.find((x) => x.name === 'shape55')
@@ -40,7 +55,11 @@ export const commandCases: Case[] = [
     async run (ctx) {
       await keepCommands(ctx)
       const model: CommandModel = { registered: new Map(), ids: new Map() }
-      for (const list of [[{ name: 'one56' }, { name: 'two56' }, { name: 'three56' }], [{ name: 'two56' }, { name: 'four56' }], []] as CommandInput[][]) {
+      for (const list of [
+        [{ name: 'one56' }, { name: 'two56' }, { name: 'three56' }],
+        [{ name: 'two56' }, { name: 'four56' }],
+        []
+      ] as CommandInput[][]) {
         await new SyncCommand(list).run(model, { ctx })
         await new ListCommands().run(model, { ctx })
       }
@@ -76,7 +95,8 @@ export const commandCases: Case[] = [
     writes: true,
     async run (ctx) {
       await keepCommands(ctx)
-      const many = (n: number): CommandInput[] => Array.from({ length: n }, (_, i) => ({ name: `c57_${String(i).padStart(2, '0')}` }))
+      const many = (n: number): CommandInput[] =>
+        Array.from({ length: n }, (_, i) => ({ name: `c57_${String(i).padStart(2, '0')}` }))
       await syncOk(ctx, [], 'starting from none')
       expectOrbError(await sync(ctx, many(51)), 400, 'PUT /commands with 51 commands')
       expectEqual(namesOf(globals(await listCommands(ctx))), [], 'the refused PUT registered nothing')
@@ -86,13 +106,14 @@ export const commandCases: Case[] = [
   }),
   defineCase<OrbBotClient>({
     id: 'ORB-058',
-    title: 'CommandInputs the schema refuses (the ledger\'s list, then generated ones) are 400 and change nothing',
+    title: "CommandInputs the schema refuses (the ledger's list, then generated ones) are 400 and change nothing",
     level: 'required',
     writes: true,
     async run (ctx) {
       await keepCommands(ctx)
       await syncOk(ctx, [{ name: 'base58', description: 'stays' }], 'the baseline')
-      const unchanged = async (what: string): Promise<void> => expectEqual(namesOf(globals(await listCommands(ctx))), ['base58'], `${what}: the refused PUT changed nothing`)
+      const unchanged = async (what: string): Promise<void> =>
+        expectEqual(namesOf(globals(await listCommands(ctx))), ['base58'], `${what}: the refused PUT changed nothing`)
       const listed: Array<[string, unknown]> = [
         ['name Hello', { name: 'Hello' }],
         ['name "a b"', { name: 'a b' }],
@@ -106,11 +127,18 @@ export const commandCases: Case[] = [
         expectOrbError(await sync(ctx, [command]), 400, `PUT /commands with ${what}`)
         await unchanged(what)
       }
-      await fc.assert(fc.asyncProperty(invalidSync, async (body) => {
-        if (await ctx.virtualTime()) await ctx.elapse(6000)
-        expectOrbError(await ctx.client.request({ method: 'PUT', path: COMMANDS, body }), 400, `PUT /commands with ${JSON.stringify(body).slice(0, 200)}`)
-        await unchanged('a generated invalid body')
-      }), await ctx.virtualTime() ? ctx.fc() : ctx.fc({ numRuns: 5 }))
+      await fc.assert(
+        fc.asyncProperty(invalidSync, async (body) => {
+          if (await ctx.virtualTime()) await ctx.elapse(6000)
+          expectOrbError(
+            await ctx.client.request({ method: 'PUT', path: COMMANDS, body }),
+            400,
+            `PUT /commands with ${JSON.stringify(body).slice(0, 200)}`
+          )
+          await unchanged('a generated invalid body')
+        }),
+        (await ctx.virtualTime()) ? ctx.fc() : ctx.fc({ numRuns: 5 })
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -123,7 +151,11 @@ export const commandCases: Case[] = [
       await syncOk(ctx, [], 'starting from none')
       for (const name of ['play', 'ban']) {
         expectOrbError(await sync(ctx, [{ name }]), 400, `PUT /commands with /${name}`)
-        expectOrbError(await sync(ctx, [{ name: 'fine59' }, { name, description: 'mine' }]), 400, `PUT /commands with /fine59 and /${name}`)
+        expectOrbError(
+          await sync(ctx, [{ name: 'fine59' }, { name, description: 'mine' }]),
+          400,
+          `PUT /commands with /fine59 and /${name}`
+        )
         expectEqual(namesOf(globals(await listCommands(ctx))), [], `the refused PUTs with /${name} registered nothing`)
       }
     }
@@ -137,13 +169,23 @@ export const commandCases: Case[] = [
     needs: ['slow'],
     writes: true,
     async run (ctx) {
-      // Cases after this one start with the sync window empty again (a virtual minute passes once the commands are back).
-      if (await ctx.virtualTime()) ctx.cleanup(async () => { await ctx.elapse(60_000) })
+      // Cases after this one start with the sync window empty again (a virtual minute passes once the commands are
+      // back).
+      if (await ctx.virtualTime()) {
+        ctx.cleanup(async () => {
+          await ctx.elapse(60_000)
+        })
+      }
       await keepCommands(ctx)
       let throttled: OrbReply | undefined
       let accepted = 0
       for (let i = 0; i < 30 && throttled === undefined; i++) {
-        const reply = await ctx.client.request({ method: 'PUT', path: COMMANDS, body: { commands: [{ name: 'burst60' }] }, retryThrottled: false })
+        const reply = await ctx.client.request({
+          method: 'PUT',
+          path: COMMANDS,
+          body: { commands: [{ name: 'burst60' }] },
+          retryThrottled: false
+        })
         if (reply.status === 429) throttled = reply
         else if (reply.status === 200) accepted++
         else fail('a burst of valid syncs', '200 or 429', reply)
@@ -151,121 +193,68 @@ export const commandCases: Case[] = [
       if (throttled === undefined) {
         // ORB-A03 says 10 a minute; the spec only says a sync can be throttled.
         if (strict()) throw new CaseFailure('30 syncs in a moment were never throttled (ORB-A03: 10 a minute)', 'a 429', `${accepted} accepted`)
-        throw new CaseSkip(`30 syncs in a moment were all accepted; this Orb's sync limit is higher`)
+        throw new CaseSkip('30 syncs in a moment were all accepted; this Orb\'s sync limit is higher')
       }
       ctx.note(`throttled after ${accepted} syncs`)
       expectOrbError(throttled, 429, 'a throttled PUT /commands')
       const seconds = expectRetryAfter(throttled, 'a throttled PUT /commands')
       await ctx.elapse(seconds * 1000)
-      const again = await ctx.client.request({ method: 'PUT', path: COMMANDS, body: { commands: [] }, retryThrottled: false })
+      const again = await ctx.client.request({
+        method: 'PUT',
+        path: COMMANDS,
+        body: { commands: [] },
+        retryThrottled: false
+      })
       if (again.status !== 200) fail(`a sync after waiting Retry-After (${seconds} s)`, 200, again)
     }
   }),
   defineCase<OrbBotClient>({
     id: 'ORB-061',
-    title: 'a command typed where the app is installed gives an application_command event; typed in another community, none',
+    title:
+      'a command typed where the app is installed gives an application_command event; typed in another community, none',
     level: 'required',
     writes: true,
     async run (ctx) {
       const { control, target } = controlled(ctx)
-      if (target.otherCommunity === undefined || target.otherChannel === undefined) throw new CaseSkip('the world has no second community with a text channel')
+      if (target.otherCommunity === undefined || target.otherChannel === undefined) {
+        throw new CaseSkip('the world has no second community with a text channel')
+      }
       await keepCommands(ctx)
       await syncOk(ctx, [{ name: 'ping61' }], 'registering /ping61')
       const start = (await drain(ctx)).next
       const event = await invokeFull(ctx, 'ping61')
       const state = await control.orbState()
       const other = (state.servers as any[]).find((s) => s.id === target.otherCommunity)
-      const member = (other?.members as any[] | undefined)?.find((m) => m.rights.includes('send_messages'))?.id ?? other?.members?.[0]?.id
+      const member =
+        (other?.members as any[] | undefined)?.find((m) => m.rights.includes('send_messages'))?.id ??
+        other?.members?.[0]?.id
       if (member === undefined) throw new CaseSkip(`${target.otherCommunity} has no member to type the command`)
-      const there = await control.invoke({ server: target.otherCommunity, channel: target.otherChannel, member, name: 'ping61', app: target.full.id! })
-      expectThat(there.status === 404, `typing /ping61 in ${target.otherCommunity}, which did not install the app (ORB-061)`, 'the control API: 404, no app offers it there', `${there.status} ${JSON.stringify(there.json)}`)
+      const there = await control.invoke({
+        server: target.otherCommunity,
+        channel: target.otherChannel,
+        member,
+        name: 'ping61',
+        app: target.full.id!
+      })
+      expectThat(
+        there.status === 404,
+        `typing /ping61 in ${target.otherCommunity}, which did not install the app (ORB-061)`,
+        'the control API: 404, no app offers it there',
+        `${there.status} ${JSON.stringify(there.json)}`
+      )
       const { events } = await drain(ctx, start)
       const typed = events.filter((e) => e.type === 'application_command' && e.data?.command?.name === 'ping61')
-      expectEqual(typed.map((e) => e.id), [event], 'exactly one application_command event, for the community that installed the app')
+      expectEqual(
+        typed.map((e) => e.id),
+        [event],
+        'exactly one application_command event, for the community that installed the app'
+      )
       expectComponent(typed[0], 'Event', 'the application_command event')
-      expectEqual([typed[0].server, typed[0].channel], [target.community, target.channels.text], 'the event\'s server and channel')
+      expectEqual(
+        [typed[0].server, typed[0].channel],
+        [target.community, target.channels.text],
+        "the event's server and channel"
+      )
     }
   }),
-  defineCase<OrbBotClient>({
-    id: 'ORB-062',
-    title: 'commands belong to the app that registered them: another app\'s GET does not list them, its PUT does not touch them',
-    level: 'required',
-    writes: true,
-    async run (ctx) {
-      const other = few(ctx)
-      await keepCommands(ctx)
-      await keepCommands(ctx, other)
-      await syncOk(ctx, [{ name: 'mine62' }], 'the full app registers /mine62')
-      const mine = (await listCommands(ctx)).find((c) => c.name === 'mine62')
-      const theirs = await listCommands(ctx, other)
-      expectThat(!theirs.some((c) => c.name === 'mine62' || c.id === mine?.id), 'the few app\'s GET /commands shows only its own commands', 'no /mine62', namesOf(theirs))
-      await syncOk(ctx, [], 'the few app syncs []', other)
-      expectThat((await listCommands(ctx)).some((c) => c.name === 'mine62'), 'the few app\'s PUT [] left the full app\'s commands alone', '/mine62 still registered', 'gone')
-    }
-  }),
-  defineCase<OrbBotClient>({
-    id: 'ORB-063',
-    title: 'a member lacking a command\'s right cannot run it: no event; a member holding it can',
-    level: 'required',
-    writes: true,
-    async run (ctx) {
-      const { control, world, target } = controlled(ctx)
-      const lacking = world.lacking ?? (() => { throw new CaseSkip('the community has no member lacking a right') })()
-      await keepCommands(ctx)
-      await syncOk(ctx, [{ name: 'need63', right: lacking.lacks }], `registering /need63 needing ${lacking.lacks}`)
-      const start = (await drain(ctx)).next
-      const refused = await control.invoke({ server: target.community, channel: target.channels.text, member: lacking.member, name: 'need63', app: target.full.id! })
-      expectThat(refused.status !== 200, `${lacking.member}, without ${lacking.lacks}, types /need63`, 'refused: no event', `${refused.status} ${JSON.stringify(refused.json)}`)
-      const allowed = await invokeFull(ctx, 'need63')
-      const typed = (await drain(ctx, start)).events.filter((e) => e.type === 'application_command' && e.data?.command?.name === 'need63')
-      expectEqual(typed.map((e) => [e.id, e.data?.member?.id]), [[allowed, world.member]], 'the only /need63 event is the one of the member holding the right')
-    }
-  }),
-  defineCase<OrbBotClient>({
-    id: 'ORB-064',
-    title: 'DELETE /commands?name= removes a registered command (200, gone from GET); an unregistered name is 404',
-    level: 'required',
-    writes: true,
-    async run (ctx) {
-      await keepCommands(ctx)
-      await syncOk(ctx, [{ name: 'gone64' }, { name: 'stay64' }], 'registering two')
-      const del = (name: string): Promise<OrbReply> => ctx.client.request({ method: 'DELETE', path: COMMANDS, query: { name } })
-      const removed = await del('gone64')
-      if (removed.status !== 200) fail('DELETE of a registered name', 200, removed)
-      expectEqual(namesOf(globals(await listCommands(ctx))), ['stay64'], 'GET after the DELETE')
-      expectOrbError(await del('gone64'), 404, 'DELETE of the same name again')
-      expectOrbError(await del('never64'), 404, 'DELETE of a name never registered')
-    }
-  }),
-  defineCase<OrbBotClient>({
-    id: 'ORB-A15',
-    title: 'command details: right defaults to send_messages, args echo options, community null, stable ids, duplicates and option order 400, DELETE shape',
-    level: 'decision',
-    writes: true,
-    async run (ctx) {
-      await keepCommands(ctx)
-      const first = await syncOk(ctx, [{ name: 'a15' }], 'registering /a15')
-      const before = (await listCommands(ctx)).find((c) => c.name === 'a15')
-      if (before === undefined) fail('GET /commands lists /a15', '/a15', first)
-      checkListed(before, { name: 'a15' }, 'a command given no right, options or community')
-      const list: CommandInput[] = [{ name: 'a15', options: [{ name: 'who' }, { name: 'why', optional: true, description: 'a reason' }] }, { name: 'b15', right: 'speak', description: 'two' }]
-      const second = await syncOk(ctx, list, 'a second sync')
-      const listed = await listCommands(ctx)
-      expectThat(isDeepStrictEqual(first.json?.commands, [before]) && isDeepStrictEqual(second.json?.commands, listed), 'PUT answers {"commands": Command[]} as GET does', listed, second.json)
-      compareListing(listed, { registered: new Map(list.map((c) => [c.name, c])), ids: new Map([['a15', before.id]]) }, 'after the second sync')
-      const refused: Array<[string, unknown[]]> = [
-        ['a name given twice', [{ name: 'dup15' }, { name: 'dup15' }]],
-        ['a required option after an optional one', [{ name: 'ord15', options: [{ name: 'a', optional: true }, { name: 'b' }] }]],
-        ['an option name off the pattern', [{ name: 'opt15', options: [{ name: 'Bad Name' }] }]],
-        ['an option name given twice', [{ name: 'opt15', options: [{ name: 'o' }, { name: 'o', optional: true }] }]]
-      ]
-      for (const [what, commands] of refused) {
-        expectOrbError(await sync(ctx, commands), 400, `PUT /commands with ${what}`)
-        expectEqual(namesOf(globals(await listCommands(ctx))), ['a15', 'b15'], `${what}: nothing changed`)
-      }
-      expectOrbError(await ctx.client.request({ method: 'DELETE', path: COMMANDS }), 400, 'DELETE /commands without name')
-      const removed = await ctx.client.request({ method: 'DELETE', path: COMMANDS, query: { name: 'b15' } })
-      expectThat(removed.status === 200 && isDeepStrictEqual(removed.json, { ok: true, name: 'b15' }), 'DELETE answers {"ok": true, "name": …}', '200 {"ok":true,"name":"b15"}', `${removed.status} ${removed.text}`)
-    }
-  })
 ]

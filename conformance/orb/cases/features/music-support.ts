@@ -11,19 +11,46 @@ import { MUSIC, wrongType } from './support.js'
  * any player looks like, and bad bodies and args.
  */
 
-const MUSIC_ACTIONS = ['add', 'play', 'pause', 'next', 'back', 'jump', 'remove', 'seek', 'volume', 'loop', 'shuffle', 'clear', 'state']
+const MUSIC_ACTIONS = [
+  'add',
+  'play',
+  'pause',
+  'next',
+  'back',
+  'jump',
+  'remove',
+  'seek',
+  'volume',
+  'loop',
+  'shuffle',
+  'clear',
+  'state'
+]
 export const LOOPS = ['off', 'one', 'all']
 export const PLAYER_KEYS = ['channel', 'current', 'loop', 'playing', 'position', 'queue', 'shuffle', 'volume']
 export const TRACK_KEYS = ['addedBy', 'duration', 'id', 'title', 'url']
-export const TRACK_TEXTS = ['lofi beats', 'Bach cello suite no 1', 'https://example.com/music/night-drive.mp3', 'https://tracks.example.org/a/b/sunrise_theme.ogg']
+export const TRACK_TEXTS = [
+  'lofi beats',
+  'Bach cello suite no 1',
+  'https://example.com/music/night-drive.mp3',
+  'https://tracks.example.org/a/b/sunrise_theme.ogg'
+]
 
-export const act = (ctx: OrbContext, ch: string, action: string, arg?: unknown, as: Speaker = 'full'): Promise<OrbReply> =>
+export const act = (
+  ctx: OrbContext,
+  ch: string,
+  action: string,
+  arg?: unknown,
+  as: Speaker = 'full'
+): Promise<OrbReply> =>
   ctx.client.post(MUSIC, arg === undefined ? { channel: ch, action } : { channel: ch, action, arg }, as)
 
 export async function player (ctx: OrbContext, ch: string, as: Speaker = 'full'): Promise<any> {
   const reply = await ctx.client.get(MUSIC, { channel: ch }, as)
   const body = expectOk(reply, `GET /music?channel=${ch}`)
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) fail('GET /music answers the player', 'a JSON object', reply)
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    fail('GET /music answers the player', 'a JSON object', reply)
+  }
   return body
 }
 
@@ -36,12 +63,18 @@ export async function player (ctx: OrbContext, ch: string, as: Speaker = 'full')
  */
 export async function keepPlayer (ctx: OrbContext, ch: string): Promise<any> {
   const before = await player(ctx, ch)
-  const queue = Array.isArray(before.queue) ? before.queue as any[] : undefined
-  const idle = queue !== undefined && queue.length === 0 && before.playing !== true && (before.current === null || before.current === undefined)
+  const queue = Array.isArray(before.queue) ? (before.queue as any[]) : undefined
+  const idle =
+    queue !== undefined &&
+    queue.length === 0 &&
+    before.playing !== true &&
+    (before.current === null || before.current === undefined)
   if (!idle && (ctx.control === undefined || ctx.client.target.controlled === undefined)) {
-    throw new CaseSkip(queue === undefined
-      ? 'the room\'s player names no queue (ORB-A17): the case cannot tell whether it is in use, so it leaves it alone'
-      : 'the room\'s player is in use (it holds tracks): the case would change what the room listens to')
+    throw new CaseSkip(
+      queue === undefined
+        ? "the room's player names no queue (ORB-A17): the case cannot tell whether it is in use, so it leaves it alone"
+        : "the room's player is in use (it holds tracks): the case would change what the room listens to"
+    )
   }
   ctx.cleanup(async () => {
     await act(ctx, ch, 'clear')
@@ -78,7 +111,14 @@ async function addBack (ctx: OrbContext, ch: string, track: any): Promise<void> 
  */
 export function samePlayer (a: unknown, b: unknown, virtual: boolean): boolean {
   if (virtual) return isDeepStrictEqual(a, b)
-  const blur = (v: unknown): unknown => typeof v === 'number' ? 0 : Array.isArray(v) ? v.map(blur) : typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, blur(x)])) : v
+  const blur = (v: unknown): unknown =>
+    typeof v === 'number'
+      ? 0
+      : Array.isArray(v)
+        ? v.map(blur)
+        : typeof v === 'object' && v !== null
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, blur(x)]))
+          : v
   return isDeepStrictEqual(blur(a), blur(b))
 }
 
@@ -88,33 +128,93 @@ export async function controlPlayer (ctx: OrbContext, ch: string): Promise<any> 
   return (state.music?.players as any[] | undefined)?.find((p) => p.channel === ch)
 }
 
-/** ORB-A17: the player's shape; and what any sane player holds (a current track inside the queue, nothing playing without one). */
+/**
+ * ORB-A17: the player's shape; and what any sane player holds (a current track inside the queue, nothing playing
+ * without one).
+ */
 export function checkPlayer (p: any, ch: string, what: string): void {
-  const ok = typeof p === 'object' && p !== null && p.channel === ch && typeof p.playing === 'boolean' && typeof p.position === 'number' && p.position >= 0 &&
-    Number.isInteger(p.volume) && p.volume >= 0 && p.volume <= 100 && LOOPS.includes(p.loop) && typeof p.shuffle === 'boolean' &&
-    Array.isArray(p.queue) && p.queue.every((t: any) => typeof t?.id === 'string' && typeof t.duration === 'number' && t.duration > 0) &&
+  const ok =
+    typeof p === 'object' &&
+    p !== null &&
+    p.channel === ch &&
+    typeof p.playing === 'boolean' &&
+    typeof p.position === 'number' &&
+    p.position >= 0 &&
+    Number.isInteger(p.volume) &&
+    p.volume >= 0 &&
+    p.volume <= 100 &&
+    LOOPS.includes(p.loop) &&
+    typeof p.shuffle === 'boolean' &&
+    Array.isArray(p.queue) &&
+    p.queue.every((t: any) => typeof t?.id === 'string' && typeof t.duration === 'number' && t.duration > 0) &&
     (p.current === null || (Number.isInteger(p.current) && p.current >= 0 && p.current < p.queue.length))
-  if (!ok) throw new CaseFailure(`${what}: not a player as ORB-A17 gives it`, '{channel, playing, position, volume 0..100, loop, shuffle, current (an index or null), queue}', p)
-  if (p.current === null && p.playing) throw new CaseFailure(`${what}: playing with nothing current`, 'playing false when current is null', p)
-  if (p.current !== null && p.position >= p.queue[p.current].duration) throw new CaseFailure(`${what}: the position is past the current track's end`, `below ${String(p.queue[p.current].duration)}`, p.position)
+  if (!ok) {
+    throw new CaseFailure(
+      `${what}: not a player as ORB-A17 gives it`,
+      '{channel, playing, position, volume 0..100, loop, shuffle, current (an index or null), queue}',
+      p
+    )
+  }
+  if (p.current === null && p.playing) {
+    throw new CaseFailure(`${what}: playing with nothing current`, 'playing false when current is null', p)
+  }
+  if (p.current !== null && p.position >= p.queue[p.current].duration) {
+    throw new CaseFailure(
+      `${what}: the position is past the current track's end`,
+      `below ${String(p.queue[p.current].duration)}`,
+      p.position
+    )
+  }
 }
 
-export const invalidMusicBody = (ch: string): fc.Arbitrary<unknown> => fc.oneof(
-  fc.constantFrom(...MUSIC_ACTIONS).map((action) => ({ action })),
-  fc.constant({ channel: ch }),
-  fc.string({ maxLength: 12 }).filter((a) => !MUSIC_ACTIONS.includes(a)).map((action) => ({ channel: ch, action })),
-  fc.constantFrom('PLAY', 'skip', 'stop', ' play', 'queue').map((action) => ({ channel: ch, action })),
-  fc.tuple(wrongType, fc.constantFrom(...MUSIC_ACTIONS)).map(([channel, action]) => ({ channel, action })),
-  wrongType.map((action) => ({ channel: ch, action })),
-  fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.constant(null), fc.array(fc.string({ maxLength: 3 }), { maxLength: 2 }))
-)
+export const invalidMusicBody = (ch: string): fc.Arbitrary<unknown> =>
+  fc.oneof(
+    fc.constantFrom(...MUSIC_ACTIONS).map((action) => ({ action })),
+    fc.constant({ channel: ch }),
+    fc
+      .string({ maxLength: 12 })
+      .filter((a) => !MUSIC_ACTIONS.includes(a))
+      .map((action) => ({ channel: ch, action })),
+    fc.constantFrom('PLAY', 'skip', 'stop', ' play', 'queue').map((action) => ({ channel: ch, action })),
+    fc.tuple(wrongType, fc.constantFrom(...MUSIC_ACTIONS)).map(([channel, action]) => ({ channel, action })),
+    wrongType.map((action) => ({ channel: ch, action })),
+    fc.oneof(
+      fc.integer(),
+      fc.string({ maxLength: 8 }),
+      fc.constant(null),
+      fc.array(fc.string({ maxLength: 3 }), { maxLength: 2 })
+    )
+  )
 
 /** ORB-A17's bad args; `n` is the queue's length. */
-export const badMusicArg = (n: number): fc.Arbitrary<[string, unknown]> => fc.oneof(
-  fc.oneof(fc.integer({ min: 101, max: 1e6 }), fc.integer({ min: -1e6, max: -1 }), fc.constantFrom(50.5, '50', null, true)).map((v): [string, unknown] => ['volume', v]),
-  fc.oneof(fc.integer({ min: -1e6, max: -1 }), fc.constantFrom(-0.5, 'x', null, true)).map((v): [string, unknown] => ['seek', v]),
-  fc.oneof(fc.string({ maxLength: 8 }).filter((l) => !LOOPS.includes(l)), fc.constantFrom(1, null, true)).map((v): [string, unknown] => ['loop', v]),
-  fc.constantFrom('yes', 1, 0, 'true', [] as unknown).map((v): [string, unknown] => ['shuffle', v]),
-  fc.tuple(fc.constantFrom('jump', 'remove'), fc.oneof(fc.integer({ min: n, max: n + 100 }), fc.integer({ min: -100, max: -1 }), fc.constantFrom(0.5, '0', null))).map(([a, v]): [string, unknown] => [a, v]),
-  fc.constantFrom(undefined, '', 42, null).map((v): [string, unknown] => ['add', v])
-)
+export const badMusicArg = (n: number): fc.Arbitrary<[string, unknown]> =>
+  fc.oneof(
+    fc
+      .oneof(
+        fc.integer({ min: 101, max: 1e6 }),
+        fc.integer({ min: -1e6, max: -1 }),
+        fc.constantFrom(50.5, '50', null, true)
+      )
+      .map((v): [string, unknown] => ['volume', v]),
+    fc
+      .oneof(fc.integer({ min: -1e6, max: -1 }), fc.constantFrom(-0.5, 'x', null, true))
+      .map((v): [string, unknown] => ['seek', v]),
+    fc
+      .oneof(
+        fc.string({ maxLength: 8 }).filter((l) => !LOOPS.includes(l)),
+        fc.constantFrom(1, null, true)
+      )
+      .map((v): [string, unknown] => ['loop', v]),
+    fc.constantFrom('yes', 1, 0, 'true', [] as unknown).map((v): [string, unknown] => ['shuffle', v]),
+    fc
+      .tuple(
+        fc.constantFrom('jump', 'remove'),
+        fc.oneof(
+          fc.integer({ min: n, max: n + 100 }),
+          fc.integer({ min: -100, max: -1 }),
+          fc.constantFrom(0.5, '0', null)
+        )
+      )
+      .map(([a, v]): [string, unknown] => [a, v]),
+    fc.constantFrom(undefined, '', 42, null).map((v): [string, unknown] => ['add', v])
+  )

@@ -5,7 +5,19 @@ import { expectEqual, expectOk, expectOrbError, expectThat } from '../../expect.
 import { channel } from '../../support.js'
 import type { OrbBotClient, Speaker } from '../../transport.js'
 import { MusicAct, musicCommands, toModel, type MusicModel, type MusicReal } from './music-model.js'
-import { act, badMusicArg, checkPlayer, controlPlayer, invalidMusicBody, keepPlayer, player, PLAYER_KEYS, samePlayer, TRACK_KEYS, TRACK_TEXTS } from './music-support.js'
+import {
+  act,
+  badMusicArg,
+  checkPlayer,
+  controlPlayer,
+  invalidMusicBody,
+  keepPlayer,
+  player,
+  PLAYER_KEYS,
+  samePlayer,
+  TRACK_KEYS,
+  TRACK_TEXTS
+} from './music-support.js'
 import { helperApp, memberOf, MUSIC, strict, withoutScope, type Case } from './support.js'
 
 /*
@@ -23,10 +35,18 @@ export const musicCases: Case[] = [
       await keepPlayer(ctx, ch)
       const ok = await act(ctx, ch, 'state')
       const body = expectOk(ok, 'action state')
-      expectThat(typeof body === 'object' && body !== null && !Array.isArray(body), 'the 200 is the player', 'a JSON object', body)
-      await fc.assert(fc.asyncProperty(invalidMusicBody(ch), async (b) => {
-        expectOrbError(await ctx.client.post(MUSIC, b), 400, `POST /music with ${JSON.stringify(b)}`)
-      }), ctx.fc())
+      expectThat(
+        typeof body === 'object' && body !== null && !Array.isArray(body),
+        'the 200 is the player',
+        'a JSON object',
+        body
+      )
+      await fc.assert(
+        fc.asyncProperty(invalidMusicBody(ch), async (b) => {
+          expectOrbError(await ctx.client.post(MUSIC, b), 400, `POST /music with ${JSON.stringify(b)}`)
+        }),
+        ctx.fc()
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -43,23 +63,42 @@ export const musicCases: Case[] = [
       const after = await player(ctx, ch)
       // The spec gives the player no shape: GET shows what the room has queued, so the add shows in it, as the add's
       // own reply (the player) has it.
-      expectThat(!isDeepStrictEqual(after, before), 'GET shows what the room has queued: the added track changed it', 'a player other than before the add', after)
+      expectThat(
+        !isDeepStrictEqual(after, before),
+        'GET shows what the room has queued: the added track changed it',
+        'a player other than before the add',
+        after
+      )
       expectThat(samePlayer(after, added, virtual), 'GET shows the player the add answered', added, after)
       // ORB-A17: the queue holds one more track, the one added.
-      if (strict()) expectThat(Array.isArray(after.queue) && after.queue.length === (before.queue?.length ?? 0) + 1 && isDeepStrictEqual(after.queue, added.queue), 'the queue has the added track (ORB-A17)', added.queue, after.queue)
+      if (strict()) {
+        expectThat(
+          Array.isArray(after.queue) &&
+            after.queue.length === (before.queue?.length ?? 0) + 1 &&
+            isDeepStrictEqual(after.queue, added.queue),
+          'the queue has the added track (ORB-A17)',
+          added.queue,
+          after.queue
+        )
+      }
     }
   }),
   defineCase<OrbBotClient>({
     id: 'ORB-083',
-    title: 'the player is the room\'s: another app\'s and members\' view shows the app\'s change, GET reflects it, state changes nothing',
+    title:
+      "the player is the room's: another app's and members' view shows the app's change, GET reflects it, state changes nothing",
     level: 'required',
     writes: true,
     async run (ctx) {
       const ch = channel(ctx, 'voice')
       await keepPlayer(ctx, ch)
       const virtual = await ctx.virtualTime()
-      const same = (got: unknown, want: unknown, what: string): void => expectThat(samePlayer(got, want, virtual), what, want, got)
-      const added = expectOk(await act(ctx, ch, 'add', 'https://example.com/music/shared-room.mp3'), 'the full app adds a track')
+      const same = (got: unknown, want: unknown, what: string): void =>
+        expectThat(samePlayer(got, want, virtual), what, want, got)
+      const added = expectOk(
+        await act(ctx, ch, 'add', 'https://example.com/music/shared-room.mp3'),
+        'the full app adds a track'
+      )
       same(await player(ctx, ch), added, 'GET reflects the add')
       const stated = expectOk(await act(ctx, ch, 'state'), 'action state')
       same(stated, added, 'state answers the player as it was')
@@ -69,9 +108,12 @@ export const musicCases: Case[] = [
         return
       }
       const other = await helperApp(ctx, 'music2', ['music'], ['connect'], [ch])
-      expectEqual(await player(ctx, ch, other.as), added, 'another app in the room sees the full app\'s queue')
-      const changed = expectOk(await act(ctx, ch, 'volume', added.volume === 37 ? 38 : 37, other.as), 'the other app sets the volume')
-      expectEqual(await player(ctx, ch), changed, 'the full app sees the other app\'s change')
+      expectEqual(await player(ctx, ch, other.as), added, "another app in the room sees the full app's queue")
+      const changed = expectOk(
+        await act(ctx, ch, 'volume', added.volume === 37 ? 38 : 37, other.as),
+        'the other app sets the volume'
+      )
+      expectEqual(await player(ctx, ch), changed, "the full app sees the other app's change")
       expectEqual(await controlPlayer(ctx, ch), changed, 'members see the same player')
     }
   }),
@@ -134,18 +176,40 @@ export const musicCases: Case[] = [
       for (const text of TRACK_TEXTS.slice(1, 3)) expectOk(await act(ctx, ch, 'add', text), `adding ${text}`)
       expectOk(await act(ctx, ch, 'pause'), 'pause')
       const p = await player(ctx, ch)
-      expectEqual(Object.keys(p).sort(), PLAYER_KEYS, 'the player\'s fields')
+      expectEqual(Object.keys(p).sort(), PLAYER_KEYS, "the player's fields")
       checkPlayer(p, ch, 'the player')
-      expectEqual(p.queue.map((t: any) => Object.keys(t).sort()), [TRACK_KEYS, TRACK_KEYS], 'each queued track\'s fields')
-      expectThat(p.queue.every((t: any) => t.addedBy === member && typeof t.title === 'string' && typeof t.url === 'string' && Number.isInteger(t.duration)), 'tracks name a title, url, whole-second duration and the member who added them', member, p.queue)
+      expectEqual(
+        p.queue.map((t: any) => Object.keys(t).sort()),
+        [TRACK_KEYS, TRACK_KEYS],
+        "each queued track's fields"
+      )
+      expectThat(
+        p.queue.every(
+          (t: any) =>
+            t.addedBy === member &&
+            typeof t.title === 'string' &&
+            typeof t.url === 'string' &&
+            Number.isInteger(t.duration)
+        ),
+        'tracks name a title, url, whole-second duration and the member who added them',
+        member,
+        p.queue
+      )
       expectEqual(p.queue[1].url, TRACK_TEXTS[2], 'a track added by URL keeps it')
-      await fc.assert(fc.asyncProperty(badMusicArg(p.queue.length), async ([action, arg]) => {
-        expectOrbError(await act(ctx, ch, action, arg), 400, `${action} with arg ${JSON.stringify(arg)}`)
-        expectEqual(await player(ctx, ch), p, `${action} with a bad arg changed nothing`)
-      }), ctx.fc())
+      await fc.assert(
+        fc.asyncProperty(badMusicArg(p.queue.length), async ([action, arg]) => {
+          expectOrbError(await act(ctx, ch, action, arg), 400, `${action} with arg ${JSON.stringify(arg)}`)
+          expectEqual(await player(ctx, ch), p, `${action} with a bad arg changed nothing`)
+        }),
+        ctx.fc()
+      )
       const toggled = expectOk(await act(ctx, ch, 'shuffle'), 'shuffle without arg')
       expectEqual(toggled.shuffle, !p.shuffle, 'shuffle without arg toggles')
-      expectEqual(expectOk(await act(ctx, ch, 'shuffle'), 'shuffle without arg again').shuffle, p.shuffle, 'and toggles back')
+      expectEqual(
+        expectOk(await act(ctx, ch, 'shuffle'), 'shuffle without arg again').shuffle,
+        p.shuffle,
+        'and toggles back'
+      )
       expectOrbError(await act(ctx, ctx.client.target.channels.text, 'state'), 400, 'music on a text channel')
       expectOrbError(await act(ctx, 'ch_orbtest_no_such_channel', 'state'), 404, 'music on an unknown channel')
     }

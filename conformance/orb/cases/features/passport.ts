@@ -11,16 +11,24 @@ import { PASSPORT, withoutScope, type Case } from './support.js'
  */
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
-const passport = (ctx: OrbContext, query: Record<string, string | number | undefined>, as: Speaker = 'full'): Promise<OrbReply> => ctx.client.get(PASSPORT, query, as)
+const passport = (
+  ctx: OrbContext,
+  query: Record<string, string | number | undefined>,
+  as: Speaker = 'full'
+): Promise<OrbReply> => ctx.client.get(PASSPORT, query, as)
 
 /** An address and kind with evidence, and its count: the config's, else the first candidate with some. */
-async function knownEvidence (ctx: OrbContext): Promise<{ address: string, kind: string, count: number }> {
+async function knownEvidence (ctx: OrbContext): Promise<{ address: string; kind: string; count: number }> {
   const t = ctx.client.target
-  const candidates: Array<{ address: string, kind: string }> = t.passport === undefined ? [] : [t.passport]
+  const candidates: Array<{ address: string; kind: string }> = t.passport === undefined ? [] : [t.passport]
   if (ctx.control !== undefined) {
     const state = await ctx.control.orbState()
-    const addresses = (state.members as any[] | undefined ?? []).map((m) => m.address).filter((a): a is string => typeof a === 'string' && ADDRESS.test(a))
-    for (const address of [`0x${'1'.repeat(40)}`, `0x${'2'.repeat(40)}`, ...addresses]) for (const kind of ['builder', 'human']) candidates.push({ address, kind })
+    const addresses = ((state.members as any[] | undefined) ?? [])
+      .map((m) => m.address)
+      .filter((a): a is string => typeof a === 'string' && ADDRESS.test(a))
+    for (const address of [`0x${'1'.repeat(40)}`, `0x${'2'.repeat(40)}`, ...addresses]) {
+      for (const kind of ['builder', 'human']) candidates.push({ address, kind })
+    }
   } else if (candidates.length === 0) {
     candidates.push({ address: `0x${'1'.repeat(40)}`, kind: 'human' })
   }
@@ -88,13 +96,25 @@ export const passportCases: Case[] = [
       }
       const { control } = controlled(ctx)
       const was = (await control.orbState()).chain?.available !== false
-      ctx.cleanup(async () => { await control.setChain(was) })
+      ctx.cleanup(async () => {
+        await control.setChain(was)
+      })
       await control.setChain(false)
       const unknown = expectOk(await passport(ctx, query), 'passport with the chain unavailable')
-      expectThat(unknown.count === null && unknown.holds === null, 'with the chain unavailable: count and holds null, never false', '{count: null, holds: null}', unknown)
+      expectThat(
+        unknown.count === null && unknown.holds === null,
+        'with the chain unavailable: count and holds null, never false',
+        '{count: null, holds: null}',
+        unknown
+      )
       await control.setChain(true)
       const back = expectOk(await passport(ctx, query), 'passport with the chain back')
-      expectThat(back.count === body.count && back.holds === body.holds, 'with the chain back: the answer as before', body, back)
+      expectThat(
+        back.count === body.count && back.holds === body.holds,
+        'with the chain back: the answer as before',
+        body,
+        back
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -106,14 +126,30 @@ export const passportCases: Case[] = [
       ctx.note(`${kind} evidence of ${address}: ${count}`)
       // A count of 0 (or 999 and more) holds false (true) for every minimum: a server ignoring minimum looks the same.
       if (count === 0 || count >= 999) {
-        throw new CaseSkip(`no evidence to tell holds from minimum: ${kind} of ${address} counts ${count}${ctx.client.target.passport === undefined ? ' (name an address and kind with evidence in the config: passport)' : ''}`)
+        throw new CaseSkip(
+          `no evidence to tell holds from minimum: ${kind} of ${address} counts ${count}${ctx.client.target.passport === undefined ? ' (name an address and kind with evidence in the config: passport)' : ''}`
+        )
       }
       const check = async (minimum: number): Promise<void> => {
-        const body = expectOk(await passport(ctx, { server: ctx.client.target.community, address, kind, minimum }), `passport minimum ${minimum}`)
-        expectThat(body.count === count && body.holds === (count >= minimum), `minimum ${minimum} against a count of ${count}`, { count, holds: count >= minimum }, { count: body.count, holds: body.holds })
+        const body = expectOk(
+          await passport(ctx, { server: ctx.client.target.community, address, kind, minimum }),
+          `passport minimum ${minimum}`
+        )
+        expectThat(
+          body.count === count && body.holds === (count >= minimum),
+          `minimum ${minimum} against a count of ${count}`,
+          { count, holds: count >= minimum },
+          { count: body.count, holds: body.holds }
+        )
       }
       for (const minimum of [1, count, count + 1, 999].filter((m) => m >= 1 && m <= 999)) await check(minimum)
-      await fc.assert(fc.asyncProperty(fc.oneof(fc.integer({ min: 1, max: 999 }), fc.integer({ min: 1, max: Math.min(999, count + 3) })), check), ctx.fc())
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(fc.integer({ min: 1, max: 999 }), fc.integer({ min: 1, max: Math.min(999, count + 3) })),
+          check
+        ),
+        ctx.fc()
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -122,7 +158,11 @@ export const passportCases: Case[] = [
     level: 'required',
     async run (ctx) {
       const as = await withoutScope(ctx, 'passport')
-      expectOrbError(await passport(ctx, { server: ctx.client.target.community, address: `0x${'1'.repeat(40)}`, kind: 'human' }, as), 403, 'GET /passport without the passport scope')
+      expectOrbError(
+        await passport(ctx, { server: ctx.client.target.community, address: `0x${'1'.repeat(40)}`, kind: 'human' }, as),
+        403,
+        'GET /passport without the passport scope'
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -133,17 +173,63 @@ export const passportCases: Case[] = [
       const t = ctx.client.target
       const { address, kind, count } = await knownEvidence(ctx)
       const body = expectOk(await passport(ctx, { server: t.community, address, kind }), 'passport without minimum')
-      const want = { server: t.community, address: typeof body.address === 'string' && body.address.toLowerCase() === address.toLowerCase() ? body.address : address, kind, minimum: 1, count, holds: count >= 1 }
-      expectThat(isDeepStrictEqual(body, want), 'the reply is {server, address, kind, minimum (default 1), count, holds}', want, body)
-      for (const variant of [`0x${address.slice(2).toUpperCase()}`, address.toLowerCase()]) {
-        expectEqual(expectOk(await passport(ctx, { server: t.community, address: variant, kind }), `passport for ${variant}`).count, count, `${variant}: the same count whatever the case`)
+      const want = {
+        server: t.community,
+        address:
+          typeof body.address === 'string' && body.address.toLowerCase() === address.toLowerCase()
+            ? body.address
+            : address,
+        kind,
+        minimum: 1,
+        count,
+        holds: count >= 1
       }
-      const unknown = expectOk(await passport(ctx, { server: t.community, address, kind: `orbtest-unknown-${ctx.uid('kind')}` }), 'passport for an unknown kind')
-      expectThat(unknown.count === 0 && unknown.holds === false, 'an unknown kind: count 0, holds false', { count: 0, holds: false }, unknown)
-      const nobody = expectOk(await passport(ctx, { server: t.community, address: `0x${'7e'.repeat(20)}`, kind }), 'passport for an address of nobody here')
-      expectThat(nobody.count === 0 && nobody.holds === false, 'an address of no member: count 0, holds false', { count: 0, holds: false }, nobody)
-      expectOrbError(await passport(ctx, { server: 'srv_orbtest_no_such_community', address, kind }), 404, 'passport for an unknown community')
-      if (t.otherCommunity !== undefined) expectOrbError(await passport(ctx, { server: t.otherCommunity, address, kind }), 404, 'passport for a community that did not install the app (ORB-A08)')
+      expectThat(
+        isDeepStrictEqual(body, want),
+        'the reply is {server, address, kind, minimum (default 1), count, holds}',
+        want,
+        body
+      )
+      for (const variant of [`0x${address.slice(2).toUpperCase()}`, address.toLowerCase()]) {
+        expectEqual(
+          expectOk(await passport(ctx, { server: t.community, address: variant, kind }), `passport for ${variant}`)
+            .count,
+          count,
+          `${variant}: the same count whatever the case`
+        )
+      }
+      const unknown = expectOk(
+        await passport(ctx, { server: t.community, address, kind: `orbtest-unknown-${ctx.uid('kind')}` }),
+        'passport for an unknown kind'
+      )
+      expectThat(
+        unknown.count === 0 && unknown.holds === false,
+        'an unknown kind: count 0, holds false',
+        { count: 0, holds: false },
+        unknown
+      )
+      const nobody = expectOk(
+        await passport(ctx, { server: t.community, address: `0x${'7e'.repeat(20)}`, kind }),
+        'passport for an address of nobody here'
+      )
+      expectThat(
+        nobody.count === 0 && nobody.holds === false,
+        'an address of no member: count 0, holds false',
+        { count: 0, holds: false },
+        nobody
+      )
+      expectOrbError(
+        await passport(ctx, { server: 'srv_orbtest_no_such_community', address, kind }),
+        404,
+        'passport for an unknown community'
+      )
+      if (t.otherCommunity !== undefined) {
+        expectOrbError(
+          await passport(ctx, { server: t.otherCommunity, address, kind }),
+          404,
+          'passport for a community that did not install the app (ORB-A08)'
+        )
+      }
     }
   })
 ]

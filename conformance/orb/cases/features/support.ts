@@ -28,11 +28,24 @@ export async function memberOf (ctx: OrbContext): Promise<string> {
  * An app of the case's own, made through the control API with `scopes` and installed in the community with `rights`
  * on `channels`; deleted when the case ends. Its token is known to the client, so no report shows it.
  */
-export async function helperApp (ctx: OrbContext, label: string, scopes: string[], rights: string[], channels: string[]): Promise<{ as: Speaker, member: string }> {
+export async function helperApp (
+  ctx: OrbContext,
+  label: string,
+  scopes: string[],
+  rights: string[],
+  channels: string[]
+): Promise<{ as: Speaker; member: string }> {
   const { control, target } = controlled(ctx)
-  const created = await control.must('POST', '/control/orb/apps', { id: `app_orbtest_${ctx.uid(label)}`.slice(0, 64), name: `orbtest ${label}`, scopes, rights })
+  const created = await control.must('POST', '/control/orb/apps', {
+    id: `app_orbtest_${ctx.uid(label)}`.slice(0, 64),
+    name: `orbtest ${label}`,
+    scopes,
+    rights
+  })
   ctx.client.secret(created.token)
-  ctx.cleanup(async () => { await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(created.id)}?messages=delete`) })
+  ctx.cleanup(async () => {
+    await control.call('DELETE', `/control/orb/apps/${encodeURIComponent(created.id)}?messages=delete`)
+  })
   await control.install(target.community, created.id, { role: { name: `orbtest ${label}`, rights }, channels })
   return { as: { token: created.token }, member: created.member }
 }
@@ -50,7 +63,9 @@ export async function withoutScope (ctx: OrbContext, scope: string): Promise<Spe
   const t = ctx.client.target
   const scopes = ['messages:read', 'messages:write', 'voice', 'music', 'passport'].filter((s) => s !== scope)
   const channels = [t.channels.text, ...(t.channels.voice === undefined ? [] : [t.channels.voice])]
-  return (await helperApp(ctx, `no-${scope.replace(':', '-')}`, scopes, ['send_messages', 'connect', 'speak'], channels)).as
+  return (
+    await helperApp(ctx, `no-${scope.replace(':', '-')}`, scopes, ['send_messages', 'connect', 'speak'], channels)
+  ).as
 }
 
 /** The install of the full app in the community as the control API shows it, and a cleanup that puts it back. */
@@ -58,10 +73,25 @@ export async function keepInstall (ctx: OrbContext): Promise<any> {
   const { control, target } = controlled(ctx)
   const state = await control.orbState()
   const install = (state.installs as any[]).find((i) => i.server === target.community && i.app === target.full.id)
-  if (install === undefined) throw new CaseFailure('the control state shows the full app installed', 'an install', 'none')
-  ctx.cleanup(async () => { await control.install(target.community, target.full.id!, { role: install.role, channels: install.channels, hidden: install.hidden, channelRights: install.channelRights }) })
+  if (install === undefined) {
+    throw new CaseFailure('the control state shows the full app installed', 'an install', 'none')
+  }
+  ctx.cleanup(async () => {
+    await control.install(target.community, target.full.id!, {
+      role: install.role,
+      channels: install.channels,
+      hidden: install.hidden,
+      channelRights: install.channelRights
+    })
+  })
   return install
 }
 
 /** A JSON value that is no string, for the invalid-body generators: where a field wants a string. */
-export const wrongType = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { minLength: 1, maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 }))
+export const wrongType = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { minLength: 1, maxLength: 2 }),
+  fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 })
+)

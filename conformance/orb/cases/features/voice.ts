@@ -5,7 +5,19 @@ import { expectEqual, expectOk, expectOrbError, expectThat } from '../../expect.
 import { channel, controlled, fail } from '../../support.js'
 import type { OrbBotClient, OrbReply } from '../../transport.js'
 import { keepInstall, memberOf, MUSIC, strict, withoutScope, type Case } from './support.js'
-import { expectSeat, invalidVoiceBody, join, jwtClaims, jwtsIn, nowMs, roster, seated, voice, voiceSeats, voiceServer } from './voice-support.js'
+import {
+  expectSeat,
+  invalidVoiceBody,
+  join,
+  jwtClaims,
+  jwtsIn,
+  nowMs,
+  roster,
+  seated,
+  voice,
+  voiceSeats,
+  voiceServer
+} from './voice-support.js'
 
 /*
  * Voice (ORB-073..080, ORB-A16) and ORB-A08's voice rows.
@@ -32,9 +44,21 @@ export const voiceCases: Case[] = [
     level: 'required',
     async run (ctx) {
       const ch = channel(ctx, 'voice')
-      const bodies = [{ action: 'join' }, { action: 'join', call: 'call_1' }, { action: 'roster' }, { action: 'roster', call: 'call_1' },
-        { action: 'heartbeat', speaking: false }, { action: 'heartbeat', channel: ch }, { action: 'leave' }, { action: 'leave', channel: ch }, { action: 'grant' }, { action: 'grant', channel: ch }]
-      for (const body of bodies) expectOrbError(await voice(ctx, body), 400, `POST /voice ${JSON.stringify(body)}`, { decided: true })
+      const bodies = [
+        { action: 'join' },
+        { action: 'join', call: 'call_1' },
+        { action: 'roster' },
+        { action: 'roster', call: 'call_1' },
+        { action: 'heartbeat', speaking: false },
+        { action: 'heartbeat', channel: ch },
+        { action: 'leave' },
+        { action: 'leave', channel: ch },
+        { action: 'grant' },
+        { action: 'grant', channel: ch }
+      ]
+      for (const body of bodies) {
+        expectOrbError(await voice(ctx, body), 400, `POST /voice ${JSON.stringify(body)}`, { decided: true })
+      }
     }
   }),
   defineCase<OrbBotClient>({
@@ -48,10 +72,17 @@ export const voiceCases: Case[] = [
       const member = await memberOf(ctx)
       const { capacity, taken } = await voiceSeats(ctx, ch)
       if (taken === 0) throw new CaseSkip(`nobody sits in ${ch} to fill it (a capacity cannot be 0)`)
-      ctx.cleanup(async () => { await control.setVoice({ capacity: { [ch]: capacity } }) })
+      ctx.cleanup(async () => {
+        await control.setVoice({ capacity: { [ch]: capacity } })
+      })
       await control.setVoice({ capacity: { [ch]: taken } })
       // ORB-075 names 409 after ORB-A16: a required run accepts another 4xx refusal.
-      expectOrbError(await voice(ctx, { action: 'join', channel: ch }), 409, `joining ${ch} with ${taken} of ${taken} seats taken`, { decided: true })
+      expectOrbError(
+        await voice(ctx, { action: 'join', channel: ch }),
+        409,
+        `joining ${ch} with ${taken} of ${taken} seats taken`,
+        { decided: true }
+      )
       expectEqual((await voiceSeats(ctx, ch)).taken, taken, 'the refused join took no seat: the seats taken')
       await expectSeat(ctx, ch, member, false, 'the refused join took no seat')
       await control.setVoice({ capacity: { [ch]: capacity } })
@@ -107,21 +138,54 @@ export const voiceCases: Case[] = [
       const tokens = jwtsIn(body)
       for (const { claims } of tokens) {
         const from = claims.iat ?? claims.nbf
-        if (from !== undefined) expectThat(Math.abs(claims.exp! - from - 30) <= 1, 'the granted token is valid for 30 s (exp - iat)', 30, claims.exp! - from)
-        expectThat(Math.abs(claims.exp! * 1000 - now - 30_000) <= slack + 1000, 'the granted token expires 30 s from now (its exp)', `about ${now + 30_000}`, claims.exp! * 1000)
+        if (from !== undefined) {
+          expectThat(
+            Math.abs(claims.exp! - from - 30) <= 1,
+            'the granted token is valid for 30 s (exp - iat)',
+            30,
+            claims.exp! - from
+          )
+        }
+        expectThat(
+          Math.abs(claims.exp! * 1000 - now - 30_000) <= slack + 1000,
+          'the granted token expires 30 s from now (its exp)',
+          `about ${now + 30_000}`,
+          claims.exp! * 1000
+        )
       }
       // ORB-A16: {token, url, expiresAt (ms)}.
       if (strict()) {
-        expectThat(typeof body.token === 'string' && body.token !== '' && typeof body.url === 'string', 'grant answers {token, url, expiresAt} (ORB-A16)', 'a token and a url', body)
-        expectThat(Number.isInteger(body.expiresAt) && Math.abs(body.expiresAt - now - 30_000) <= slack, 'expiresAt is 30 s from now (ORB-A16)', `about ${now + 30_000}`, body.expiresAt)
+        expectThat(
+          typeof body.token === 'string' && body.token !== '' && typeof body.url === 'string',
+          'grant answers {token, url, expiresAt} (ORB-A16)',
+          'a token and a url',
+          body
+        )
+        expectThat(
+          Number.isInteger(body.expiresAt) && Math.abs(body.expiresAt - now - 30_000) <= slack,
+          'expiresAt is 30 s from now (ORB-A16)',
+          `about ${now + 30_000}`,
+          body.expiresAt
+        )
         const claims = jwtClaims(body.token)
-        if (claims?.exp !== undefined) expectThat(Math.abs(claims.exp * 1000 - body.expiresAt) <= 1000, 'the LiveKit token\'s exp matches expiresAt (ORB-A16)', body.expiresAt, claims.exp * 1000)
+        if (claims?.exp !== undefined) {
+          expectThat(
+            Math.abs(claims.exp * 1000 - body.expiresAt) <= 1000,
+            "the LiveKit token's exp matches expiresAt (ORB-A16)",
+            body.expiresAt,
+            claims.exp * 1000
+          )
+        }
       } else if (tokens.length === 0) {
-        ctx.note('the grant reply holds no JWT with an exp: its 30 s validity shows only in ORB-A16\'s expiresAt, held where strict')
+        ctx.note(
+          "the grant reply holds no JWT with an exp: its 30 s validity shows only in ORB-A16's expiresAt, held where strict"
+        )
       }
       if (ctx.control !== undefined) {
         await voiceServer(ctx, false)
-        expectOrbError(await voice(ctx, { action: 'grant', call }), 409, 'grant with no voice server', { decided: true })
+        expectOrbError(await voice(ctx, { action: 'grant', call }), 409, 'grant with no voice server', {
+          decided: true
+        })
       }
     }
   }),
@@ -134,8 +198,14 @@ export const voiceCases: Case[] = [
       const as = await withoutScope(ctx, 'voice')
       // A live call's id where the full app's roster names one (ORB-A16's `call`), so that only the scope is missing.
       const listed = await voice(ctx, { action: 'roster', channel: ch })
-      const call = typeof listed.json?.call === 'string' ? listed.json.call as string : 'call_1'
-      for (const body of [{ action: 'join', channel: ch }, { action: 'roster', channel: ch }, { action: 'heartbeat', call, speaking: false }, { action: 'leave', call }, { action: 'grant', call }]) {
+      const call = typeof listed.json?.call === 'string' ? (listed.json.call as string) : 'call_1'
+      for (const body of [
+        { action: 'join', channel: ch },
+        { action: 'roster', channel: ch },
+        { action: 'heartbeat', call, speaking: false },
+        { action: 'leave', call },
+        { action: 'grant', call }
+      ]) {
         expectOrbError(await voice(ctx, body, as), 403, `${body.action} without the voice scope`)
       }
     }
@@ -150,47 +220,115 @@ export const voiceCases: Case[] = [
       const { call } = await join(ctx, ch)
       if (ctx.control !== undefined) {
         await voiceServer(ctx, false)
-        expectOrbError(await voice(ctx, { action: 'grant', call }), 409, 'grant with no voice server', { decided: true })
+        expectOrbError(await voice(ctx, { action: 'grant', call }), 409, 'grant with no voice server', {
+          decided: true
+        })
       } else {
         const grant = await voice(ctx, { action: 'grant', call })
         if (grant.status === 409) expectOrbError(grant, 409, 'grant with no voice server', { decided: true })
         else ctx.note('this Orb runs a voice server: no 409 to see without the control API')
       }
-      if ((await voice(ctx, { action: 'leave', call })).status !== 200) throw new CaseFailure('leaving the seat', 200, 'not 200')
+      if ((await voice(ctx, { action: 'leave', call })).status !== 200) {
+        throw new CaseFailure('leaving the seat', 200, 'not 200')
+      }
       expectOrbError(await voice(ctx, { action: 'leave', call }), 410, 'leaving twice', { decided: true })
-      expectOrbError(await voice(ctx, { action: 'heartbeat', call, speaking: false }), 410, 'a heartbeat after leaving', { decided: true })
+      expectOrbError(
+        await voice(ctx, { action: 'heartbeat', call, speaking: false }),
+        410,
+        'a heartbeat after leaving',
+        { decided: true }
+      )
     }
   }),
   defineCase<OrbBotClient>({
     id: 'ORB-A16',
-    title: 'voice replies: join, roster (without a seat), heartbeat, leave and grant shapes; a second join keeps the seat; 400 on a text channel',
+    title:
+      'voice replies: join, roster (without a seat), heartbeat, leave and grant shapes; a second join keeps the seat; 400 on a text channel',
     level: 'decision',
     writes: true,
     async run (ctx) {
       const ch = channel(ctx, 'voice')
       const member = await memberOf(ctx)
-      const entryOk = (m: any): boolean => typeof m?.id === 'string' && typeof m.name === 'string' && typeof m.bot === 'boolean' && typeof m.speaking === 'boolean'
+      const entryOk = (m: any): boolean =>
+        typeof m?.id === 'string' &&
+        typeof m.name === 'string' &&
+        typeof m.bot === 'boolean' &&
+        typeof m.speaking === 'boolean'
       const before = await roster(ctx, ch)
-      expectThat(before.channel === ch && (before.call === null || typeof before.call === 'string') && (before.members as any[]).every(entryOk) && !seated(before, member),
-        'roster without a seat: {channel, call, members:[{id,name,bot,speaking}]}', 'that shape, the app not in it', before)
+      expectThat(
+        before.channel === ch &&
+          (before.call === null || typeof before.call === 'string') &&
+          (before.members as any[]).every(entryOk) &&
+          !seated(before, member),
+        'roster without a seat: {channel, call, members:[{id,name,bot,speaking}]}',
+        'that shape, the app not in it',
+        before
+      )
       const joined = (await join(ctx, ch)).body
-      expectThat(typeof joined?.call === 'string' && joined.channel === ch && Array.isArray(joined.members) && joined.members.some((m: any) => m.id === member && m.bot === true),
-        'join answers {call, channel, members} with the app as a bot', 'that shape', joined)
+      expectThat(
+        typeof joined?.call === 'string' &&
+          joined.channel === ch &&
+          Array.isArray(joined.members) &&
+          joined.members.some((m: any) => m.id === member && m.bot === true),
+        'join answers {call, channel, members} with the app as a bot',
+        'that shape',
+        joined
+      )
       const again = await voice(ctx, { action: 'join', channel: ch })
-      expectThat(again.status === 200 && again.json?.call === joined.call, 'a second join returns the same seat', joined.call, `${again.status} ${again.text}`)
+      expectThat(
+        again.status === 200 && again.json?.call === joined.call,
+        'a second join returns the same seat',
+        joined.call,
+        `${again.status} ${again.text}`
+      )
       const beat = await voice(ctx, { action: 'heartbeat', call: joined.call, speaking: true })
-      expectThat(beat.status === 200 && isDeepStrictEqual(beat.json, { ok: true, call: joined.call }), 'heartbeat answers {"ok":true,"call"}', { ok: true, call: joined.call }, `${beat.status} ${beat.text}`)
+      expectThat(
+        beat.status === 200 && isDeepStrictEqual(beat.json, { ok: true, call: joined.call }),
+        'heartbeat answers {"ok":true,"call"}',
+        { ok: true, call: joined.call },
+        `${beat.status} ${beat.text}`
+      )
       const during = await roster(ctx, ch)
-      expectThat(during.call === joined.call && during.members.some((m: any) => m.id === member && m.speaking === true), 'the roster shows the app seated and speaking', 'the app, speaking', during)
+      expectThat(
+        during.call === joined.call && during.members.some((m: any) => m.id === member && m.speaking === true),
+        'the roster shows the app seated and speaking',
+        'the app, speaking',
+        during
+      )
       if (ctx.control !== undefined) await voiceServer(ctx, true)
       const grant = await voice(ctx, { action: 'grant', call: joined.call })
-      if (grant.status === 200) expectThat(typeof grant.json?.token === 'string' && typeof grant.json?.url === 'string' && Number.isInteger(grant.json?.expiresAt), 'grant answers {token, url, expiresAt}', 'that shape', grant.json)
-      else expectOrbError(grant, 409, 'grant without a voice server')
+      if (grant.status === 200) {
+        expectThat(
+          typeof grant.json?.token === 'string' &&
+            typeof grant.json?.url === 'string' &&
+            Number.isInteger(grant.json?.expiresAt),
+          'grant answers {token, url, expiresAt}',
+          'that shape',
+          grant.json
+        )
+      } else expectOrbError(grant, 409, 'grant without a voice server')
       const left = await voice(ctx, { action: 'leave', call: joined.call })
-      expectThat(left.status === 200 && isDeepStrictEqual(left.json, { ok: true }), 'leave answers {"ok":true}', { ok: true }, `${left.status} ${left.text}`)
-      expectOrbError(await voice(ctx, { action: 'heartbeat', call: joined.call, speaking: false }), 410, 'a heartbeat after leaving')
-      expectOrbError(await voice(ctx, { action: 'join', channel: ctx.client.target.channels.text }), 400, 'join on a text channel')
-      expectOrbError(await voice(ctx, { action: 'join', channel: 'ch_orbtest_no_such_channel' }), 404, 'join on an unknown channel')
+      expectThat(
+        left.status === 200 && isDeepStrictEqual(left.json, { ok: true }),
+        'leave answers {"ok":true}',
+        { ok: true },
+        `${left.status} ${left.text}`
+      )
+      expectOrbError(
+        await voice(ctx, { action: 'heartbeat', call: joined.call, speaking: false }),
+        410,
+        'a heartbeat after leaving'
+      )
+      expectOrbError(
+        await voice(ctx, { action: 'join', channel: ctx.client.target.channels.text }),
+        400,
+        'join on a text channel'
+      )
+      expectOrbError(
+        await voice(ctx, { action: 'join', channel: 'ch_orbtest_no_such_channel' }),
+        404,
+        'join on an unknown channel'
+      )
     }
   }),
   defineCase<OrbBotClient>({
@@ -202,10 +340,20 @@ export const voiceCases: Case[] = [
       const { control, target } = controlled(ctx)
       const ch = channel(ctx, 'voice')
       const install = await keepInstall(ctx)
-      const withRights = (rights: string[]): Promise<any> => control.install(target.community, target.full.id!, { role: install.role, channels: install.channels, hidden: install.hidden, channelRights: { ...install.channelRights, [ch]: rights } })
+      const withRights = (rights: string[]): Promise<any> =>
+        control.install(target.community, target.full.id!, {
+          role: install.role,
+          channels: install.channels,
+          hidden: install.hidden,
+          channelRights: { ...install.channelRights, [ch]: rights }
+        })
       await withRights(['send_messages', 'connect'])
       const { call } = await join(ctx, ch)
-      expectOrbError(await voice(ctx, { action: 'heartbeat', call, speaking: true }), 403, 'heartbeat speaking:true without speak')
+      expectOrbError(
+        await voice(ctx, { action: 'heartbeat', call, speaking: true }),
+        403,
+        'heartbeat speaking:true without speak'
+      )
       const quiet = await voice(ctx, { action: 'heartbeat', call, speaking: false })
       if (quiet.status !== 200) fail('heartbeat speaking:false without speak', 200, quiet)
       await voice(ctx, { action: 'leave', call })

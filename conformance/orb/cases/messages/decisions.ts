@@ -3,7 +3,24 @@ import { CaseSkip, defineCase, type ConformanceCase } from '../../../case.js'
 import { expectEqual, expectOk, expectOrbError, expectRetryAfter, expectThat } from '../../expect.js'
 import { channel, fail } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
-import { DELETE, MESSAGES, PER_CHANNEL, POST, WINDOW_MS, anyCase, clockRuns, deleteTwice, deleteWhileUninstalled, emptyWindowsAfter, freshWindows, postOk, readAll, readPage, remove, send } from './support.js'
+import {
+  DELETE,
+  MESSAGES,
+  PER_CHANNEL,
+  POST,
+  WINDOW_MS,
+  anyCase,
+  clockRuns,
+  deleteTwice,
+  deleteWhileUninstalled,
+  emptyWindowsAfter,
+  freshWindows,
+  postOk,
+  readAll,
+  readPage,
+  remove,
+  send
+} from './support.js'
 
 /*
  * The message decisions (ORB-A02, ORB-A03, ORB-A20, ORB-A21): orbtest's choices where the spec leaves the status,
@@ -11,7 +28,9 @@ import { DELETE, MESSAGES, PER_CHANNEL, POST, WINDOW_MS, anyCase, clockRuns, del
  */
 
 /** ORB-A02: content of nothing but white space. */
-const blankContent = fc.array(fc.constantFrom(' ', '\t', '\n', '\r', '\u00a0', '\u2003', '\u3000'), { maxLength: 12 }).map((c) => c.join(''))
+const blankContent = fc
+  .array(fc.constantFrom(' ', '\t', '\n', '\r', '\u00a0', '\u2003', '\u3000'), { maxLength: 12 })
+  .map((c) => c.join(''))
 
 // ---------------------------------------------------------------------------------------------------------------
 // ORB-A03: the post windows as a model
@@ -52,12 +71,27 @@ export const decisionCases: Array<ConformanceCase<OrbBotClient>> = [
           ctx.note(`skipped: ${what} (the target names none)`)
           continue
         }
-        expectOrbError(await send(ctx, { channel: id, content }), status, `POST /messages ${JSON.stringify(content)} to ${what} (${id})`)
+        expectOrbError(
+          await send(ctx, { channel: id, content }),
+          status,
+          `POST /messages ${JSON.stringify(content)} to ${what} (${id})`
+        )
       }
-      await fc.assert(fc.asyncProperty(blankContent, async (content) => {
-        expectOrbError(await send(ctx, { channel: text, content }), 400, `POST /messages with blank content ${JSON.stringify(content)}`)
-      }), clockRuns(ctx, await ctx.virtualTime(), 10, 10))
-      expectOk(await send(ctx, { channel: text, content: `@here ${ctx.uid('h')}` }), 'POST /messages "@here …" is not refused', POST)
+      await fc.assert(
+        fc.asyncProperty(blankContent, async (content) => {
+          expectOrbError(
+            await send(ctx, { channel: text, content }),
+            400,
+            `POST /messages with blank content ${JSON.stringify(content)}`
+          )
+        }),
+        clockRuns(ctx, await ctx.virtualTime(), 10, 10)
+      )
+      expectOk(
+        await send(ctx, { channel: text, content: `@here ${ctx.uid('h')}` }),
+        'POST /messages "@here …" is not refused',
+        POST
+      )
     }
   }),
 
@@ -77,70 +111,90 @@ export const decisionCases: Array<ConformanceCase<OrbBotClient>> = [
         { weight: 2, arbitrary: fc.constant<ThrottleStep>({ kind: 'honest' }) }
       )
       const burst = fc.array(fc.integer({ min: 0, max: 4_000 }), { minLength: PER_CHANNEL, maxLength: PER_CHANNEL })
-      await fc.assert(fc.asyncProperty(burst, fc.array(step, { minLength: 4, maxLength: 16 }), async (gaps, steps) => {
-        await freshWindows(ctx)
-        const uid = ctx.uid('w')
-        const accepted: number[] = []
-        const posted: number[] = []
-        let now = 0
-        const wait = async (ms: number): Promise<void> => {
-          await ctx.elapse(ms)
-          now += ms
-        }
-        const attempt = async (what: string): Promise<{ ok: true } | { ok: false, retryAfter: number }> => {
-          const expected = windowVerdict(accepted, now)
-          const reply = await ctx.client.request({ method: 'POST', path: MESSAGES, body: { channel: text, content: `${uid} ${posted.length}` }, retryThrottled: false })
-          const at = `${what} at +${now} ms (${accepted.filter((t) => t > now - WINDOW_MS).length} counted posts in the window)`
-          if (expected.ok) {
-            if (reply.status !== 200) fail(at, '200: the window has room', reply)
-            posted.push(reply.json.id)
-            accepted.push(now)
+      await fc.assert(
+        fc.asyncProperty(burst, fc.array(step, { minLength: 4, maxLength: 16 }), async (gaps, steps) => {
+          await freshWindows(ctx)
+          const uid = ctx.uid('w')
+          const accepted: number[] = []
+          const posted: number[] = []
+          let now = 0
+          const wait = async (ms: number): Promise<void> => {
+            await ctx.elapse(ms)
+            now += ms
+          }
+          const attempt = async (what: string): Promise<{ ok: true } | { ok: false; retryAfter: number }> => {
+            const expected = windowVerdict(accepted, now)
+            const reply = await ctx.client.request({
+              method: 'POST',
+              path: MESSAGES,
+              body: { channel: text, content: `${uid} ${posted.length}` },
+              retryThrottled: false
+            })
+            const at = `${what} at +${now} ms (${accepted.filter((t) => t > now - WINDOW_MS).length} counted posts in the window)`
+            if (expected.ok) {
+              if (reply.status !== 200) fail(at, '200: the window has room', reply)
+              posted.push(reply.json.id)
+              accepted.push(now)
+              return expected
+            }
+            expectOrbError(reply, 429, at)
+            expectEqual(
+              expectRetryAfter(reply, at),
+              expected.retryAfter,
+              `${at}: Retry-After is the ceiling of the seconds until the oldest counted post leaves the window`
+            )
             return expected
           }
-          expectOrbError(reply, 429, at)
-          expectEqual(expectRetryAfter(reply, at), expected.retryAfter, `${at}: Retry-After is the ceiling of the seconds until the oldest counted post leaves the window`)
-          return expected
-        }
-        try {
-          for (const gap of gaps) {
-            await wait(gap)
-            await attempt('a post of the opening burst')
-          }
-          for (const s of steps) {
-            if (s.kind === 'wait') await wait(s.ms)
-            else if (s.kind === 'post') await attempt('a post')
-            else {
-              const first = await attempt('a post')
-              if (first.ok) continue
-              // Honest Retry-After: one second short is still refused (when it is over 1 s); exactly it is enough.
-              if (first.retryAfter > 1) {
-                await wait((first.retryAfter - 1) * 1000)
-                await attempt(`a post ${first.retryAfter - 1} s after Retry-After ${first.retryAfter}`)
-                await wait(1000)
-              } else await wait(first.retryAfter * 1000)
-              const then = await attempt(`a post ${first.retryAfter} s (Retry-After) after the 429`)
-              expectThat(then.ok, 'the model admits a post after Retry-After', true, then)
+          try {
+            for (const gap of gaps) {
+              await wait(gap)
+              await attempt('a post of the opening burst')
             }
+            for (const s of steps) {
+              if (s.kind === 'wait') await wait(s.ms)
+              else if (s.kind === 'post') await attempt('a post')
+              else {
+                const first = await attempt('a post')
+                if (first.ok) continue
+                // Honest Retry-After: one second short is still refused (when it is over 1 s); exactly it is enough.
+                if (first.retryAfter > 1) {
+                  await wait((first.retryAfter - 1) * 1000)
+                  await attempt(`a post ${first.retryAfter - 1} s after Retry-After ${first.retryAfter}`)
+                  await wait(1000)
+                } else await wait(first.retryAfter * 1000)
+                const then = await attempt(`a post ${first.retryAfter} s (Retry-After) after the 429`)
+                expectThat(then.ok, 'the model admits a post after Retry-After', true, then)
+              }
+            }
+          } finally {
+            for (const id of posted) await remove(ctx, id)
           }
-        } finally {
-          for (const id of posted) await remove(ctx, id)
-        }
-      }), ctx.fc({ numRuns: Math.min(ctx.fc().numRuns ?? 20, 12) }))
+        }),
+        ctx.fc({ numRuns: Math.min(ctx.fc().numRuns ?? 20, 12) })
+      )
     }
   }),
 
   defineCase<OrbBotClient>({
     id: 'ORB-A20',
-    title: 'GET /messages of a voice channel is 400; deleted messages are not returned; mentions lists the member ids mentioned; before gives the limit messages just older',
+    title:
+      'GET /messages of a voice channel is 400; deleted messages are not returned; mentions lists the member ids mentioned; before gives the limit messages just older',
     level: 'decision',
     writes: true,
     async run (ctx) {
       const text = channel(ctx, 'text')
       const voice = ctx.client.target.channels.voice
-      if (voice !== undefined) expectOrbError(await ctx.client.get(MESSAGES, { channel: voice }), 400, `GET /messages of voice channel ${voice}`)
-      else ctx.note('no voice channel in the target: the voice half did not run')
+      if (voice !== undefined) {
+        expectOrbError(
+          await ctx.client.get(MESSAGES, { channel: voice }),
+          400,
+          `GET /messages of voice channel ${voice}`
+        )
+      } else ctx.note('no voice channel in the target: the voice half did not run')
       // mentions: a member id the channel shows (or the control API's member).
-      const member = ctx.client.target.controlled?.member ?? (await readAll(ctx, text, 2)).find((m) => m.author?.bot === false)?.author.id as string | undefined
+      const member =
+        ctx.client.target.controlled?.member ??
+        ((await readAll(ctx, text, 2)).find((m) => m.author?.bot === false)?.author.id as string | undefined)
       const plain = await postOk(ctx, text, `no mention ${ctx.uid('m')}`)
       let mentioned: any
       if (member !== undefined) mentioned = await postOk(ctx, text, `hello <@${member}> ${ctx.uid('m')}`)
@@ -168,12 +222,29 @@ export const decisionCases: Array<ConformanceCase<OrbBotClient>> = [
     writes: true,
     async run (ctx) {
       const text = channel(ctx, 'text')
-      const card = fc.tuple(fc.constantFrom('', 'look:\n', 'hi team\n  ', '\t'), anyCase('trade').chain((t) => fc.constantFrom(t, 'signal', 'MARKET', 'Signal')), fc.constantFrom('', ' ETH 2x', ' BUY now', '\nmore')).map(([a, w, b]) => `${a}/${w}${b}`)
-      await fc.assert(fc.asyncProperty(card, async (content) => {
-        expectOrbError(await send(ctx, { channel: text, content }), 403, `POST /messages ${JSON.stringify(content)} (a card)`)
-      }), clockRuns(ctx, await ctx.virtualTime(), 10, 10))
+      const card = fc
+        .tuple(
+          fc.constantFrom('', 'look:\n', 'hi team\n  ', '\t'),
+          anyCase('trade').chain((t) => fc.constantFrom(t, 'signal', 'MARKET', 'Signal')),
+          fc.constantFrom('', ' ETH 2x', ' BUY now', '\nmore')
+        )
+        .map(([a, w, b]) => `${a}/${w}${b}`)
+      await fc.assert(
+        fc.asyncProperty(card, async (content) => {
+          expectOrbError(
+            await send(ctx, { channel: text, content }),
+            403,
+            `POST /messages ${JSON.stringify(content)} (a card)`
+          )
+        }),
+        clockRuns(ctx, await ctx.virtualTime(), 10, 10)
+      )
       for (const content of ['we do not /trade here', '/trader joe', '/tradeable']) {
-        expectOk(await send(ctx, { channel: text, content }), `POST /messages ${JSON.stringify(content)} (not a card)`, POST)
+        expectOk(
+          await send(ctx, { channel: text, content }),
+          `POST /messages ${JSON.stringify(content)} (not a card)`,
+          POST
+        )
       }
     }
   }),

@@ -3,7 +3,17 @@ import { CaseSkip, defineCase, type ConformanceCase } from '../../../case.js'
 import { expectEqual, expectOk, expectOrbError, expectThat } from '../../expect.js'
 import { channel, controlled, type OrbContext } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
-import { DELETE, deleteTwice, deleteWhileUninstalled, expectShown, highestId, postOk, readAll, readPage, remove } from './support.js'
+import {
+  DELETE,
+  deleteTwice,
+  deleteWhileUninstalled,
+  expectShown,
+  highestId,
+  postOk,
+  readAll,
+  readPage,
+  remove
+} from './support.js'
 
 /*
  * Deleting (ORB-039..042): the app's own message goes, a member's stays, an uninstalled app's stays, and unknown or
@@ -15,11 +25,24 @@ async function memberMessage (ctx: OrbContext): Promise<any> {
   const text = channel(ctx, 'text')
   const found = (await readAll(ctx, text, 4)).find((m) => m.author?.bot === false)
   if (found !== undefined) return found
-  if (ctx.control === undefined || ctx.client.target.controlled === undefined) throw new CaseSkip(`the text channel ${text} holds no member's message, and without the control API no member can post one`)
-  if (ctx.readOnly) throw new CaseSkip(`the text channel ${text} holds no member's message, and --read-only forbids a member posting one`)
+  if (ctx.control === undefined || ctx.client.target.controlled === undefined) {
+    throw new CaseSkip(
+      `the text channel ${text} holds no member's message, and without the control API no member can post one`
+    )
+  }
+  if (ctx.readOnly) {
+    throw new CaseSkip(
+      `the text channel ${text} holds no member's message, and --read-only forbids a member posting one`
+    )
+  }
   const { control, world, target } = controlled(ctx)
-  ctx.note('no member\'s message in the channel: a member posted one through the control API')
-  const posted = await control.memberPost({ server: target.community, channel: text, member: world.member, content: `a member's words ${ctx.uid('m')}` })
+  ctx.note("no member's message in the channel: a member posted one through the control API")
+  const posted = await control.memberPost({
+    server: target.community,
+    channel: text,
+    member: world.member,
+    content: `a member's words ${ctx.uid('m')}`
+  })
   return posted
 }
 
@@ -35,11 +58,25 @@ export const deletingCases: Array<ConformanceCase<OrbBotClient>> = [
       const mine = await postOk(ctx, text, `to take back ${ctx.uid('d')}`)
       await expectShown(ctx, text, mine.id, 'the message is there before the delete')
       const body = expectOk(await remove(ctx, mine.id), `DELETE /messages/${mine.id}`, DELETE)
-      expectEqual({ ok: body.ok, id: body.id }, { ok: true, id: mine.id }, `DELETE /messages/${mine.id} answers {"ok":true,"id":${mine.id}}`)
+      expectEqual(
+        { ok: body.ok, id: body.id },
+        { ok: true, id: mine.id },
+        `DELETE /messages/${mine.id} answers {"ok":true,"id":${mine.id}}`
+      )
       const after = await readPage(ctx, text, { before: mine.id + 1, limit: 50 })
-      expectThat(!after.messages.some((m) => m.id === mine.id), `message ${mine.id} is gone from GET /messages`, 'absent', after.messages.map((m) => m.id))
+      expectThat(
+        !after.messages.some((m) => m.id === mine.id),
+        `message ${mine.id} is gone from GET /messages`,
+        'absent',
+        after.messages.map((m) => m.id)
+      )
       const latest = await readPage(ctx, text)
-      expectThat(!latest.messages.some((m) => m.id === mine.id), `message ${mine.id} is gone from the newest page`, 'absent', latest.messages.map((m) => m.id))
+      expectThat(
+        !latest.messages.some((m) => m.id === mine.id),
+        `message ${mine.id} is gone from the newest page`,
+        'absent',
+        latest.messages.map((m) => m.id)
+      )
     }
   }),
 

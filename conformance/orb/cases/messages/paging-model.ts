@@ -11,7 +11,11 @@ import { DELETE, postOk, readPage, remove } from './support.js'
 
 /** Strictly ascending ids (ORB-034: oldest first). */
 export function expectAscending (ids: number[], what: string): void {
-  for (let i = 1; i < ids.length; i++) if (!(ids[i]! > ids[i - 1]!)) throw new CaseFailure(`${what}: ids are not ascending (oldest first, ORB-034)`, 'ascending ids', ids)
+  for (let i = 1; i < ids.length; i++) {
+    if (!(ids[i]! > ids[i - 1]!)) {
+      throw new CaseFailure(`${what}: ids are not ascending (oldest first, ORB-034)`, 'ascending ids', ids)
+    }
+  }
 }
 
 /** The model: what the channel holds above the anchor, and what the run made. */
@@ -36,7 +40,8 @@ export interface PagingReal {
 }
 
 /** A read's `before`: none, an id the run made, the anchor, or just above the newest id. */
-export type BeforeChoice = { kind: 'none' } | { kind: 'made', n: number } | { kind: 'anchor' } | { kind: 'above', k: number }
+export type BeforeChoice =
+  { kind: 'none' } | { kind: 'made'; n: number } | { kind: 'anchor' } | { kind: 'above'; k: number }
 
 function resolveBefore (model: PagingModel, choice: BeforeChoice): number | undefined {
   if (choice.kind === 'none') return undefined
@@ -47,7 +52,13 @@ function resolveBefore (model: PagingModel, choice: BeforeChoice): number | unde
 }
 
 /** Checks one page against the model (ORB-034, ORB-A20, ORB-039). */
-function checkPage (model: PagingModel, page: { messages: any[], hasOlder: boolean }, before: number | undefined, limit: number | undefined, what: string): void {
+function checkPage (
+  model: PagingModel,
+  page: { messages: any[]; hasOlder: boolean },
+  before: number | undefined,
+  limit: number | undefined,
+  what: string
+): void {
   const size = limit ?? 50
   const ids = page.messages.map((m) => m.id as number)
   expectAscending(ids, what)
@@ -68,9 +79,20 @@ function checkPage (model: PagingModel, page: { messages: any[], hasOlder: boole
   }
   const tail = ids.slice(ids.length - expected.length)
   const head = ids.slice(0, ids.length - expected.length)
-  expectEqual(tail, expected, `${what}: the newest messages of the page are not the live ones older than ${before ?? 'now'} (ORB-034)`)
-  expectThat(head.length > 0 && head.at(-1) === model.anchor && head.every((id) => id <= model.anchor), `${what}: the page stops short: ${size} were asked, and message ${model.anchor} (and maybe older ones) are older than before (ORB-034)`, `…, ${model.anchor}, ${expected.join(', ')}`, ids)
-  if (ids.length < size) expectThat(!page.hasOlder, `${what}: a short page says hasOlder (ORB-034)`, false, page.hasOlder)
+  expectEqual(
+    tail,
+    expected,
+    `${what}: the newest messages of the page are not the live ones older than ${before ?? 'now'} (ORB-034)`
+  )
+  expectThat(
+    head.length > 0 && head.at(-1) === model.anchor && head.every((id) => id <= model.anchor),
+    `${what}: the page stops short: ${size} were asked, and message ${model.anchor} (and maybe older ones) are older than before (ORB-034)`,
+    `…, ${model.anchor}, ${expected.join(', ')}`,
+    ids
+  )
+  if (ids.length < size) {
+    expectThat(!page.hasOlder, `${what}: a short page says hasOlder (ORB-034)`, false, page.hasOlder)
+  }
 }
 
 /** The app posts; the new id is above every older one. */
@@ -84,18 +106,28 @@ export class PostOwn implements fc.AsyncCommand<PagingModel, PagingReal> {
     model.live.push(posted.id)
     model.own.push(posted.id)
   }
+
   toString (): string { return 'post' }
 }
 
 /** A member posts (control API). */
 export class MemberPost implements fc.AsyncCommand<PagingModel, PagingReal> {
-  check (model: Readonly<PagingModel>): boolean { return model.made.length < model.budget }
+  check (model: Readonly<PagingModel>): boolean {
+    return model.made.length < model.budget
+  }
+
   async run (model: PagingModel, real: PagingReal): Promise<void> {
     const { control, world, target } = controlled(real.ctx)
-    const posted = await control.memberPost({ server: target.community, channel: real.channel, member: world.member, content: `member ${real.uid} #${model.made.length}` })
+    const posted = await control.memberPost({
+      server: target.community,
+      channel: real.channel,
+      member: world.member,
+      content: `member ${real.uid} #${model.made.length}`
+    })
     model.made.push(posted.id)
     model.live.push(posted.id)
   }
+
   toString (): string { return 'memberPost' }
 }
 
@@ -111,6 +143,7 @@ export class DeleteOwn implements fc.AsyncCommand<PagingModel, PagingReal> {
     model.own = model.own.filter((x) => x !== id)
     model.live = model.live.filter((x) => x !== id)
   }
+
   toString (): string { return `delete(${this.n})` }
 }
 
@@ -123,6 +156,7 @@ export class Read implements fc.AsyncCommand<PagingModel, PagingReal> {
     const page = await readPage(real.ctx, real.channel, { before, limit: this.limit })
     checkPage(model, page, before, this.limit, `GET /messages before=${before ?? '-'} limit=${this.limit ?? '-'}`)
   }
+
   toString (): string { return `read(${JSON.stringify(this.before)}, ${this.limit ?? '-'})` }
 }
 
@@ -147,5 +181,6 @@ export class Walk implements fc.AsyncCommand<PagingModel, PagingReal> {
     expectEqual(above, model.live, `walking pages of ${this.limit}: every live message exactly once, in order (ORB-034)`)
     expectThat(seen.includes(model.anchor), `walking pages of ${this.limit} reaches message ${model.anchor}`, 'the anchor visited', seen.slice(0, 10))
   }
+
   toString (): string { return `walk(${this.limit})` }
 }

@@ -5,7 +5,17 @@ import { arbitraryFor } from '../../../schema-arbitrary.js'
 import { expectOk, expectOrbError, expectThat } from '../../expect.js'
 import { channel } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
-import { DeleteOwn, MemberPost, PostOwn, Read, Walk, expectAscending, type BeforeChoice, type PagingModel, type PagingReal } from './paging-model.js'
+import {
+  DeleteOwn,
+  MemberPost,
+  PostOwn,
+  Read,
+  Walk,
+  expectAscending,
+  type BeforeChoice,
+  type PagingModel,
+  type PagingReal
+} from './paging-model.js'
 import { MESSAGES, READ, clockRuns, postOk, readAll, readPage, remove } from './support.js'
 
 /*
@@ -39,37 +49,68 @@ export const pagingCases: Array<ConformanceCase<OrbBotClient>> = [
       expectThat(ids.includes(mine.id), 'the newest page holds the message just posted', mine.id, ids)
       // before = an id: that message itself is not returned, only older ones.
       const older = await readPage(ctx, text, { before: mine.id, limit: 50 })
-      expectThat(!older.messages.some((m) => m.id === mine.id), `GET before=${mine.id} returns message ${mine.id} itself`, `ids below ${mine.id}`, older.messages.map((m) => m.id))
+      expectThat(
+        !older.messages.some((m) => m.id === mine.id),
+        `GET before=${mine.id} returns message ${mine.id} itself`,
+        `ids below ${mine.id}`,
+        older.messages.map((m) => m.id)
+      )
       const known = (await readAll(ctx, text, 2)).map((m) => m.id as number)
-      const nonInteger = fc.oneof(fc.stringMatching(/^[a-z]{1,8}$/), fc.tuple(fc.integer({ min: -100, max: 100 }), fc.integer({ min: 1, max: 9 })).map(([i, f]) => `${i}.${f}`))
-      type Query = { valid: boolean, query: Record<string, string | number | undefined> }
+      const nonInteger = fc.oneof(
+        fc.stringMatching(/^[a-z]{1,8}$/),
+        fc.tuple(fc.integer({ min: -100, max: 100 }), fc.integer({ min: 1, max: 9 })).map(([i, f]) => `${i}.${f}`)
+      )
+      type Query = { valid: boolean; query: Record<string, string | number | undefined> }
       const limitSchema = readParameter('limit')
       const beforeSchema = readParameter('before')
-      const validQuery: fc.Arbitrary<Query> = fc.record({
-        limit: fc.option(arbitraryFor(limitSchema, limitSchema) as fc.Arbitrary<number>, { nil: undefined }),
-        before: fc.option(fc.oneof(arbitraryFor(beforeSchema, beforeSchema) as fc.Arbitrary<number>, fc.constantFrom(...known)), { nil: undefined })
-      }).map((q) => ({ valid: true, query: { channel: text, ...q } }))
+      const validQuery: fc.Arbitrary<Query> = fc
+        .record({
+          limit: fc.option(arbitraryFor(limitSchema, limitSchema) as fc.Arbitrary<number>, { nil: undefined }),
+          before: fc.option(
+            fc.oneof(arbitraryFor(beforeSchema, beforeSchema) as fc.Arbitrary<number>, fc.constantFrom(...known)),
+            { nil: undefined }
+          )
+        })
+        .map((q) => ({ valid: true, query: { channel: text, ...q } }))
       const invalidQuery: fc.Arbitrary<Query> = fc.oneof(
-        fc.record({ limit: fc.option(fc.integer({ min: 1, max: 50 }), { nil: undefined }) }).map((q) => ({ valid: false, query: { ...q } })),
-        fc.oneof(fc.integer({ min: -1_000_000, max: 0 }), fc.integer({ min: 51, max: 1_000_000 }), nonInteger).map((limit) => ({ valid: false, query: { channel: text, limit } })),
+        fc
+          .record({ limit: fc.option(fc.integer({ min: 1, max: 50 }), { nil: undefined }) })
+          .map((q) => ({ valid: false, query: { ...q } })),
+        fc
+          .oneof(fc.integer({ min: -1_000_000, max: 0 }), fc.integer({ min: 51, max: 1_000_000 }), nonInteger)
+          .map((limit) => ({ valid: false, query: { channel: text, limit } })),
         nonInteger.map((before) => ({ valid: false, query: { channel: text, before } }))
       )
-      await fc.assert(fc.asyncProperty(fc.oneof(validQuery, invalidQuery), async ({ valid, query }) => {
-        const what = `GET /messages?${new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)])).toString()}`
-        const reply = await ctx.client.get(MESSAGES, query)
-        if (!valid) {
-          expectOrbError(reply, 400, what)
-          return
-        }
-        const body = expectOk(reply, what, READ)
-        expectThat(Array.isArray(body.messages), `${what}: messages is an array`, '[…]', body)
-        const page = (body.messages as any[]).map((m) => m.id as number)
-        const limit = (query.limit as number | undefined) ?? 50
-        expectThat(page.length <= limit, `${what}: more messages than limit`, `at most ${limit}`, page.length)
-        const before = query.before as number | undefined
-        if (before !== undefined) expectThat(page.every((id) => id < before), `${what}: only ids below before`, `ids below ${before}`, page)
-        expectAscending(page, what)
-      }), ctx.fc())
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(validQuery, invalidQuery), async ({ valid, query }) => {
+          const what = `GET /messages?${new URLSearchParams(
+            Object.entries(query)
+              .filter(([, v]) => v !== undefined)
+              .map(([k, v]): [string, string] => [k, String(v)])
+          ).toString()}`
+          const reply = await ctx.client.get(MESSAGES, query)
+          if (!valid) {
+            expectOrbError(reply, 400, what)
+            return
+          }
+          const body = expectOk(reply, what, READ)
+          expectThat(Array.isArray(body.messages), `${what}: messages is an array`, '[…]', body)
+          const page = (body.messages as any[]).map((m) => m.id as number)
+          const limit = (query.limit as number | undefined) ?? 50
+          expectThat(page.length <= limit, `${what}: more messages than limit`, `at most ${limit}`, page.length)
+          const before = query.before as number | undefined
+          if (before !== undefined) {
+            expectThat(
+              page.every((id) => id < before),
+              `${what}: only ids below before`,
+              `ids below ${before}`,
+              page
+            )
+          }
+          expectAscending(page, what)
+        }),
+        ctx.fc()
+      )
     }
   }),
 
@@ -93,27 +134,36 @@ export const pagingCases: Array<ConformanceCase<OrbBotClient>> = [
         { weight: 1, arbitrary: fc.constant<BeforeChoice>({ kind: 'anchor' }) },
         { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }).map((k): BeforeChoice => ({ kind: 'above', k })) }
       )
-      const limit = fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 6 }) }, { weight: 1, arbitrary: fc.constantFrom<number | undefined>(undefined, 50) })
-      const commands = fc.commands<PagingModel, PagingReal, false>([
-        fc.constant(new PostOwn()),
-        ...(members ? [fc.constant(new MemberPost())] : []),
-        fc.nat().map((n) => new DeleteOwn(n)),
-        fc.tuple(before, limit).map(([b, l]) => new Read(b, l)),
-        fc.integer({ min: 1, max: 4 }).map((l) => new Walk(l))
-      ], { maxCommands: virtual ? 14 : 8 })
-      await fc.assert(fc.asyncProperty(commands, async (cmds) => {
-        const uid = ctx.uid('page')
-        const anchor = await postOk(ctx, text, `anchor ${uid}`)
-        const model: PagingModel = { anchor: anchor.id, budget, live: [], own: [], made: [] }
-        try {
-          const real: PagingReal = { ctx, channel: text, uid }
-          await fc.asyncModelRun(() => ({ model, real }), cmds)
-          // Every run ends with a walk one message a page over two fresh posts, whatever the commands drew.
-          for (const cmd of [new PostOwn(), new PostOwn(), new Walk(1)]) await cmd.run(model, real)
-        } finally {
-          for (const id of [...model.own, anchor.id]) await remove(ctx, id)
-        }
-      }), clockRuns(ctx, virtual, 15, 2))
+      const limit = fc.oneof(
+        { weight: 5, arbitrary: fc.integer({ min: 1, max: 6 }) },
+        { weight: 1, arbitrary: fc.constantFrom<number | undefined>(undefined, 50) }
+      )
+      const commands = fc.commands<PagingModel, PagingReal, false>(
+        [
+          fc.constant(new PostOwn()),
+          ...(members ? [fc.constant(new MemberPost())] : []),
+          fc.nat().map((n) => new DeleteOwn(n)),
+          fc.tuple(before, limit).map(([b, l]) => new Read(b, l)),
+          fc.integer({ min: 1, max: 4 }).map((l) => new Walk(l))
+        ],
+        { maxCommands: virtual ? 14 : 8 }
+      )
+      await fc.assert(
+        fc.asyncProperty(commands, async (cmds) => {
+          const uid = ctx.uid('page')
+          const anchor = await postOk(ctx, text, `anchor ${uid}`)
+          const model: PagingModel = { anchor: anchor.id, budget, live: [], own: [], made: [] }
+          try {
+            const real: PagingReal = { ctx, channel: text, uid }
+            await fc.asyncModelRun(() => ({ model, real }), cmds)
+            // Every run ends with a walk one message a page over two fresh posts, whatever the commands drew.
+            for (const cmd of [new PostOwn(), new PostOwn(), new Walk(1)]) await cmd.run(model, real)
+          } finally {
+            for (const id of [...model.own, anchor.id]) await remove(ctx, id)
+          }
+        }),
+        clockRuns(ctx, virtual, 15, 2)
+      )
     }
   })
 ]

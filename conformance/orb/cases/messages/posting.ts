@@ -32,7 +32,8 @@ function postBodySchema (): Record<string, any> {
 }
 
 // Content a real Orb could take for a card or @everyone is kept out of generated valid content.
-const PLAIN = (s: string): boolean => !/^[\s\u200b-\u200d\u2060\ufeff]*$/u.test(s) && !/@everyone/i.test(s) && !/^\s*\//m.test(s)
+const PLAIN = (s: string): boolean =>
+  !/^[\s\u200b-\u200d\u2060\ufeff]*$/u.test(s) && !/@everyone/i.test(s) && !/^\s*\//m.test(s)
 
 /** The app's member id: GET /app's `member` (ORB-A06), else the control API's record of the app. */
 async function appMember (ctx: OrbContext): Promise<string | undefined> {
@@ -63,21 +64,51 @@ export const postingCases: Array<ConformanceCase<OrbBotClient>> = [
         content: arbitraryFor(schema.properties.content, schema).filter((s) => PLAIN(s as string)),
         reply_to: fc.constant(target.id)
       }) as fc.Arbitrary<Record<string, unknown>>
-      type Mutation = { kind: 'valid' } | { kind: 'no body' } | { kind: 'not an object', body: unknown } | { kind: 'drop', fields: string[] } |
-        { kind: 'too long', content: string } | { kind: 'wrong type', field: string, value: unknown }
+      type Mutation =
+        | { kind: 'valid' }
+        | { kind: 'no body' }
+        | { kind: 'not an object'; body: unknown }
+        | { kind: 'drop'; fields: string[] }
+        | { kind: 'too long'; content: string }
+        | { kind: 'wrong type'; field: string; value: unknown }
       const mutation: fc.Arbitrary<Mutation> = fc.oneof(
         { weight: 2, arbitrary: fc.constant<Mutation>({ kind: 'valid' }) },
         { weight: 1, arbitrary: fc.constant<Mutation>({ kind: 'no body' }) },
-        { weight: 1, arbitrary: fc.oneof(fc.constant(null), fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }), fc.string({ maxLength: 10 }), fc.integer(), fc.boolean()).map((body): Mutation => ({ kind: 'not an object', body })) },
-        { weight: 2, arbitrary: fc.constantFrom('channel', 'content', 'both').map((f): Mutation => ({ kind: 'drop', fields: f === 'both' ? ['channel', 'content'] : [f] })) },
-        { weight: 2, arbitrary: fc.tuple(fc.integer({ min: 2001, max: 2100 }), fc.constantFrom('x', 'é', '字', '🙂', 'ab ')).map(([n, unit]): Mutation => ({ kind: 'too long', content: [...unit.repeat(n)].slice(0, n).join('') })) },
-        { weight: 3, arbitrary: fc.oneof(
-          notOfType('string').map((value): Mutation => ({ kind: 'wrong type', field: 'channel', value })),
-          notOfType('string').map((value): Mutation => ({ kind: 'wrong type', field: 'content', value })),
-          notOfType('integer').map((value): Mutation => ({ kind: 'wrong type', field: 'reply_to', value }))
-        ) }
+        {
+          weight: 1,
+          arbitrary: fc
+            .oneof(
+              fc.constant(null),
+              fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
+              fc.string({ maxLength: 10 }),
+              fc.integer(),
+              fc.boolean()
+            )
+            .map((body): Mutation => ({ kind: 'not an object', body }))
+        },
+        {
+          weight: 2,
+          arbitrary: fc
+            .constantFrom('channel', 'content', 'both')
+            .map((f): Mutation => ({ kind: 'drop', fields: f === 'both' ? ['channel', 'content'] : [f] }))
+        },
+        {
+          weight: 2,
+          arbitrary: fc
+            .tuple(fc.integer({ min: 2001, max: 2100 }), fc.constantFrom('x', 'é', '字', '🙂', 'ab '))
+            .map(([n, unit]): Mutation => ({ kind: 'too long', content: [...unit.repeat(n)].slice(0, n).join('') }))
+        },
+        {
+          weight: 3,
+          arbitrary: fc.oneof(
+            notOfType('string').map((value): Mutation => ({ kind: 'wrong type', field: 'channel', value })),
+            notOfType('string').map((value): Mutation => ({ kind: 'wrong type', field: 'content', value })),
+            notOfType('integer').map((value): Mutation => ({ kind: 'wrong type', field: 'reply_to', value }))
+          )
+        }
       )
-      // Refused bodies cost no window slot (ORB-A03); on a real clock the accepted ones are few (ORB-031's 12 a minute).
+      // Refused bodies cost no window slot (ORB-A03); on a real clock the accepted ones are few (ORB-031's 12 a
+      // minute).
       const virtual = await ctx.virtualTime()
       const budget = postBudget(virtual, 3)
       let accepted = 0
@@ -103,7 +134,11 @@ export const postingCases: Array<ConformanceCase<OrbBotClient>> = [
       // The bound itself: 2000 characters are allowed, 2001 are not.
       const at = await send(ctx, { channel: text, content: 'x'.repeat(2000) })
       expectOk(at, 'POST /messages with 2000 characters of content', POST)
-      expectOrbError(await send(ctx, { channel: text, content: 'x'.repeat(2001) }), 400, 'POST /messages with 2001 characters of content')
+      expectOrbError(
+        await send(ctx, { channel: text, content: 'x'.repeat(2001) }),
+        400,
+        'POST /messages with 2001 characters of content'
+      )
       ctx.note(`${accepted} generated valid bodies accepted${virtual ? '' : ` (real clock: at most ${budget})`}`)
     }
   }),
@@ -118,17 +153,38 @@ export const postingCases: Array<ConformanceCase<OrbBotClient>> = [
       const member = await appMember(ctx)
       const first = await send(ctx, { channel: text, content: `who posts ${ctx.uid('p')}` })
       const body = expectOk(first, 'POST /messages', POST)
-      const shape = Number.isInteger(body.id) && body.channel === text && body.server === ctx.client.target.community && Number.isInteger(body.created) &&
-        typeof body.author?.id === 'string' && typeof body.author?.name === 'string' && body.author?.bot === true
-      expectThat(shape, 'the PostedMessage has every field, the channel and community posted to, and author.bot true', `{"id":int,"channel":"${text}","server":"${ctx.client.target.community}","created":int,"author":{"id","name","bot":true}}`, body)
-      if (member !== undefined) expectEqual(body.author.id, member, 'author.id is the app\'s member id (GET /app member)')
-      else ctx.note('the app\'s member id is not known (no GET /app member, no control): author compared across posts only')
-      const second = expectOk(await send(ctx, { channel: text, content: `again ${ctx.uid('p')}` }), 'a second POST /messages', POST)
+      const shape =
+        Number.isInteger(body.id) &&
+        body.channel === text &&
+        body.server === ctx.client.target.community &&
+        Number.isInteger(body.created) &&
+        typeof body.author?.id === 'string' &&
+        typeof body.author?.name === 'string' &&
+        body.author?.bot === true
+      expectThat(
+        shape,
+        'the PostedMessage has every field, the channel and community posted to, and author.bot true',
+        `{"id":int,"channel":"${text}","server":"${ctx.client.target.community}","created":int,"author":{"id","name","bot":true}}`,
+        body
+      )
+      if (member !== undefined) { expectEqual(body.author.id, member, "author.id is the app's member id (GET /app member)") } else { ctx.note("the app's member id is not known (no GET /app member, no control): author compared across posts only") }
+      const second = expectOk(
+        await send(ctx, { channel: text, content: `again ${ctx.uid('p')}` }),
+        'a second POST /messages',
+        POST
+      )
       expectEqual(second.author, body.author, 'every post of the app has the same author: its member')
       expectThat(second.id > body.id, 'a later post has a higher id', `> ${body.id}`, second.id)
       // Read back, the message carries the same author.
       const page = await readPage(ctx, text, { before: second.id + 1, limit: 2 })
-      expectEqual(page.messages.map((m) => [m.id, m.author]), [[body.id, body.author], [second.id, body.author]], 'GET /messages shows the posts with the app\'s member as author')
+      expectEqual(
+        page.messages.map((m) => [m.id, m.author]),
+        [
+          [body.id, body.author],
+          [second.id, body.author]
+        ],
+        "GET /messages shows the posts with the app's member as author"
+      )
     }
   }),
 
@@ -145,11 +201,18 @@ export const postingCases: Array<ConformanceCase<OrbBotClient>> = [
       expectEqual(page.messages[0]?.replyTo, parent.id, 'the reply reads back with replyTo = the message replied to')
       // Unknown ids: far above every id the channel shows.
       const top = await highestId(ctx, text, child.id)
-      await fc.assert(fc.asyncProperty(fc.integer({ min: 1_000_000, max: 1_000_000_000 }), async (gap) => {
-        expectOrbError(await send(ctx, { channel: text, content: 'a reply to nothing', reply_to: top + gap }), 400, `reply_to ${top + gap}, an unknown id`)
-      }), clockRuns(ctx, await ctx.virtualTime(), 5, 5))
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1_000_000, max: 1_000_000_000 }), async (gap) => {
+          expectOrbError(
+            await send(ctx, { channel: text, content: 'a reply to nothing', reply_to: top + gap }),
+            400,
+            `reply_to ${top + gap}, an unknown id`
+          )
+        }),
+        clockRuns(ctx, await ctx.virtualTime(), 5, 5)
+      )
       // Another channel's message: one read from the read-only channel, else one a member posts in another channel.
-      let foreign: { id: number, channel: string } | undefined
+      let foreign: { id: number; channel: string } | undefined
       const readOnly = ctx.client.target.channels.readOnly
       if (readOnly !== undefined) {
         const m = (await readPage(ctx, readOnly, { limit: 1 })).messages[0]
@@ -159,7 +222,12 @@ export const postingCases: Array<ConformanceCase<OrbBotClient>> = [
         const { control, world, target } = controlled(ctx)
         const elsewhere = target.channels.readOnly ?? target.channels.hidden ?? target.channels.outsideAllowList
         if (elsewhere !== undefined) {
-          const m = await control.memberPost({ server: target.community, channel: elsewhere, member: world.member, content: `elsewhere ${ctx.uid('r')}` })
+          const m = await control.memberPost({
+            server: target.community,
+            channel: elsewhere,
+            member: world.member,
+            content: `elsewhere ${ctx.uid('r')}`
+          })
           foreign = { id: m.id, channel: elsewhere }
         }
       }

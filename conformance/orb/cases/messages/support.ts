@@ -22,23 +22,43 @@ export const WINDOW_MS = 60_000
 // Requests
 
 /** Posts a body as it is; a 200 is deleted when the case ends. Throttling is waited out unless `retry` is false. */
-export async function send (ctx: OrbContext, body: unknown, options: { as?: Speaker, retry?: boolean } = {}): Promise<OrbReply> {
+export async function send (
+  ctx: OrbContext,
+  body: unknown,
+  options: { as?: Speaker; retry?: boolean } = {}
+): Promise<OrbReply> {
   const as = options.as ?? 'full'
-  const reply = await ctx.client.request({ method: 'POST', path: MESSAGES, body, as, retryThrottled: options.retry ?? true })
+  const reply = await ctx.client.request({
+    method: 'POST',
+    path: MESSAGES,
+    body,
+    as,
+    retryThrottled: options.retry ?? true
+  })
   if (reply.status === 200 && Number.isInteger(reply.json?.id)) {
     const id = reply.json.id as number
-    ctx.cleanup(async () => { await remove(ctx, id, as) })
+    ctx.cleanup(async () => {
+      await remove(ctx, id, as)
+    })
   }
   return reply
 }
 
 /** Posts plain text in `channelId` and fails the case unless it is accepted; the PostedMessage. */
-export async function postOk (ctx: OrbContext, channelId: string, content: string, extra: { reply_to?: number, retry?: boolean } = {}): Promise<any> {
-  const reply = await send(ctx, { channel: channelId, content, ...(extra.reply_to === undefined ? {} : { reply_to: extra.reply_to }) }, { retry: extra.retry })
-  if (reply.status !== 200 || !Number.isInteger(reply.json?.id)) fail(`posting ${JSON.stringify(content.slice(0, 40))} in ${channelId}`, '200 PostedMessage', reply)
+export async function postOk (
+  ctx: OrbContext,
+  channelId: string,
+  content: string,
+  extra: { reply_to?: number; retry?: boolean } = {}
+): Promise<any> {
+  const reply = await send(
+    ctx,
+    { channel: channelId, content, ...(extra.reply_to === undefined ? {} : { reply_to: extra.reply_to }) },
+    { retry: extra.retry }
+  )
+  if (reply.status !== 200 || !Number.isInteger(reply.json?.id)) { fail(`posting ${JSON.stringify(content.slice(0, 40))} in ${channelId}`, '200 PostedMessage', reply) }
   return reply.json
 }
-
 
 /** DELETE /messages/{id} as `as` (the full app unless told); the reply, unchecked. */
 export function remove (ctx: OrbContext, id: number | string, as: Speaker = 'full'): Promise<OrbReply> {
@@ -46,10 +66,21 @@ export function remove (ctx: OrbContext, id: number | string, as: Speaker = 'ful
 }
 
 /** GET /messages; a 200 checked against the spec's reply schema, with `messages` and `hasOlder` present. */
-export async function readPage (ctx: OrbContext, channelId: string, query: { before?: number, limit?: number } = {}, as: Speaker = 'full'): Promise<{ messages: any[], hasOlder: boolean }> {
+export async function readPage (
+  ctx: OrbContext,
+  channelId: string,
+  query: { before?: number; limit?: number } = {},
+  as: Speaker = 'full'
+): Promise<{ messages: any[]; hasOlder: boolean }> {
   const reply = await ctx.client.get(MESSAGES, { channel: channelId, before: query.before, limit: query.limit }, as)
-  const body = expectOk(reply, `GET /messages?channel=${channelId}${query.before === undefined ? '' : `&before=${query.before}`}${query.limit === undefined ? '' : `&limit=${query.limit}`}`, READ)
-  if (!Array.isArray(body.messages) || typeof body.hasOlder !== 'boolean') fail('a page of messages', '{"messages":[…],"hasOlder":true|false}', reply)
+  const body = expectOk(
+    reply,
+    `GET /messages?channel=${channelId}${query.before === undefined ? '' : `&before=${query.before}`}${query.limit === undefined ? '' : `&limit=${query.limit}`}`,
+    READ
+  )
+  if (!Array.isArray(body.messages) || typeof body.hasOlder !== 'boolean') {
+    fail('a page of messages', '{"messages":[…],"hasOlder":true|false}', reply)
+  }
   return body
 }
 
@@ -92,7 +123,9 @@ export async function freshWindows (ctx: OrbContext): Promise<void> {
  */
 export function clockRuns<T> (ctx: OrbContext, virtual: boolean, cap: number, real: number): fc.Parameters<T> {
   const runs = ctx.fc().numRuns ?? cap
-  return virtual ? ctx.fc<T>({ numRuns: Math.min(runs, cap) }) : ctx.fc<T>({ numRuns: Math.min(runs, real), endOnFailure: true })
+  return virtual
+    ? ctx.fc<T>({ numRuns: Math.min(runs, cap) })
+    : ctx.fc<T>({ numRuns: Math.min(runs, real), endOnFailure: true })
 }
 
 /**
@@ -114,7 +147,9 @@ export function emptyWindowsAfter (ctx: OrbContext): void {
 
 /** Content with a case-changed word (`eVeRyOnE`). */
 export const anyCase = (word: string): fc.Arbitrary<string> =>
-  fc.array(fc.boolean(), { minLength: word.length, maxLength: word.length }).map((up) => [...word].map((c, i) => up[i]! ? c.toUpperCase() : c).join(''))
+  fc
+    .array(fc.boolean(), { minLength: word.length, maxLength: word.length })
+    .map((up) => [...word].map((c, i) => (up[i]! ? c.toUpperCase() : c)).join(''))
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shared steps
@@ -123,13 +158,29 @@ export const anyCase = (word: string): fc.Arbitrary<string> =>
  * The full app's install in the community, as the control API records it; the case ends with the install put back
  * exactly so (as discoverTarget, or whoever, made it), whatever happens after this call.
  */
-export async function keepInstall (ctx: OrbContext): Promise<{ role: { name: string, rights: string[] }, channels: string[], hidden: string[], channelRights: Record<string, string[]> }> {
+export async function keepInstall (
+  ctx: OrbContext
+): Promise<{
+  role: { name: string; rights: string[] }
+  channels: string[]
+  hidden: string[]
+  channelRights: Record<string, string[]>
+}> {
   const { control, target } = controlled(ctx)
   const app = await fullAppId(ctx)
-  const install = ((await control.orbState()).installs as any[]).find((i) => i.server === target.community && i.app === app)
+  const install = ((await control.orbState()).installs as any[]).find(
+    (i) => i.server === target.community && i.app === app
+  )
   if (install === undefined) throw new Error(`control: ${app} is not installed in ${target.community}`)
-  const kept = { role: { name: install.role.name, rights: [...install.role.rights] }, channels: [...install.channels], hidden: [...install.hidden], channelRights: { ...install.channelRights } }
-  ctx.cleanup(async () => { await control.install(target.community, app, kept) })
+  const kept = {
+    role: { name: install.role.name, rights: [...install.role.rights] },
+    channels: [...install.channels],
+    hidden: [...install.hidden],
+    channelRights: { ...install.channelRights }
+  }
+  ctx.cleanup(async () => {
+    await control.install(target.community, app, kept)
+  })
   return kept
 }
 

@@ -13,7 +13,9 @@ import { PER_APP, PER_CHANNEL, emptyWindowsAfter, freshWindows, keepInstall, pos
 async function postAfterWait (ctx: OrbContext, channelId: string, wait: number): Promise<void> {
   await ctx.elapse(wait * 1000)
   const after = await send(ctx, { channel: channelId, content: `after the wait ${ctx.uid('t')}` }, { retry: false })
-  if (after.status !== 200) fail(`a post ${wait} s (Retry-After) after the 429`, '200: waiting Retry-After seconds is enough', after)
+  if (after.status !== 200) {
+    fail(`a post ${wait} s (Retry-After) after the 429`, '200: waiting Retry-After seconds is enough', after)
+  }
 }
 
 /** The cases of the post throttles, in the suite's order. */
@@ -50,16 +52,38 @@ export const throttleCases: Array<ConformanceCase<OrbBotClient>> = [
       const { control, target } = controlled(ctx)
       const app = await fullAppId(ctx)
       const server = ((await control.orbState()).servers as any[]).find((s) => s.id === target.community)
-      const writable = [target.channels.text, ...(server.channels as any[]).filter((c) => c.kind === 'text' && !c.readOnly && c.id !== target.channels.text).map((c) => c.id as string)]
-      if (writable.length < 3) throw new CaseSkip(`${target.community} has ${writable.length} writable text channels; 30 posts without 12 in one channel need 3`)
+      const writable = [
+        target.channels.text,
+        ...(server.channels as any[])
+          .filter((c) => c.kind === 'text' && !c.readOnly && c.id !== target.channels.text)
+          .map((c) => c.id as string)
+      ]
+      if (writable.length < 3) {
+        throw new CaseSkip(
+          `${target.community} has ${writable.length} writable text channels; 30 posts without 12 in one channel need 3`
+        )
+      }
       const [a, b, c] = writable as [string, string, string]
       const install = await keepInstall(ctx)
-      const channelRights = Object.fromEntries(Object.entries(install.channelRights).filter(([id]) => ![a, b, c].includes(id)))
-      await control.install(target.community, app, { ...install, channels: [...new Set([...install.channels, a, b, c])], hidden: install.hidden.filter((id) => ![a, b, c].includes(id)), channelRights })
+      const channelRights = Object.fromEntries(
+        Object.entries(install.channelRights).filter(([id]) => ![a, b, c].includes(id))
+      )
+      await control.install(target.community, app, {
+        ...install,
+        channels: [...new Set([...install.channels, a, b, c])],
+        hidden: install.hidden.filter((id) => ![a, b, c].includes(id)),
+        channelRights
+      })
       emptyWindowsAfter(ctx)
       await freshWindows(ctx)
-      const plan: Array<[string, number]> = [[a, PER_CHANNEL], [b, PER_CHANNEL], [c, PER_APP - 2 * PER_CHANNEL]]
-      for (const [id, n] of plan) for (let i = 1; i <= n; i++) await postOk(ctx, id, `tick ${id} ${i} ${ctx.uid('t')}`, { retry: false })
+      const plan: Array<[string, number]> = [
+        [a, PER_CHANNEL],
+        [b, PER_CHANNEL],
+        [c, PER_APP - 2 * PER_CHANNEL]
+      ]
+      for (const [id, n] of plan) {
+        for (let i = 1; i <= n; i++) await postOk(ctx, id, `tick ${id} ${i} ${ctx.uid('t')}`, { retry: false })
+      }
       const over = await send(ctx, { channel: c, content: `the 31st ${ctx.uid('t')}` }, { retry: false })
       expectOrbError(over, 429, `the ${PER_APP + 1}st post in a minute (${PER_APP - 2 * PER_CHANNEL + 1}th in ${c})`)
       const wait = expectRetryAfter(over, 'the 31st post')
