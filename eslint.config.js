@@ -1,6 +1,10 @@
 // ESLint for the whole tree: neostandard (the style fastify uses) with its TypeScript rules, and lines of at most
-// 120 characters. `npm run lint` runs it with zero warnings allowed; `npm test` runs it first.
+// 120 columns. `npm run lint` allows zero warnings; `npm test` runs it first.
 import neostandard from 'neostandard'
+
+// A line may pass 120 columns only for a string, template or URL of 60 characters or more: messages, case titles
+// and test names are kept whole so that grep finds what a report printed (the Linux kernel's rule for its messages).
+const LONG_LITERAL = String.raw`'[^']{60,}'|"[^"]{60,}"|` + '`[^`]{60,}`' + String.raw`|https?://`
 
 export default [
   ...neostandard({
@@ -9,7 +13,7 @@ export default [
   }),
   {
     rules: {
-      '@stylistic/max-len': ['error', { code: 120, tabWidth: 2, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true }]
+      '@stylistic/max-len': ['error', { code: 120, tabWidth: 2, ignorePattern: LONG_LITERAL }]
     }
   }
 ]

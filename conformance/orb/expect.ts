@@ -61,7 +61,8 @@ export function expectOrbError (
 ): void {
   const exact = exactStatus() || options.decided !== true
   const sameClass = Math.floor(reply.status / 100) === Math.floor(status / 100)
-  const expected = `${status}${options.decided === true && !exactStatus() ? ` (or another ${Math.floor(status / 100)}xx)` : ''} with {"error":{"message":"…","code":${status}}}`
+  const orClass = options.decided === true && !exactStatus() ? ` (or another ${Math.floor(status / 100)}xx)` : ''
+  const expected = `${status}${orClass} with {"error":{"message":"…","code":${status}}}`
   // A decided status may differ within its class, but never to 401 (the token) or 429 (a throttle): those refuse for
   // another reason.
   if (exact ? reply.status !== status : !sameClass || reply.status === 401 || reply.status === 429) {

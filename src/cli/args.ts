@@ -112,7 +112,8 @@ export const parse = {
 /** Renders the flags for --help. */
 export function flagHelp (specs: FlagSpecs): string {
   const rows = Object.entries(specs).map(([name, spec]) => {
-    const left = `--${name}${spec.placeholder === undefined ? '' : ` ${spec.placeholder}`}${name === 'help' ? ', -h' : ''}`
+    const placeholder = spec.placeholder === undefined ? '' : ` ${spec.placeholder}`
+    const left = `--${name}${placeholder}${name === 'help' ? ', -h' : ''}`
     return [left, spec.help + (spec.default === undefined ? '' : ` (default ${spec.default})`)] as const
   })
   const width = Math.max(...rows.map(([left]) => left.length))
