@@ -49,7 +49,7 @@ async function waitForFile (path: string, child: Run): Promise<void> {
   throw new Error(`no ${path}; stderr: ${child.stderr()}`)
 }
 
-t.test('cli: --help on the CLI and on each command exits 0 and lists the flags', async (t) => {
+t.test('CLI-02 --help on the CLI and on each command exits 0 and lists the flags', async (t) => {
   const top = run(['--help'])
   t.equal(await top.exit, 0)
   t.match(top.stdout(), /Usage: orbtest <command>/)
@@ -74,7 +74,7 @@ t.test('cli: --help on the CLI and on each command exits 0 and lists the flags',
   t.match(up.stdout(), '--orb-port')
 })
 
-t.test('cli: unknown flags, bad values and unknown commands are refused with one line and exit code 2', async (t) => {
+t.test('CLI-03 unknown flags, bad values and unknown commands are refused with one line and exit code 2', async (t) => {
   for (const args of [
     ['up', '--bogus'], ['up', '--clock', 'fast'], ['up', '--control-port', '70000'], ['up', '--control-port', 'x'],
     ['orbtile', '--log-level', 'loud'], ['orbtile', '--orb-port', '1'], ['up', '--api', 'maybe'], ['up', 'stray'],
@@ -279,7 +279,7 @@ t.test('OT-A04 cli: a second Ctrl-C while stopping still exits through cleanup, 
   t.notOk(existsSync(ready))
 })
 
-t.test('cli: a file-system fault at start-up is one line, exit 1, no stack trace', async (t) => {
+t.test('CLI-04 a file-system fault at start-up is one line, exit 1, no stack trace', async (t) => {
   const dir = scratch(t)
   const r = run([
     'orbtile',

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { RealClock, VirtualClock, advanceClock, ClockNotVirtualError, createClock } from '../src/shared/clock.js'
 import { fcParams } from './helpers/fc.js'
 
-t.test('clock: a virtual clock stands still until advanced, then fires due timers in due order, ties in set order', async (t) => {
+t.test('CLK-01 a virtual clock stands still until advanced, then fires due timers in due order, ties in set order', async (t) => {
   const clock = new VirtualClock(1000)
   const fired: Array<[string, number]> = []
   clock.setTimer(30, () => fired.push(['c', clock.now()]))
@@ -19,7 +19,7 @@ t.test('clock: a virtual clock stands still until advanced, then fires due timer
   t.equal(clock.pendingTimers(), 0)
 })
 
-t.test('clock: timers set by a firing timer fire in the same advance when due', async (t) => {
+t.test('CLK-02 timers set by a firing timer fire in the same advance when due', async (t) => {
   const clock = new VirtualClock(0)
   const fired: number[] = []
   const chain = (): void => { fired.push(clock.now()); if (fired.length < 5) clock.setTimer(10, chain) }
@@ -30,7 +30,7 @@ t.test('clock: timers set by a firing timer fire in the same advance when due', 
   t.same(fired, [10, 20, 30, 40, 50])
 })
 
-t.test('clock: for any set of timers and advances, every timer fires once, in due order, never early', async (t) => {
+t.test('CLK-03 for any set of timers and advances, every timer fires once, in due order, never early', async (t) => {
   await fc.assert(fc.property(
     fc.array(fc.integer({ min: 0, max: 10_000 }), { maxLength: 60 }),
     fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 20 }),
@@ -47,7 +47,7 @@ t.test('clock: for any set of timers and advances, every timer fires once, in du
   ), fcParams())
 })
 
-t.test('clock: dispose cancels everything; a bad advance is refused', async (t) => {
+t.test('CLK-04 dispose cancels everything; a bad advance is refused', async (t) => {
   const clock = new VirtualClock(0)
   let fired = false
   clock.setTimer(1, () => { fired = true })
@@ -58,7 +58,7 @@ t.test('clock: dispose cancels everything; a bad advance is refused', async (t) 
   t.throws(() => clock.advance(Number.NaN), RangeError)
 })
 
-t.test('clock: a real clock follows Date.now, fires unref()ed timers, and refuses to be advanced', async (t) => {
+t.test('CLK-05 a real clock follows Date.now, fires unref()ed timers, and refuses to be advanced', async (t) => {
   const clock = createClock('real')
   t.ok(clock instanceof RealClock)
   t.ok(Math.abs(clock.now() - Date.now()) < 50)
@@ -75,7 +75,7 @@ t.test('clock: a real clock follows Date.now, fires unref()ed timers, and refuse
   clock.dispose()
 })
 
-t.test('clock: a real timer longer than setTimeout\'s 24.8-day limit does not fire early', async (t) => {
+t.test('CLK-06 a real timer longer than setTimeout\'s 24.8-day limit does not fire early', async (t) => {
   const clock = new RealClock()
   let fired = false
   clock.setTimer(30 * 24 * 3600 * 1000, () => { fired = true })
@@ -87,7 +87,7 @@ t.test('clock: a real timer longer than setTimeout\'s 24.8-day limit does not fi
   clock.dispose()
 })
 
-t.test('clock: a virtual timer that throws does not stop the others; time still reaches the target', async (t) => {
+t.test('CLK-07 a virtual timer that throws does not stop the others; time still reaches the target', async (t) => {
   const clock = new VirtualClock(0)
   const fired: number[] = []
   clock.setTimer(10, () => { throw new Error('boom') })

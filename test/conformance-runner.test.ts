@@ -8,7 +8,7 @@ import type { OrbBotClient } from '../conformance/orb/transport.js'
 import { runCases } from '../conformance/runner.js'
 
 t.test(
-  'conformance runner: a case that runs out of time is halted (no request, control call or wait gets through), its cleanups run, and the next case runs undisturbed',
+  'SELF-07 a case that runs out of time is halted (no request, control call or wait gets through), its cleanups run, and the next case runs undisturbed',
   async (t) => {
     const fakes = await startOrbtest({ orbtile: false, orb: { port: 0 }, controlPort: 0, clockMode: 'virtual' })
     t.teardown(() => fakes.close())

@@ -63,7 +63,7 @@ async function suiteAgainstFake (
 const describe = (results: readonly CaseResult[]): string =>
   results.filter((r) => r.verdict === 'fail').map((r) => `${r.id}: ${r.reason} | expected ${r.expected} | actual ${r.actual}`).join('\n')
 
-t.test('conformance: the whole Orbtile suite passes against a fresh fake, strict, with no skips', async (t) => {
+t.test('SELF-01 the whole Orbtile suite passes against a fresh fake, strict, with no skips', async (t) => {
   const results = await suiteAgainstFake(t)
   t.ok(results.length >= ORBTILE_CASES.length, `${results.length} cases ran`)
   t.ok(runPassed(results), describe(results))
@@ -76,8 +76,11 @@ t.test('conformance: the whole Orbtile suite passes against a fresh fake, strict
   t.comment(`${results.length} cases, ${requests} requests`)
 })
 
-t.test('conformance: the suite bites: each deliberate fault of the fake makes its named cases fail', async (t) => {
+t.test('SELF-02 the suite bites: each deliberate fault of the fake makes its named cases fail', async (t) => {
   const faults = Object.entries(FAULT_CASES) as Array<[Fault, string[]]>
+  // A fault the self-test never switches on proves nothing: every fault of the fake names the cases it must fail.
+  const uncovered = (Object.keys(FAULTS) as Fault[]).filter((fault) => (FAULT_CASES[fault] ?? []).length === 0)
+  t.same(uncovered, [], 'faults of the fake that no case is named for')
   t.ok(faults.length >= 8, `${faults.length} faults are covered (the issue asks for at least 8)`)
   for (const [fault, ids] of faults) {
     t.ok(FAULTS[fault] !== undefined, `${fault} is a fault of the fake`)
@@ -90,7 +93,7 @@ t.test('conformance: the suite bites: each deliberate fault of the fake makes it
 })
 
 t.test(
-  'conformance: every [server] and [both] requirement has a case, or the coverage file says why it cannot be tested from outside',
+  'SELF-03 every [server] and [both] requirement has a case, or the coverage file says why it cannot be tested from outside',
   async (t) => {
     const { requirements, decisions } = JSON.parse(
       readFileSync(join(root, 'conformance', 'orbtile', 'requirements.json'), 'utf8')

@@ -76,7 +76,7 @@ t.test('OT-A05 duplicate keys are found at any depth, and never in JSON that has
     ), fcParams())
 })
 
-t.test('specs: the shipped spec document and the control OpenAPI schemas are valid JSON Schema 2020-12 (start-up skips this check)', async (t) => {
+t.test('SPEC-01 the shipped spec document and the control OpenAPI schemas are valid JSON Schema 2020-12 (start-up skips this check)', async (t) => {
   const { Ajv2020 } = await import('ajv/dist/2020.js')
   const { readPackageJson } = await import('../src/shared/paths.js')
   const ajv = new Ajv2020({ strict: false })

@@ -65,7 +65,7 @@ function snapshot (orb: OrbMock): unknown {
 const describe = (results: readonly CaseResult[]): string =>
   results.filter((r) => r.verdict === 'fail').map((r) => `${r.id}: ${r.reason} | expected ${r.expected} | actual ${r.actual}${r.replay === undefined ? '' : ` | replay --seed ${r.replay.seed} --path ${r.replay.path}`}`).join('\n')
 
-t.test('conformance: the whole Orb suite passes against a fresh fake Orb, strict, with no skips', async (t) => {
+t.test('SELF-04 the whole Orb suite passes against a fresh fake Orb, strict, with no skips', async (t) => {
   const started = performance.now()
   let world: WorldSnapshot | undefined
   const results = await suiteAgainstFake(t, {
@@ -91,10 +91,13 @@ t.test('conformance: the whole Orb suite passes against a fresh fake Orb, strict
 })
 
 t.test(
-  'conformance: the Orb suite bites: each deliberate fault of the fake Orb makes its named cases fail',
+  'SELF-05 the Orb suite bites: each deliberate fault of the fake Orb makes its named cases fail',
   { skip: DEV_GREP.length > 0 ? 'ORB_CONFORMANCE_GREP is set' : false },
   async (t) => {
     const faults = Object.entries(ORB_FAULT_CASES) as Array<[OrbFault, string[]]>
+    // A fault the self-test never switches on proves nothing: every fault of the fake names the cases it must fail.
+    const uncovered = (Object.keys(ORB_FAULTS) as OrbFault[]).filter((fault) => (ORB_FAULT_CASES[fault] ?? []).length === 0)
+    t.same(uncovered, [], 'faults of the fake Orb that no case is named for')
     t.ok(faults.length >= 8, `${faults.length} faults are covered (the issue asks for at least 8)`)
     for (const [fault, ids] of faults) {
       t.ok(ORB_FAULTS[fault] !== undefined, `${fault} is a fault of the fake Orb`)
@@ -112,7 +115,7 @@ t.test(
 )
 
 t.test(
-  'conformance: every Orb [server] and [both] requirement has a case, or the coverage file says why it cannot be tested from outside',
+  'SELF-06 every Orb [server] and [both] requirement has a case, or the coverage file says why it cannot be tested from outside',
   async (t) => {
     const { requirements, decisions } = JSON.parse(
       readFileSync(join(root, 'conformance', 'orb', 'requirements.json'), 'utf8')
