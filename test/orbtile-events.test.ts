@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http'
 import t from 'tap'
 import fc from 'fast-check'
-import { validatorFor } from '../src/orbtile-mock/spec.js'
+import { validatorFor } from '../src/spec/orbtile.js'
 import { fcParams } from './helpers/fc.js'
 import { agentSetup, approval, newSession, question } from './helpers/orbtile.js'
 import { assertSpecError, specErrorProblem } from './helpers/assert.js'
@@ -77,7 +77,7 @@ t.test('OT-146 picks are validated against the pending question: one array per q
   const a = await agentSetup(t, { keypad: true })
   await a.post('s1', newSession({ question: question('q1') }))
   for (const picks of [[[0, 1]], [[2]], [[0], [1]], [[-1]], [['0']], [[]], [[0, 0]], []]) {
-    t.throws(() => a.fake.control.decide(a.id, 'q1', { picks: picks as number[][] }), { name: 'UserActionError' }, JSON.stringify(picks))
+    t.throws(() => a.fake.control.decide(a.id, 'q1', { picks: picks as number[][] }), { name: 'ControlError' }, JSON.stringify(picks))
   }
   t.ok(a.fake.control.decide(a.id, 'q1', { picks: [[1]] }).event)
 })
@@ -224,7 +224,7 @@ t.test('OT-A30 events queued for a session that ended stay deliverable; no new o
   a.fake.control.tap(a.id, 's1')
   await a.batch([])
   t.equal((await a.poll()).json.events.length, 1)
-  t.throws(() => a.fake.control.tap(a.id, 's1'), { name: 'UserActionError' })
+  t.throws(() => a.fake.control.tap(a.id, 's1'), { name: 'ControlError' })
 })
 
 t.test('OT-136 OT-137 for any interleaving of taps, polls and acks, no event is lost or delivered after its ack', async (t) => {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import t from 'tap'
 import fc from 'fast-check'
-import { validatorFor, spec } from '../src/orbtile-mock/spec.js'
+import { validatorFor, spec } from '../src/spec/orbtile.js'
 import { proofFor } from '../src/orbtile-mock/routes/info.js'
 import { fcParams } from './helpers/fc.js'
 import { startFake } from './helpers/fake.js'

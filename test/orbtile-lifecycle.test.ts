@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { readdirSync } from 'node:fs'
 import t from 'tap'
 import { startOrbtest } from '../src/orbtest.js'
-import { UserActionError } from '../src/orbtile-mock/index.js'
+import { ControlError } from '../src/shared/control-error.js'
 import { agentSetup, approval, minimalRegistration, newSession, question } from './helpers/orbtile.js'
 import { assertSpecError } from './helpers/assert.js'
 import { httpRequest, SocketClient } from './helpers/client.js'
@@ -12,8 +12,8 @@ const item = (id: string, extra: Record<string, unknown> = {}) => ({ id, ...newS
 const held = async (a: { snapshot(): { events: { pollHeld: boolean } | null } }) => {
   for (let i = 0; i < 500 && a.snapshot().events?.pollHeld !== true; i++) await new Promise((resolve) => setImmediate(resolve))
 }
-const userError = (action: () => unknown): UserActionError | undefined => {
-  try { action() } catch (err) { return err as UserActionError }
+const userError = (action: () => unknown): ControlError | undefined => {
+  try { action() } catch (err) { return err as ControlError }
   return undefined
 }
 
@@ -172,8 +172,8 @@ t.test('OT-130 OT-144 not-enabled adapters get no taps or decisions; a tap witho
   const a = await agentSetup(t, { keypad: true })
   await a.post('s1', newSession({ approval: approval('r1') }))
   a.fake.control.setUser(a.id, { allowed: false })
-  t.equal(userError(() => a.fake.control.tap(a.id, 's1'))?.kind, 'conflict')
-  t.equal(userError(() => a.fake.control.decide(a.id, 'r1', { decision: 'allow' }))?.kind, 'conflict')
+  t.equal(userError(() => a.fake.control.tap(a.id, 's1'))?.code, 'conflict')
+  t.equal(userError(() => a.fake.control.decide(a.id, 'r1', { decision: 'allow' }))?.code, 'conflict')
   a.fake.control.setUser(a.id, { allowed: true })
   const b = await agentSetup(t, { id: 'com.example.b', fake: { leaseSilenceMs: 120_000 } })
   await b.post('s1', newSession())

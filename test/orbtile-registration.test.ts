@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { spec, validatorFor } from '../src/orbtile-mock/spec.js'
+import { spec, validatorFor } from '../src/spec/orbtile.js'
 import { REFUSED_SCHEMES } from '../src/orbtile-mock/registration.js'
 import { fcParams } from './helpers/fc.js'
 import { adapterSetup, minimalRegistration } from './helpers/orbtile.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { UserActionError } from '../src/orbtile-mock/index.js'
+import { ControlError } from '../src/shared/control-error.js'
 import { agentSetup, approval, newSession, question } from './helpers/orbtile.js'
 import { assertSpecError } from './helpers/assert.js'
 
@@ -117,7 +117,7 @@ t.test('OT-129 OT-A22 OT-A31 requests expire 600 s after they first became pendi
 t.test('OT-130 OT-056 decisions need the capability and the user\'s keypad switch; posting without the switch is allowed', async (t) => {
   const a = await agentSetup(t, { keypad: false })
   t.equal((await a.post('s1', newSession({ approval: approval('r1') }))).status, 200, 'OT-A22: posting is allowed without keypad decisions')
-  t.throws(() => a.fake.control.decide(a.id, 'r1', { decision: 'allow' }), UserActionError)
+  t.throws(() => a.fake.control.decide(a.id, 'r1', { decision: 'allow' }), ControlError)
   const noCaps = await agentSetup(t, { capabilities: ['tap'], id: 'com.example.tap' })
   await noCaps.post('s1', newSession())
   assertSpecError(t, await noCaps.post('s1', { approval: approval('r1') }), 'invalid_field', 'approval')
@@ -129,7 +129,7 @@ t.test('OT-A22 after a decision the request is not decidable again, and stays pe
   await a.post('s1', newSession({ approval: approval('r1') }))
   a.fake.control.decide(a.id, 'r1', { decision: 'deny' })
   const again = (() => { try { a.fake.control.decide(a.id, 'r1', { decision: 'allow' }) } catch (err) { return err } })()
-  t.equal((again as UserActionError).kind, 'conflict')
+  t.equal((again as ControlError).code, 'conflict')
   t.equal(a.snapshot().requests[0]!.decided, true)
   t.equal(a.session('s1')!.approval?.id, 'r1', 'still pending')
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { validatorFor } from '../src/orbtile-mock/spec.js'
+import { validatorFor } from '../src/spec/orbtile.js'
 import { cleanProject, keepLastBytes } from '../src/orbtile-mock/sessions/update.js'
 import { fcParams } from './helpers/fc.js'
 import { agentSetup, newSession } from './helpers/orbtile.js'

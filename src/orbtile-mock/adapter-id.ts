@@ -1,5 +1,5 @@
-import { errors, OrbtileError } from './errors.js'
-import { validatorFor } from './spec.js'
+import { errors } from './errors.js'
+import { validatorFor } from '../spec/orbtile.js'
 import { NO_FAULTS, type Faults } from './faults.js'
 
 // An id that would be valid but for its missing dot: the built-in adapters' namespace (OT-043).
@@ -15,7 +15,7 @@ export function checkAdapterId (id: string, faults: Faults = NO_FAULTS): void {
   const bytes = Buffer.byteLength(id)
   const sized = bytes >= 3 && bytes <= 64
   if (sized && DOTLESS.test(id)) {
-    throw new OrbtileError('reserved_id', `adapter ids without a dot are reserved for built-in adapters: ${JSON.stringify(id)}`)
+    throw errors.reservedId(`adapter ids without a dot are reserved for built-in adapters: ${JSON.stringify(id)}`)
   }
   if (!validatorFor('AdapterID')(id)) {
     throw errors.invalidField('adapterId', 'adapterId must be lowercase reverse-DNS with at least one dot, 3 to 64 bytes')
@@ -23,7 +23,7 @@ export function checkAdapterId (id: string, faults: Faults = NO_FAULTS): void {
   if (id === 'com.orbtile' || id.startsWith('com.orbtile.')) {
     // Not remembered as valid: the memo is shared by every fake in the process.
     if (faults.has('reserved-id-allowed')) return
-    throw new OrbtileError('reserved_id', `${JSON.stringify(id)} is in Orbtile's own namespace`)
+    throw errors.reservedId(`${JSON.stringify(id)} is in Orbtile's own namespace`)
   }
   // The answer for an id never changes: remember the good ones (a bounded, pure memo; it holds no fake's state).
   if (VALID.size >= 1024) VALID.clear()

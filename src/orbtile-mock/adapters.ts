@@ -1,37 +1,18 @@
 import type { Clock, TimerHandle } from '../shared/clock.js'
-import { newToken } from './discovery.js'
-import { OrbtileError, errors } from './errors.js'
-import type { Icon } from './icon.js'
-import { effectivePalette, pushWarnings, type EffectivePalette } from './palette/effective.js'
-import type { GeneratedPalette } from './palette/generator.js'
-import { secretMatches } from './pipeline.js'
-import { badgeOf, type Registration, type RegistrationRead } from './registration.js'
+import { newSecret, type SecretComparer } from '../shared/secrets.js'
+import {
+  newRecord, type AdapterRecord, type Lease, type LeaseEndReason, type RegistrationReply
+} from './adapter-record.js'
+import { snapshotAdapter, type AdapterSnapshot } from './adapter-snapshot.js'
+import { errors } from './errors.js'
 import type { Faults } from './faults.js'
+import { effectivePalette, pushWarnings } from './palette/effective.js'
+import type { Registration, RegistrationRead } from './registration.js'
+import { applyUserChange, approvalOf, type UserChange, type UserSettings } from './user-settings.js'
 
-/** OT-A09: where the user stands on an adapter id. Kept per id, across leases and restarts. */
-export type Approval = 'awaiting_user' | 'allowed' | 'disabled_by_user'
-
-/** The user's settings for one adapter id (OT-A26): Settings > Agents in the real app. */
-export interface UserSettings {
-  approval: Approval
-  /** OT-056: the "Approve from the keypad" switch. */
-  keypad: boolean
-  /** OT-085: the user's base hue override, or null. */
-  baseHue: number | null
-  /** OT-086 */
-  anchorAttention: boolean
-}
-
-/** A change to the user's settings; `allowed: false` is the user disabling the adapter. */
-export interface UserChange {
-  allowed?: boolean
-  keypad?: boolean
-  baseHue?: number | null
-  anchorAttention?: boolean
-}
-
-/** Why a lease ended (OT-023, OT-A07, OT-A08). */
-export type LeaseEndReason = 'unregistered' | 'silence' | 'token_regenerated' | 'restart' | 'reset'
+export type { AdapterRecord, LeaseEndReason, RegistrationReply } from './adapter-record.js'
+export type { Approval, UserChange, UserSettings } from './user-settings.js'
+export type { AdapterSnapshot } from './adapter-snapshot.js'
 
 /** What the rest of the fake hears from the adapter registry. */
 export interface AdapterListener {
@@ -45,48 +26,18 @@ export interface AdapterListener {
 /** The header that carries an adapter's lease token (OT-019). */
 export const ADAPTER_TOKEN_HEADER = 'X-Orbtile-Adapter-Token'
 
-interface Lease {
-  token: string
-  /** The token's bytes, for the constant-time check on every adapter route. */
-  tokenBytes: Buffer
-  startedAt: number
-  lastActivity: number
-  timer: TimerHandle
-}
-
-/** Everything the fake holds about one adapter id. */
-export interface AdapterRecord {
-  readonly id: string
-  user: UserSettings
-  /** The last accepted registration; kept after its lease ends, as the app keeps the adapter in Settings. */
-  registration: Registration | null
-  iconImages: Icon | null
-  palette: EffectivePalette | null
-  /** The warnings of the last registration reply. */
-  warnings: string[]
-  /** OT-057: the keypad switch as it stood at the last registration. */
-  keypadDecisions: boolean
-  lease: Lease | null
-}
-
+/** What one fake's adapter registry is made with. */
 export interface AdaptersOptions {
   /** `--auto-allow`: an adapter the user never decided on is allowed at its first registration. */
   autoAllow: boolean
   /** OT-A08: a lease ends after this long without a request on any of its routes. */
   silenceMs: number
+  /** OT-028: live leases at most. */
   maxAdapters: number
   /** Deliberate faults (faults.ts). */
   faults: Faults
-}
-
-/** The registration reply (OT-041, OT-059..061, OT-018). */
-export interface RegistrationReply {
-  adapter: { id: string, palette: Registration['palette'], resolvedBaseHue: number }
-  enabled: boolean
-  reason?: 'awaiting_user' | 'disabled_by_user'
-  keypadDecisions: boolean
-  warnings: string[]
-  adapterToken: string
+  /** The fake's constant-time comparer, shared with the bearer check (OT-020). */
+  secrets: SecretComparer
 }
 
 /**
@@ -117,7 +68,7 @@ export class Adapters {
     const run = previous.then(change, change)
     const tail = run.then(() => undefined, () => undefined)
     this.#queues.set(id, tail)
-    void tail.then(() => { if (this.#queues.get(id) === tail) this.#queues.delete(id) })
+    tail.then(() => { if (this.#queues.get(id) === tail) this.#queues.delete(id) })
     return run
   }
 
@@ -168,7 +119,9 @@ export class Adapters {
   requireLease (id: string, token: string | undefined): AdapterRecord {
     this.#endIfSilent(id)
     const record = this.#records.get(id)
-    if (record?.lease == null) throw new OrbtileError('adapter_not_registered', `no live registration for ${id}; register with PUT first`)
+    if (record?.lease == null) {
+      throw errors.adapterNotRegistered(`no live registration for ${id}; register with PUT first`)
+    }
     this.#checkToken(record.lease, token)
     record.lease.lastActivity = this.#clock.now()
     return record
@@ -182,15 +135,16 @@ export class Adapters {
   register (id: string, read: RegistrationRead): RegistrationReply {
     const existing = this.#records.get(id)
     if (existing?.lease == null && this.liveLeases() >= this.#options.maxAdapters) {
-      throw new OrbtileError('limit_exceeded', `${this.#options.maxAdapters} adapters already hold live registrations`)
+      throw errors.limitExceeded(`${this.#options.maxAdapters} adapters already hold live registrations`)
     }
     const record = existing ?? this.#create(id)
     const now = this.#clock.now()
     if (record.user.approval === 'awaiting_user' && this.#options.autoAllow) record.user.approval = 'allowed'
     const started = record.lease === null
     if (record.lease === null) {
-      const token = newToken()
-      record.lease = { token, tokenBytes: Buffer.from(token, 'utf8'), startedAt: now, lastActivity: now, timer: this.#watchSilence(id, this.silenceWindow(id)) }
+      // OT-018: a new lease token, made as the discovery token is.
+      const timer = this.#watchSilence(id, this.silenceWindow(id))
+      record.lease = { token: newSecret(), startedAt: now, lastActivity: now, timer }
     } else {
       record.lease.lastActivity = now
     }
@@ -200,22 +154,23 @@ export class Adapters {
     // OT-063, OT-A14: a registration without icon.png clears the custom icon; a refused one never reaches here.
     record.iconImages = read.iconImages
     const capabilities = registration.capabilities
-    record.keypadDecisions = record.user.keypad && (capabilities.includes('approvals') || capabilities.includes('questions'))
-    record.palette = effectivePalette(registration, record.user, this.#options.faults)
-    record.warnings = [...read.warnings, ...pushWarnings(registration, record.user, this.#options.faults), ...record.palette.generated.notes]
+    record.keypadDecisions = record.user.keypad &&
+      (capabilities.includes('approvals') || capabilities.includes('questions'))
+    const { faults } = this.#options
+    record.palette = effectivePalette(registration, record.user, faults)
+    const pushed = pushWarnings(registration, record.user, faults)
+    record.warnings = [...read.warnings, ...pushed, ...record.palette.generated.notes]
     for (const listener of this.#listeners) {
       if (started) listener.leaseStarted?.(id)
       listener.registered?.(id, registration, started ? null : previous)
     }
-    const enabled = record.user.approval === 'allowed'
     return {
       adapter: { id, palette: record.palette.echo, resolvedBaseHue: record.palette.resolvedBaseHue },
-      enabled,
       // OT-060, OT-A09: a reason only when not enabled.
-      ...(enabled ? {} : { reason: record.user.approval as 'awaiting_user' | 'disabled_by_user' }),
+      ...approvalOf(record.user),
       keypadDecisions: record.keypadDecisions,
       warnings: record.warnings,
-      adapterToken: record.lease.token
+      adapterToken: record.lease.token.text
     }
   }
 
@@ -234,11 +189,11 @@ export class Adapters {
     for (const listener of this.#listeners) listener.leaseEnded?.(id, reason)
   }
 
+  /** Ends every lease (a new discovery token, a restart, a reset: OT-023). */
   endAllLeases (reason: LeaseEndReason): void {
     for (const id of [...this.#records.keys()]) this.endLease(id, reason)
   }
 
-  /** OT-A26: the user changes an adapter's settings. The effective palette follows at once. */
   /**
    * Forgets an adapter id: the user's settings and the last registration go, as if the id had never been seen. Only
    * an id with no live lease can be forgotten (the caller checks it holds no sessions either).
@@ -251,14 +206,12 @@ export class Adapters {
     return true
   }
 
+  /** OT-A26: the user changes an adapter's settings. The effective palette follows at once. */
   setUser (id: string, change: UserChange): AdapterRecord {
     const record = this.#records.get(id) ?? this.#create(id)
     const { user } = record
     const before = { ...user }
-    if (change.allowed !== undefined) user.approval = change.allowed ? 'allowed' : 'disabled_by_user'
-    if (change.keypad !== undefined) user.keypad = change.keypad
-    if (change.baseHue !== undefined) user.baseHue = change.baseHue
-    if (change.anchorAttention !== undefined) user.anchorAttention = change.anchorAttention
+    applyUserChange(user, change)
     if (record.registration !== null) record.palette = effectivePalette(record.registration, user, this.#options.faults)
     for (const listener of this.#listeners) listener.userChanged?.(id, { ...user }, before)
     return record
@@ -277,46 +230,13 @@ export class Adapters {
 
   /** The adapters part of the state snapshot. Never a token. */
   snapshot (): AdapterSnapshot[] {
-    return [...this.#records.values()].map((record) => this.#snapshotOf(record))
+    return [...this.#records.values()].map((record) => snapshotAdapter(record, this.silenceWindow(record.id)))
   }
 
+  /** One adapter's snapshot; undefined for an id the fake has never seen. */
   snapshotOf (id: string): AdapterSnapshot | undefined {
     const record = this.#records.get(id)
-    return record === undefined ? undefined : this.#snapshotOf(record)
-  }
-
-  #snapshotOf (record: AdapterRecord): AdapterSnapshot {
-    const iso = (ms: number): string => new Date(ms).toISOString()
-    const { lease, registration, palette } = record
-    const enabled = record.user.approval === 'allowed'
-    return {
-      id: record.id,
-      user: { ...record.user },
-      enabled,
-      ...(enabled ? {} : { reason: record.user.approval as 'awaiting_user' | 'disabled_by_user' }),
-      keypadDecisions: record.keypadDecisions,
-      lease: lease === null
-        ? null
-        : { startedAt: iso(lease.startedAt), lastActivity: iso(lease.lastActivity), silenceDeadline: iso(lease.lastActivity + this.silenceWindow(record.id)) },
-      registration,
-      badge: registration === null ? null : badgeOf(registration),
-      palette: palette === null
-        ? null
-        : {
-            baseHue: palette.echo.baseHue,
-            resolvedBaseHue: palette.resolvedBaseHue,
-            ...(palette.resolvedAttentionHue === undefined ? {} : { resolvedAttentionHue: palette.resolvedAttentionHue }),
-            waitingHue: palette.generated.waitingHue,
-            colours: palette.generated.colours,
-            sources: palette.generated.sources
-          },
-      warnings: record.warnings,
-      // The generator's notes for the palette as it stands now, the user's latest settings included.
-      paletteNotes: palette?.generated.notes ?? [],
-      icon: record.iconImages === null
-        ? null
-        : { 28: `/control/orbtile/adapters/${record.id}/icon/28.png`, 56: `/control/orbtile/adapters/${record.id}/icon/56.png` }
-    }
+    return record === undefined ? undefined : snapshotAdapter(record, this.silenceWindow(id))
   }
 
   /**
@@ -341,23 +261,16 @@ export class Adapters {
   }
 
   #create (id: string): AdapterRecord {
-    const record: AdapterRecord = {
-      id,
-      user: { approval: 'awaiting_user', keypad: false, baseHue: null, anchorAttention: false },
-      registration: null,
-      iconImages: null,
-      palette: null,
-      warnings: [],
-      keypadDecisions: false,
-      lease: null
-    }
+    const record = newRecord(id)
     this.#records.set(id, record)
     return record
   }
 
+  // OT-020, OT-A06: the lease's token, compared in constant time; a missing or wrong one is 401 naming the header.
   #checkToken (lease: Lease, token: string | undefined): void {
-    if (token === undefined || (!secretMatches(token, lease.tokenBytes) && !this.#options.faults.has('lease-token-ignored'))) {
-      throw errors.unauthorized(`${ADAPTER_TOKEN_HEADER} is ${token === undefined ? 'missing' : 'not this adapter\'s lease token'}`, ADAPTER_TOKEN_HEADER)
+    if (token === undefined) throw errors.unauthorized(`${ADAPTER_TOKEN_HEADER} is missing`, ADAPTER_TOKEN_HEADER)
+    if (!this.#options.secrets.matches(token, lease.token.bytes) && !this.#options.faults.has('lease-token-ignored')) {
+      throw errors.unauthorized(`${ADAPTER_TOKEN_HEADER} is not this adapter's lease token`, ADAPTER_TOKEN_HEADER)
     }
   }
 
@@ -373,28 +286,4 @@ export class Adapters {
       else lease.timer = this.#watchSilence(id, window - quiet)
     })
   }
-}
-
-/** One adapter in `GET /control/orbtile/state`. */
-export interface AdapterSnapshot {
-  id: string
-  user: UserSettings
-  enabled: boolean
-  reason?: 'awaiting_user' | 'disabled_by_user'
-  keypadDecisions: boolean
-  lease: { startedAt: string, lastActivity: string, silenceDeadline: string } | null
-  registration: Registration | null
-  badge: string | null
-  palette: {
-    baseHue: number
-    resolvedBaseHue: number
-    resolvedAttentionHue?: number
-    waitingHue: number
-    colours: GeneratedPalette['colours']
-    sources: GeneratedPalette['sources']
-  } | null
-  /** The warnings of the last registration reply. */
-  warnings: string[]
-  paletteNotes: string[]
-  icon: { 28: string, 56: string } | null
 }

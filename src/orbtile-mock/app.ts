@@ -1,13 +1,14 @@
 import type { Server } from 'node:http'
-import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod } from 'fastify'
+import Fastify, {
+  type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod
+} from 'fastify'
 import { answerClientError, createFakeServer } from '../shared/http-server.js'
-import { parseJsonObject } from '../shared/json-body.js'
+import { BASE_PATH, LIMITS } from '../spec/orbtile.js'
 import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
-import { runHeadPipeline, type PipelineContext, type RouteConfig } from './pipeline.js'
+import { parseBody, pipelineContext, runHeadPipeline, type RouteConfig } from './pipeline.js'
 import { registerHandler, unregisterHandler } from './routes/adapters.js'
 import { infoHandler } from './routes/info.js'
 import { batchHandler, eventsHandler, sessionHandler } from './routes/sessions.js'
-import { BASE_PATH, LIMITS } from './spec.js'
 import type { OrbtileStore } from './store.js'
 
 /** One route of the protocol, relative to `basePath`. */
@@ -19,24 +20,36 @@ export interface OrbtileRoute {
   handler: RouteHandlerMethod
 }
 
-
+/** What buildOrbtileApp needs: the fake's store and the options that shape its server. */
 export interface BuildOptions {
   store: OrbtileStore
   rateLimit: 'on' | 'off'
   logger: FastifyServerOptions['logger']
-  /** Routes served beside the protocol's, through the same pipeline (see OrbtileMockOptions.extraRoutes). */
+  /**
+   * Test hook: routes served beside the protocol's, through the same pipeline. Exists for the pipeline's own tests
+   * and for prototyping an extension (see OrbtileMockOptions.extraRoutes); the protocol never needs it.
+   */
   extraRoutes?: readonly OrbtileRoute[]
 }
 
-/** OT-006: the protocol's routes this fake serves (and OT-A07's unregister). Later capabilities add theirs here. */
+// Every adapter route hangs off this path.
+const ADAPTER = '/adapters/:adapterId'
+
+/** OT-006: the protocol's routes, relative to basePath (OT-A07's unregister among them). */
 export function orbtileRoutes (store: OrbtileStore): OrbtileRoute[] {
+  const { adapters, sessions } = store
   return [
     { method: 'GET', path: '/info', adapterRoute: false, handler: infoHandler(store) },
-    { method: 'PUT', path: '/adapters/:adapterId', adapterRoute: true, handler: registerHandler(store.adapters) },
-    { method: 'DELETE', path: '/adapters/:adapterId', adapterRoute: true, handler: unregisterHandler(store.adapters) },
-    { method: 'POST', path: '/adapters/:adapterId/sessions/:sessionId', adapterRoute: true, handler: sessionHandler(store.adapters, store.sessions) },
-    { method: 'PUT', path: '/adapters/:adapterId/sessions', adapterRoute: true, handler: batchHandler(store.adapters, store.sessions) },
-    { method: 'POST', path: '/adapters/:adapterId/events', adapterRoute: true, handler: eventsHandler(store.adapters, store.sessions) }
+    { method: 'PUT', path: ADAPTER, adapterRoute: true, handler: registerHandler(adapters) },
+    { method: 'DELETE', path: ADAPTER, adapterRoute: true, handler: unregisterHandler(adapters) },
+    {
+      method: 'POST',
+      path: `${ADAPTER}/sessions/:sessionId`,
+      adapterRoute: true,
+      handler: sessionHandler(adapters, sessions)
+    },
+    { method: 'PUT', path: `${ADAPTER}/sessions`, adapterRoute: true, handler: batchHandler(adapters, sessions) },
+    { method: 'POST', path: `${ADAPTER}/events`, adapterRoute: true, handler: eventsHandler(adapters, sessions) }
   ]
 }
 
@@ -58,21 +71,17 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     return503OnClosing: false,
     clientErrorHandler: (err, socket) => answerClientError(err, socket, rawBadRequest),
     // A request target fastify cannot decode (a broken %-escape) still gets the spec's error.
-    frameworkErrors: (_err, _request, reply) => { void sendError(reply, errors.badRequest('the request target is not a valid URL')) }
+    frameworkErrors: (_err, _request, reply) => {
+      sendError(reply, errors.badRequest('the request target is not a valid URL'))
+    }
   })
 
-  const ctx: PipelineContext = {
-    apiEnabled: () => store.apiEnabled,
-    tokenBytes: () => store.tokenBytes,
-    buckets: store.buckets,
-    rateLimit: options.rateLimit,
-    limits: LIMITS,
-    faults: store.faults
-  }
+  // One context per fake: the pipeline's per-fake memo lives in it, so fakes in one process share nothing.
+  const ctx = pipelineContext(store, options.rateLimit, LIMITS)
   const allowedMethods = registerRoutes(app, [...orbtileRoutes(store), ...(options.extraRoutes ?? [])])
 
   // A callback hook, not an async one: this runs on every request, and the promise costs throughput.
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     try {
       // `request.routeOptions` builds a fresh object on every read. A request that matched no route may still
       // name a known path with another method: that is 405, not 404 (OT-A01).
@@ -89,24 +98,14 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
       return
     }
     // The head passed every check: only now is a body invited (see createFakeServer).
-    if (request.headers.expect?.toLowerCase() === '100-continue') _reply.raw.writeContinue()
+    if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue()
     done()
   })
 
-  // OT-154, OT-A05: every body is parsed here, whatever its type (the pipeline has refused other types already).
+  // OT-154, OT-A05: every body is parsed by the pipeline's parseBody, whatever its type (step 7 has refused other
+  // types already). Under its own name too: fastify remembers the parser it found for a named type, but looks the
+  // catch-all up afresh on every request.
   app.removeAllContentTypeParsers()
-  const parseBody: Parameters<typeof app.addContentTypeParser>[2] = (request, body, done) => {
-    // OT-012 has clients send Content-Type: application/json on every request, a bodiless DELETE included.
-    if ((body as Buffer).length === 0 && request.method !== 'PUT' && request.method !== 'POST') {
-      done(null, undefined)
-      return
-    }
-    const parsed = parseJsonObject(body as Buffer)
-    if (parsed.ok) done(null, parsed.value)
-    else done(errors.badRequest(parsed.detail))
-  }
-  // Under its own name too: fastify remembers the parser it found for a named type, but looks the catch-all up
-  // afresh on every request.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseBody)
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parseBody)
 
@@ -125,7 +124,8 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
  * its path allows, or undefined for a path no route has. Matching the few route patterns on a miss is far cheaper
  * at start-up than a 405 route for each of the ~35 methods Node parses.
  */
-export function registerRoutes (app: FastifyInstance<Server>, routes: readonly OrbtileRoute[]): (target: string) => string[] | undefined {
+export function registerRoutes (app: FastifyInstance<Server>, routes: readonly OrbtileRoute[]):
+(target: string) => string[] | undefined {
   const allowed = new Map<string, HTTPMethods[]>()
   for (const route of routes) {
     const url = BASE_PATH + route.path
@@ -133,8 +133,9 @@ export function registerRoutes (app: FastifyInstance<Server>, routes: readonly O
     const config: { orbtile: RouteConfig } = { orbtile: { kind: 'route', adapterRoute: route.adapterRoute } }
     app.route({ method: route.method, url, config, handler: route.handler })
   }
+  const segment = (part: string): string => part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
   const patterns = [...allowed].map(([url, allow]) => ({
-    pattern: new RegExp(`^${url.split('/').map((part) => part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/')}$`),
+    pattern: new RegExp(`^${url.split('/').map(segment).join('/')}$`),
     allow: allow as string[]
   }))
   return (target) => {
@@ -149,13 +150,12 @@ export function toOrbtileError (err: unknown): OrbtileError {
   const fastifyError = err as { code?: string, statusCode?: number }
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new OrbtileError('payload_too_large', `the body is over ${LIMITS.maxBodyBytes} bytes`)
+      return errors.payloadTooLarge(`the body is over ${LIMITS.maxBodyBytes} bytes`)
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new OrbtileError('unsupported_media_type', 'the body must be application/json')
+      return errors.unsupportedMediaType('the body must be application/json')
   }
   if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return errors.badRequest('the request could not be read')
   }
   return errors.internal()
 }
-

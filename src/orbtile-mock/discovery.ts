@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { API_VERSION, BASE_PATH } from './spec.js'
+import { API_VERSION, BASE_PATH } from '../spec/orbtile.js'
 
 /** OT-A04: what the discovery file holds. */
 export interface DiscoveryFile {
@@ -26,11 +26,7 @@ export function resolveDiscoveryPath (explicit?: string, env: NodeJS.ProcessEnv 
   return join(env.HOME ?? homedir(), SPEC_DISCOVERY_SUFFIX)
 }
 
-/** OT-018 uses the same recipe for adapter tokens: 256 random bits, base64url without padding (43 characters). */
-export function newToken (): string {
-  return randomBytes(32).toString('base64url')
-}
-
+/** OT-A04: the file's contents for a socket and the current token (made by newToken in src/shared/secrets.ts). */
 export function discoveryContents (socketPath: string, token: string): DiscoveryFile {
   return { api: API_VERSION, basePath: BASE_PATH, socketPath, token }
 }

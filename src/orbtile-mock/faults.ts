@@ -1,7 +1,7 @@
 /**
- * Deliberate faults the fake can be started with (the `faults` option of `startOrbtileMock`; no CLI flag), for one
- * purpose: proving that the conformance suite bites. Each breaks one rule of the spec, in one place, and the suite's self-test shows that the cases named
- * beside it fail. Never use them for anything else.
+ * Test hook for the conformance suite's self-test only (test/conformance.test.ts): deliberate faults the fake can
+ * be started with (the `faults` option of `startOrbtileMock`; no CLI flag). Each breaks one rule of the spec, in
+ * one place, and the self-test shows that the cases named beside it fail. Never use them for anything else.
  */
 export const FAULTS = {
   'origin-allowed': 'requests with an Origin header are served (OT-015)',
@@ -17,9 +17,10 @@ export const FAULTS = {
   'no-poll-pending': 'a second poll of one adapter is held too (OT-140)'
 } as const
 
+/** One deliberate fault's name. */
 export type Fault = keyof typeof FAULTS
 
-/** The faults one fake runs with; the empty set for every real use. */
+/** The faults one fake runs with (one set per fake, made by its factory); the empty set for every real use. */
 export class Faults {
   readonly #on: ReadonlySet<Fault>
 
@@ -36,4 +37,5 @@ export class Faults {
   }
 }
 
+/** The empty set, for parts built without a fake (unit tests of one module). Immutable, so safe to share. */
 export const NO_FAULTS = new Faults()

@@ -23,7 +23,9 @@ export interface Icon {
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 // pica ships ESM under a .d.ts that TypeScript reads as CommonJS; at run time its default export is the factory.
 type Pica = {
-  resizeBuffer(options: { src: Uint8Array, width: number, height: number, toWidth: number, toHeight: number, filter?: string }): Promise<Uint8Array>
+  resizeBuffer(options: {
+    src: Uint8Array, width: number, height: number, toWidth: number, toHeight: number, filter?: string
+  }): Promise<Uint8Array>
 }
 type PicaFactory = (options: { features: string[] }) => Pica
 
@@ -63,9 +65,13 @@ export async function readIcon (base64: string): Promise<Icon> {
 
 // OT-067, OT-A14: signature, then IHDR as the first chunk, square and within bounds (checkChunks checks every CRC).
 function readHeader (bytes: Buffer): { width: number, height: number } {
-  if (bytes.length < 33 || !bytes.subarray(0, 8).equals(PNG_SIGNATURE)) throw refuse('icon.png is not a PNG (bad signature)')
+  if (bytes.length < 33 || !bytes.subarray(0, 8).equals(PNG_SIGNATURE)) {
+    throw refuse('icon.png is not a PNG (bad signature)')
+  }
   const length = bytes.readUInt32BE(8)
-  if (length !== 13 || bytes.toString('latin1', 12, 16) !== 'IHDR') throw refuse('icon.png does not start with an IHDR chunk')
+  if (length !== 13 || bytes.toString('latin1', 12, 16) !== 'IHDR') {
+    throw refuse('icon.png does not start with an IHDR chunk')
+  }
   const width = bytes.readUInt32BE(16)
   const height = bytes.readUInt32BE(20)
   if (width !== height) throw refuse(`icon.png is ${width}x${height}; it must be square`)
@@ -86,7 +92,9 @@ function checkChunks (bytes: Buffer): Buffer {
     if (length > 0x7fffffff || end > bytes.length) throw refuse('icon.png is truncated: a chunk runs past the end')
     const type = bytes.toString('latin1', at + 4, at + 8)
     if (!/^[A-Za-z]{4}$/.test(type)) throw refuse('icon.png has a malformed chunk type')
-    if (crc32(bytes.subarray(at + 4, at + 8 + length)) !== bytes.readUInt32BE(at + 8 + length)) throw refuse(`icon.png has a bad CRC in its ${type} chunk`)
+    if (crc32(bytes.subarray(at + 4, at + 8 + length)) !== bytes.readUInt32BE(at + 8 + length)) {
+      throw refuse(`icon.png has a bad CRC in its ${type} chunk`)
+    }
     if (type === 'IEND') return bytes.subarray(0, end)
     at = end
   }
@@ -96,7 +104,9 @@ function checkChunks (bytes: Buffer): Buffer {
 // Lanczos resampling (pica), then an sRGB-tagged PNG at the highest compression. Pixels are taken as sRGB, as
 // they are sent (a gAMA or iCCP chunk is not applied), and resampled in that encoding, as most tools do.
 async function resize (PNG: typeof PngClass, pica: Pica, rgba: Uint8Array, side: number, to: number): Promise<Buffer> {
-  const resized = await pica.resizeBuffer({ src: rgba, width: side, height: side, toWidth: to, toHeight: to, filter: 'lanczos3' })
+  const resized = await pica.resizeBuffer({
+    src: rgba, width: side, height: side, toWidth: to, toHeight: to, filter: 'lanczos3'
+  })
   const png = new PNG({ width: to, height: to })
   Buffer.from(resized.buffer, resized.byteOffset, resized.length).copy(png.data)
   const encoded = PNG.sync.write(png, { colorType: 6, deflateLevel: 9 })

@@ -32,15 +32,20 @@ export interface OrbtileMockOptions {
   /** fastify's logger option; default: no logging. */
   logger?: FastifyServerOptions['logger']
   /**
-   * Routes to serve under basePath beside the protocol's own, behind the same request pipeline. For prototyping
-   * an extension of the protocol, and for tests of the pipeline itself.
+   * Test hook, not part of the fake's product surface: routes served under basePath beside the protocol's own,
+   * behind the same request pipeline. It exists for the pipeline's own tests (test/orbtile-pipeline.test.ts) and
+   * for prototyping an extension of the protocol; no CLI flag sets it.
    */
   extraRoutes?: readonly OrbtileRoute[]
-  /** Deliberate faults, to prove the conformance suite bites (see faults.ts). Default none. */
+  /**
+   * Test hook for the conformance suite's self-test only: deliberate faults, each breaking one rule of the spec, to
+   * prove that the suite's cases bite (see faults.ts). No CLI flag sets it. Default none.
+   */
   faults?: readonly Fault[]
 }
 
 type Live = 'discoveryPath' | 'socketPath' | 'clock' | 'logger' | 'extraRoutes' | 'pidCheck'
+/** The options after validation and defaults; the live objects (clock, logger, routes, pid check) pass through. */
 export type ResolvedOrbtileOptions = Required<Omit<OrbtileMockOptions, Live>> & Pick<OrbtileMockOptions, Live>
 
 const schema = {
@@ -60,4 +65,6 @@ const schema = {
 }
 
 /** Validates, defaults and freezes the options of one fake Orbtile. */
-export const resolveOrbtileOptions = optionsValidator<ResolvedOrbtileOptions>('orbtile', schema, ['clock', 'logger', 'extraRoutes', 'pidCheck'])
+export const resolveOrbtileOptions = optionsValidator<ResolvedOrbtileOptions>(
+  'orbtile', schema, ['clock', 'logger', 'extraRoutes', 'pidCheck']
+)

@@ -1,25 +1,78 @@
-import { timingSafeEqual } from 'node:crypto'
 import contentType from 'content-type'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyBodyParser, FastifyRequest } from 'fastify'
+import { parseJsonObject } from '../shared/json-body.js'
+import type { SecretComparer } from '../shared/secrets.js'
 import type { TokenBuckets } from '../shared/token-bucket.js'
-import { errors, OrbtileError } from './errors.js'
+import type { Limits } from '../spec/orbtile.js'
+import { errors } from './errors.js'
 import type { Faults } from './faults.js'
+
+/**
+ * OT-A02: the order every request is checked in; the first failure answers.
+ *
+ *  1. checkHost         OT-A05                bad_request 400
+ *  2. checkOrigin       OT-015                forbidden_origin 403
+ *  3. checkApiEnabled   OT-155, OT-A03        api_disabled 503
+ *  4. checkBearer       OT-016, OT-A29        unauthorized 401
+ *  5. checkRoute        OT-153, OT-A01        not_found 404, bad_request 405
+ *  6. checkRateLimit    OT-026, OT-A20        rate_limited 429
+ *  7. checkBodyFraming  OT-025, OT-024, OT-017, OT-A05   length_required 411, payload_too_large 413,
+ *                                             unsupported_media_type 415, bad_request 400 (no body)
+ *  then parseBody       OT-154, OT-A05        bad_request 400
+ *
+ * Steps 1 to 7 read the head alone and run in one onRequest hook (HEAD_PIPELINE); parseBody is the body parser.
+ * The route's own steps follow in the handlers, in the same order: 8. the path's ids (checkAdapterId, the
+ * sessionId in routes/sessions.ts: invalid_field, reserved_id); 9. the lease and its token (Adapters.requireLease,
+ * Adapters.checkReRegistration: adapter_not_registered, unauthorized); 10. the body's schema (validation.ts:
+ * invalid_field); 11. state and limits (limit_exceeded, events_not_supported, poll_pending, invalid_cursor).
+ */
 
 /** What each route tells the pipeline about itself, through fastify's route `config`. */
 export type RouteConfig =
   | { kind: 'route', adapterRoute: boolean }
   | { kind: 'method-not-allowed', allow: readonly string[] }
 
-/** What the pipeline steps read from the fake. */
+/** What the pipeline steps read from one fake. Made once per fake (pipelineContext), never per request. */
 export interface PipelineContext {
   apiEnabled(): boolean
   /** The discovery token's UTF-8 bytes. */
   tokenBytes(): Buffer
   buckets: TokenBuckets
   rateLimit: 'on' | 'off'
-  limits: Readonly<{ maxBodyBytes: number, requestsPerSecond: number, burst: number }>
+  limits: Readonly<Pick<Limits, 'maxBodyBytes' | 'requestsPerSecond' | 'burst'>>
   /** Deliberate faults (faults.ts). */
   faults: Faults
+  /** The fake's constant-time comparer, shared with the lease check. */
+  secrets: SecretComparer
+  /**
+   * Clients send the same Content-Type on every request: the last one this fake accepted, so that the next equal
+   * header is not parsed again (checkMediaType).
+   */
+  acceptedType: string | undefined
+}
+
+/** What pipelineContext reads from the fake's store. */
+export interface PipelineSource {
+  readonly apiEnabled: boolean
+  readonly tokenBytes: Buffer
+  readonly buckets: TokenBuckets
+  readonly faults: Faults
+  readonly secrets: SecretComparer
+}
+
+/** The context of one fake's pipeline: made once, when its app is built. */
+export function pipelineContext (store: PipelineSource, rateLimit: 'on' | 'off', limits: PipelineContext['limits']):
+PipelineContext {
+  return {
+    apiEnabled: () => store.apiEnabled,
+    tokenBytes: () => store.tokenBytes,
+    buckets: store.buckets,
+    rateLimit,
+    limits,
+    faults: store.faults,
+    secrets: store.secrets,
+    acceptedType: undefined
+  }
 }
 
 /**
@@ -38,11 +91,13 @@ const LOCALHOST = /^localhost(?::\d{1,5})?$/i
 function occurrences (request: FastifyRequest, lowerName: string): number {
   const raw = request.raw.rawHeaders
   let n = 0
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === lowerName.length && raw[i]!.toLowerCase() === lowerName) n++
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === lowerName.length && raw[i]!.toLowerCase() === lowerName) n++
+  }
   return n
 }
 
-/** OT-A02 step 1 and OT-A05: exactly one Host header, and it must be `localhost` (RFC 9112 §3.2). */
+/** Step 1, OT-A05: exactly one Host header, and it must be `localhost` (RFC 9112 §3.2). */
 export function checkHost (request: FastifyRequest): void {
   const host = request.headers.host
   if (host === undefined || host === '') throw errors.badRequest('the Host header is required (Host: localhost)')
@@ -50,35 +105,39 @@ export function checkHost (request: FastifyRequest): void {
   if (!LOCALHOST.test(host)) throw errors.badRequest(`the Host header must be localhost, not ${JSON.stringify(host)}`)
 }
 
-/** OT-015: any Origin header at all, even an empty or `null` one, is refused: only local processes may call. */
+/** Step 2, OT-015: any Origin header at all, even an empty or `null` one, is refused: only local processes call. */
 export function checkOrigin (request: FastifyRequest, ctx: PipelineContext): void {
   if (request.headers.origin !== undefined && !ctx.faults.has('origin-allowed')) {
-    throw new OrbtileError('forbidden_origin', 'requests with an Origin header are refused; adapters never send one')
+    throw errors.forbiddenOrigin('requests with an Origin header are refused; adapters never send one')
   }
 }
 
-/** OT-155, OT-A03: while the user has the API switched off, every request answers api_disabled. */
+/** Step 3, OT-155, OT-A03: while the user has the API switched off, every request answers api_disabled. */
 export function checkApiEnabled (_request: FastifyRequest, ctx: PipelineContext): void {
-  if (!ctx.apiEnabled()) throw new OrbtileError('api_disabled', 'the Adapter API is turned off in Orbtile settings')
+  if (!ctx.apiEnabled()) throw errors.apiDisabled()
 }
 
-/** OT-016, OT-A29: `Authorization: Bearer <discovery token>` on every request, /info included. */
+/** Step 4, OT-016, OT-A29: `Authorization: Bearer <discovery token>` on every request, /info included. */
 export function checkBearer (request: FastifyRequest, ctx: PipelineContext): void {
   const header = request.headers.authorization
-  if (header === undefined) throw errors.unauthorized('the Authorization header is missing; send Bearer <token from the discovery file>')
+  if (header === undefined) {
+    throw errors.unauthorized('the Authorization header is missing; send Bearer <token from the discovery file>')
+  }
   if (occurrences(request, 'authorization') > 1) throw errors.unauthorized('send one Authorization header, not several')
   const match = /^Bearer +(\S+) *$/i.exec(header)
   if (match === null) throw errors.unauthorized('the Authorization scheme must be Bearer')
-  if (!secretMatches(match[1]!, ctx.tokenBytes())) throw errors.unauthorized('the bearer token does not match the discovery file')
+  if (!ctx.secrets.matches(match[1]!, ctx.tokenBytes())) {
+    throw errors.unauthorized('the bearer token does not match the discovery file')
+  }
 }
 
-/** OT-153, OT-A01: unknown paths are not_found; a known path with another method is 405 with Allow. */
+/** Step 5, OT-153, OT-A01: unknown paths are not_found; a known path with another method is 405 with Allow. */
 export function checkRoute (request: FastifyRequest, _ctx: PipelineContext, route: RouteConfig | undefined): void {
   if (route === undefined) throw errors.notFound(`no route ${request.method} ${request.url.split('?')[0]}`)
   if (route.kind === 'method-not-allowed') throw errors.methodNotAllowed(route.allow)
 }
 
-/** OT-026, OT-A20: one token per request from the adapter's bucket, or from the shared one. */
+/** Step 6, OT-026, OT-A20: one token per request from the adapter's bucket, or from the shared one. */
 export function checkRateLimit (request: FastifyRequest, ctx: PipelineContext, route: RouteConfig | undefined): void {
   if (ctx.rateLimit === 'off') return
   const params = request.params as { adapterId?: string }
@@ -88,39 +147,39 @@ export function checkRateLimit (request: FastifyRequest, ctx: PipelineContext, r
   const taken = ctx.buckets.take(key)
   if (!taken.ok) {
     const { requestsPerSecond, burst } = ctx.limits
-    throw new OrbtileError('rate_limited', `over ${requestsPerSecond} requests/s (burst ${burst}); retry after ${taken.retryAfterSeconds} s`, {
-      headers: { 'retry-after': String(taken.retryAfterSeconds) }
-    })
+    const seconds = taken.retryAfterSeconds
+    throw errors.rateLimited(`over ${requestsPerSecond} requests/s (burst ${burst}); retry after ${seconds} s`, seconds)
   }
 }
 
 /**
- * OT-025, OT-024, OT-017 (OT-A02 step 7): decided from the head alone, before a byte of the body is read.
- * A body sent without Content-Length is length_required; one over maxBodyBytes is payload_too_large; a body
- * that is not `application/json` (charset utf-8 allowed, OT-A05) is unsupported_media_type.
+ * Step 7, OT-025, OT-024, OT-017, OT-A05: decided from the head alone, before a byte of the body is read. A body
+ * sent without Content-Length is length_required; one over maxBodyBytes is payload_too_large; a body that is not
+ * `application/json` (charset utf-8 allowed) is unsupported_media_type; a PUT or POST without one is bad_request.
  */
 export function checkBodyFraming (request: FastifyRequest, ctx: PipelineContext): void {
   const length = request.headers['content-length']
   const chunked = request.headers['transfer-encoding'] !== undefined
   if (length === undefined && chunked) {
-    throw new OrbtileError('length_required', 'send the body with a Content-Length header, not chunked')
+    throw errors.lengthRequired('send the body with a Content-Length header, not chunked')
   }
   const bytes = length === undefined ? 0 : Number(length)
   if (bytes > ctx.limits.maxBodyBytes) {
-    throw new OrbtileError('payload_too_large', `the body is ${bytes} bytes; the limit is ${ctx.limits.maxBodyBytes}`)
+    throw errors.payloadTooLarge(`the body is ${bytes} bytes; the limit is ${ctx.limits.maxBodyBytes}`)
   }
-  if (bytes > 0) checkMediaType(request.headers['content-type'])
+  if (bytes > 0) checkMediaType(request.headers['content-type'], ctx)
   // OT-A05: every PUT and POST needs a JSON object, and a head without a body cannot hold one.
-  else if (request.method === 'PUT' || request.method === 'POST') throw errors.badRequest('the body is empty; send a JSON object')
+  else if (request.method === 'PUT' || request.method === 'POST') {
+    throw errors.badRequest('the body is empty; send a JSON object')
+  }
 }
 
-// Clients send the same Content-Type on every request: remember the last verdict rather than parse it again.
-let lastAcceptedType: string | undefined
-
-function checkMediaType (header: string | undefined): void {
-  if (header !== undefined && header === lastAcceptedType) return
+// OT-017, OT-A05: `application/json`, with no charset or utf-8. An accepted header is remembered per fake.
+function checkMediaType (header: string | undefined, ctx: PipelineContext): void {
+  if (header !== undefined && header === ctx.acceptedType) return
   const refuse = (): never => {
-    throw new OrbtileError('unsupported_media_type', `the body must be application/json, not ${header === undefined ? 'untyped' : JSON.stringify(header)}`)
+    const given = header === undefined ? 'untyped' : JSON.stringify(header)
+    throw errors.unsupportedMediaType(`the body must be application/json, not ${given}`)
   }
   if (header === undefined) refuse()
   let parsed: contentType.ParsedMediaType
@@ -132,10 +191,10 @@ function checkMediaType (header: string | undefined): void {
   if (parsed.type !== 'application/json') refuse()
   const charset = parsed.parameters.charset
   if (charset !== undefined && charset.toLowerCase() !== 'utf-8') refuse()
-  lastAcceptedType = header
+  ctx.acceptedType = header
 }
 
-/** OT-A02: the order the checks run in; the first failure answers. Body parsing and later steps follow in routes. */
+/** OT-A02 steps 1 to 7, in order; the first failure answers. */
 export const HEAD_PIPELINE: readonly PipelineStep[] = [
   checkHost,
   checkOrigin,
@@ -152,16 +211,16 @@ export function runHeadPipeline (request: FastifyRequest, ctx: PipelineContext, 
 }
 
 /**
- * Compares a secret in time that does not depend on where it differs. Only the length can leak, and token lengths
- * are public (43 characters, OT-018), so a length mismatch answers at once.
+ * After step 7, OT-154, OT-A05: the body parser for every type (step 7 has refused other types already). A body
+ * must be one JSON object; a bodiless request other than PUT or POST has none (OT-012 has clients send
+ * Content-Type: application/json on every request, a DELETE included).
  */
-export function secretMatches (given: string, expected: Buffer): boolean {
-  if (Buffer.byteLength(given) !== expected.length) return false
-  // Every request compares one or two secrets: write into a reused buffer rather than allocate one per compare.
-  // Both secrets are 43 bytes (OT-018), so one buffer of that length serves all.
-  if (scratch.length !== expected.length) scratch = Buffer.allocUnsafeSlow(expected.length)
-  scratch.write(given, 'utf8')
-  return timingSafeEqual(scratch, expected)
+export const parseBody: FastifyBodyParser<Buffer> = (request, body, done) => {
+  if (body.length === 0 && request.method !== 'PUT' && request.method !== 'POST') {
+    done(null, undefined)
+    return
+  }
+  const parsed = parseJsonObject(body)
+  if (parsed.ok) done(null, parsed.value)
+  else done(errors.badRequest(parsed.detail))
 }
-
-let scratch = Buffer.allocUnsafeSlow(43)

@@ -4,8 +4,11 @@ import type { StateName } from './palette/generator.js'
 import { compareKeys, orderKey, schemaFault, stripUnknown } from './validation.js'
 
 /** OT-052: schemes refused everywhere, whatever a registration lists. */
-export const REFUSED_SCHEMES: ReadonlySet<string> = new Set(['file', 'javascript', 'data', 'orbtile', 'x-apple.systempreferences'])
+export const REFUSED_SCHEMES: ReadonlySet<string> = new Set([
+  'file', 'javascript', 'data', 'orbtile', 'x-apple.systempreferences'
+])
 
+/** What a registration declares it can take back from the app: taps, approvals, questions (OT-A09). */
 export type Capability = 'tap' | 'approvals' | 'questions'
 
 /** A registration as the fake keeps it: valid, unknown fields dropped, defaults filled in (OT-A09). */
@@ -41,7 +44,9 @@ export interface RegistrationRead {
 type Body = Record<string, unknown> & {
   name: string
   shortName?: string
-  palette: { baseHue: number, chroma?: number, lightness?: number, attentionHue?: number, states?: Record<string, string> | null }
+  palette: {
+    baseHue: number, chroma?: number, lightness?: number, attentionHue?: number, states?: Record<string, string> | null
+  }
   glyph?: { symbol?: string, monogram?: string }
   icon?: { png?: string, appBundleId?: string } | null
   version?: string
@@ -72,7 +77,8 @@ export async function readRegistration (raw: Record<string, unknown>): Promise<R
   faults.sort((a, b) => compareKeys(a.at, b.at))
   const png = typeof body.icon?.png === 'string' ? body.icon.png : undefined
   // The icon is decoded (the costly part) only when no earlier field has failed already.
-  if (png !== undefined && (faults[0] === undefined || compareKeys(orderKey(value, ['icon', 'png']), faults[0].at) < 0)) {
+  const iconFirst = faults[0] === undefined || compareKeys(orderKey(value, ['icon', 'png']), faults[0].at) < 0
+  if (png !== undefined && iconFirst) {
     const iconImages = await readIcon(png)
     if (faults[0] !== undefined) throw faults[0].error
     return normalise(body, unknown, iconImages)
@@ -99,7 +105,9 @@ function normalise (body: Body, unknown: string[], iconImages: Icon | null): Reg
         ? null
         : {
             ...(body.icon.appBundleId === undefined ? {} : { appBundleId: body.icon.appBundleId }),
-            ...(iconImages === null ? {} : { png: { width: iconImages.width, height: iconImages.height, bytes: iconImages.bytes } })
+            ...(iconImages === null
+              ? {}
+              : { png: { width: iconImages.width, height: iconImages.height, bytes: iconImages.bytes } })
           },
       ...(body.version === undefined ? {} : { version: body.version }),
       ...(body.homepage === undefined ? {} : { homepage: body.homepage }),

@@ -1,73 +1,78 @@
 import type { Clock } from '../shared/clock.js'
-import { TokenBuckets } from '../shared/token-bucket.js'
-import { Adapters, type AdapterSnapshot, type AdaptersOptions } from './adapters.js'
-import { newToken } from './discovery.js'
-import type { ProcessCheck } from './sessions/process-table.js'
-import { Sessions } from './sessions/registry.js'
+import { newSecret, type Secret, type SecretComparer } from '../shared/secrets.js'
+import type { TokenBuckets } from '../shared/token-bucket.js'
+import type { Adapters, AdapterSnapshot } from './adapters.js'
+import type { Faults } from './faults.js'
+import type { Sessions } from './sessions/registry.js'
 import type { SessionsSnapshot } from './sessions/snapshot.js'
-import { LIMITS } from './spec.js'
-import { NO_FAULTS, type Faults } from './faults.js'
+
+/** The services one fake Orbtile is made of, each constructed by its factory (startOrbtileMock). */
+export interface OrbtileServices {
+  clock: Clock
+  /** The `version` string `GET /info` reports (OT-A29). */
+  version: string
+  /** OT-026, OT-A20: per-adapter and shared request buckets. */
+  buckets: TokenBuckets
+  /** Registrations, leases and the user's settings per adapter id. */
+  adapters: Adapters
+  /** Sessions, requests and events of every adapter. */
+  sessions: Sessions
+  /** Deliberate faults (none, unless the conformance self-test asks for some). */
+  faults: Faults
+  /** The constant-time comparer the bearer and lease checks share. */
+  secrets: SecretComparer
+}
 
 /**
  * Everything one fake Orbtile holds, in one object created by its factory (no module-level state). The routes
- * read and change it; the control API reads it through `snapshot()` and changes it through the methods here.
+ * read and change it; the control object reads it through `snapshot()` and changes it through the methods here.
  */
-export class OrbtileStore {
+export class OrbtileStore implements OrbtileServices {
   readonly clock: Clock
   readonly version: string
-  /** OT-026, OT-A20: per-adapter and shared request buckets. */
   readonly buckets: TokenBuckets
-  /** Registrations, leases and the user's settings per adapter id. */
   readonly adapters: Adapters
-  /** Sessions, requests and events of every adapter. */
   readonly sessions: Sessions
+  readonly faults: Faults
+  readonly secrets: SecretComparer
   /** OT-001, OT-A03: the user's Adapter API switch. */
   apiEnabled = true
-  #token = newToken()
+  #token: Secret = newSecret()
   #restarts = 0
   #tokenRegenerations = 0
   readonly #startedAt: number
 
-  /** Deliberate faults (none, unless the conformance self-test asks for some). */
-  readonly faults: Faults
-
-  constructor (clock: Clock, version: string, adapterOptions: Omit<AdaptersOptions, 'maxAdapters' | 'faults'>, ownsProcess: ProcessCheck, faults: Faults = NO_FAULTS) {
-    this.clock = clock
-    this.version = version
-    this.faults = faults
-    this.buckets = new TokenBuckets({ burst: LIMITS.burst + (faults.has('burst-off-by-one') ? 1 : 0), perSecond: LIMITS.requestsPerSecond }, clock)
-    this.adapters = new Adapters(clock, { ...adapterOptions, maxAdapters: LIMITS.maxAdapters, faults })
-    this.sessions = new Sessions(clock, this.adapters, ownsProcess, faults)
-    this.#startedAt = clock.now()
+  constructor (services: OrbtileServices) {
+    this.clock = services.clock
+    this.version = services.version
+    this.buckets = services.buckets
+    this.adapters = services.adapters
+    this.sessions = services.sessions
+    this.faults = services.faults
+    this.secrets = services.secrets
+    this.#startedAt = this.clock.now()
   }
 
   /** The discovery token (OT-013, OT-A04). */
   get token (): string {
-    return this.#token
+    return this.#token.text
   }
 
   /** The token's bytes, kept beside it: the bearer check on every request compares against them. */
   get tokenBytes (): Buffer {
-    if (this.#tokenBytes === undefined || this.#tokenBytesOf !== this.#token) {
-      this.#tokenBytes = Buffer.from(this.#token, 'utf8')
-      this.#tokenBytesOf = this.#token
-    }
-    return this.#tokenBytes
+    return this.#token.bytes
   }
-
-  #tokenBytes: Buffer | undefined
-  #tokenBytesOf: string | undefined
 
   /** OT-023, OT-A04: a new discovery token, and every lease ends. The caller rewrites the discovery file. */
   regenerateToken (): void {
-    this.#token = newToken()
+    this.#token = newSecret()
     this.#tokenRegenerations++
     this.adapters.endAllLeases('token_regenerated')
   }
 
   /** OT-023: as if Orbtile restarted: a new token, and nothing held over from the last run but the user's settings. */
   restart (): void {
-    this.#token = newToken()
+    this.#token = newSecret()
     this.adapters.endAllLeases('restart')
     this.buckets.clear()
     this.#restarts++

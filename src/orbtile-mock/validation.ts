@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv/dist/2020.js'
 import { errors, type OrbtileError } from './errors.js'
-import { def, validatorFor } from './spec.js'
+import { def, validatorFor } from '../spec/orbtile.js'
 
 type Schema = Record<string, unknown>
 type Json = unknown
@@ -24,7 +24,9 @@ function resolve (schema: Schema): Schema {
 function objectBranch (schema: Schema): Schema | undefined {
   if (Array.isArray(schema.allOf)) {
     const properties: Record<string, Schema> = { ...(schema.properties as Record<string, Schema> | undefined) }
-    for (const branch of schema.allOf as Schema[]) Object.assign(properties, objectBranch(resolve(branch))?.properties as Record<string, Schema> | undefined)
+    for (const branch of schema.allOf as Schema[]) {
+      Object.assign(properties, objectBranch(resolve(branch))?.properties as Record<string, Schema> | undefined)
+    }
     return { properties }
   }
   if (schema.properties !== undefined || schema.propertyNames !== undefined || schema.type === 'object') return schema
@@ -121,7 +123,8 @@ export function schemaError (defName: string, value: Json, prefix: FieldPath = [
 }
 
 /** Like schemaError, with the failing field's path (without `prefix`), so other checks can be ranked against it. */
-export function schemaFault (defName: string, value: Json, prefix: FieldPath = []): { error: OrbtileError, path: FieldPath } | undefined {
+export function schemaFault (defName: string, value: Json, prefix: FieldPath = []):
+{ error: OrbtileError, path: FieldPath } | undefined {
   const validate = validatorFor(defName)
   if (validate(value)) return undefined
   const found = (validate.errors ?? [])
@@ -131,9 +134,12 @@ export function schemaFault (defName: string, value: Json, prefix: FieldPath = [
     !found.some((other) => other.error !== error && !isNullBranch(other.error) && startsWith(other.path, path)))
   const chosen = (reportable.length > 0 ? reportable : found)
     .sort((a, b) => compareKeys(orderKey(value, a.path), orderKey(value, b.path)))[0]
-  if (chosen === undefined) return { error: errors.invalidField(formatField(prefix), 'the body does not match the spec'), path: [] }
+  if (chosen === undefined) {
+    return { error: errors.invalidField(formatField(prefix), 'the body does not match the spec'), path: [] }
+  }
   const field = formatField([...prefix, ...chosen.path])
-  return { error: errors.invalidField(field, `${field} ${describe(chosen.error, validate.errors ?? [])}`), path: chosen.path }
+  const message = `${field} ${describe(chosen.error, validate.errors ?? [])}`
+  return { error: errors.invalidField(field, message), path: chosen.path }
 }
 
 function describe (error: ErrorObject, all: ErrorObject[]): string {
@@ -163,7 +169,8 @@ function isNullBranch (error: ErrorObject): boolean {
 }
 
 function pointer (instancePath: string): string[] {
-  return instancePath === '' ? [] : instancePath.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+  if (instancePath === '') return []
+  return instancePath.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
 }
 
 // Where an error points, as a path of keys (array indices as numbers).
@@ -183,7 +190,8 @@ function fieldOf (error: ErrorObject): FieldPath {
       return [...base, error.params.property as string]
     case 'if': {
       // A conditional rule (tapBehavior needs capabilities with "tap") is reported on the key that triggers it.
-      const trigger = ((error.parentSchema as Schema | undefined)?.if as Schema | undefined)?.required as string[] | undefined
+      const condition = (error.parentSchema as Schema | undefined)?.if as Schema | undefined
+      const trigger = condition?.required as string[] | undefined
       return trigger?.[0] === undefined ? base : [...base, trigger[0]]
     }
     default:
@@ -217,6 +225,7 @@ export function orderKey (value: Json, path: FieldPath): number[] {
   return key
 }
 
+/** Orders two orderKey results: the field that stands first in the body comes first (OT-A25). */
 export function compareKeys (a: number[], b: number[]): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
     if (a[i] !== b[i]) return a[i]! - b[i]!

@@ -9,7 +9,9 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
  * documents, option schemas), with formats. `validateSchema: false` skips compiling the meta-schema, which would
  * cost tens of milliseconds at every start-up; the tests check each document against its meta-schema instead.
  */
-export function createAjv (options: { useDefaults?: boolean, strict?: boolean, allErrors?: boolean, verbose?: boolean } = {}): Ajv2020 {
+export function createAjv (
+  options: { useDefaults?: boolean, strict?: boolean, allErrors?: boolean, verbose?: boolean } = {}
+): Ajv2020 {
   const ajv = new Ajv2020({
     strict: options.strict ?? false,
     useDefaults: options.useDefaults ?? false,

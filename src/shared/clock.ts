@@ -22,6 +22,7 @@ export interface TimerHandle {
   readonly due: number
 }
 
+/** `real` or `virtual`. */
 export type ClockMode = Clock['mode']
 
 /** Builds a clock by mode. `startAt` (epoch ms) applies to a virtual clock only; it defaults to the wall clock. */
@@ -155,6 +156,7 @@ export interface ClockState {
   pendingTimers: number
 }
 
+/** A clock as the control API shows it. */
 export function clockState (clock: Clock): ClockState {
   const now = clock.now()
   return { mode: clock.mode, now, iso: new Date(now).toISOString(), pendingTimers: clock.pendingTimers() }

@@ -1,4 +1,4 @@
-/** Every code the control API answers with, and its status. The control OpenAPI document's `Error` enum lists the same. */
+/** Every code the control API answers with, and its status. The control OpenAPI document's `Error` enum agrees. */
 export const CONTROL_ERROR_STATUS = {
   bad_request: 400,
   forbidden_host: 403,
@@ -10,6 +10,7 @@ export const CONTROL_ERROR_STATUS = {
   internal: 500
 } as const
 
+/** One of the control API's error codes. */
 export type ControlErrorCode = keyof typeof CONTROL_ERROR_STATUS
 
 /**

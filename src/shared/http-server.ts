@@ -31,12 +31,18 @@ export function createFakeServer (handler: RequestListener, badRequest: (message
  * Answers bytes Node's HTTP parser refused. A response still being written on the same connection (pipelining)
  * goes out first; then the error, then the connection closes.
  */
-export function answerClientError (err: Error & { code?: string }, socket: Duplex, badRequest: (message: string) => string): void {
+export function answerClientError (
+  err: Error & { code?: string },
+  socket: Duplex,
+  badRequest: (message: string) => string
+): void {
   if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy()
     return
   }
-  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'the request head is too large' : 'the request is not valid HTTP/1.1'
+  const message = err.code === 'HPE_HEADER_OVERFLOW'
+    ? 'the request head is too large'
+    : 'the request is not valid HTTP/1.1'
   const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
   if (pending != null && !pending.writableFinished) pending.once('finish', () => socket.end(badRequest(message)))
   else socket.end(badRequest(message))

@@ -3,6 +3,7 @@ import { isUtf8 } from 'node:buffer'
 /** Why a request body is not a JSON object. */
 export type JsonBodyFault = 'empty' | 'utf8' | 'syntax' | 'duplicate-key' | 'not-object'
 
+/** The parsed object, or why the body is not one. */
 export type JsonBodyResult =
   | { ok: true, value: Record<string, unknown> }
   | { ok: false, fault: JsonBodyFault, detail: string }

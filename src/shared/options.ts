@@ -9,7 +9,8 @@ const ajv = createAjv({ useDefaults: true, strict: true })
  * coded StartupError that names the bad option (fastify's habit: options are validated once, at the door).
  * Keys listed in `passThrough` hold live objects (a clock, a logger) and are not validated by the schema.
  */
-export function optionsValidator<T extends object> (what: string, schema: object, passThrough: readonly string[] = []): (input: object) => Readonly<T> {
+export function optionsValidator<T extends object> (what: string, schema: object, passThrough: readonly string[] = []):
+(input: object) => Readonly<T> {
   let validate: ValidateFunction | undefined
   return (input) => {
     validate ??= ajv.compile(schema)

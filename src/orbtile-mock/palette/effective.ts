@@ -1,5 +1,5 @@
 import type { Registration } from '../registration.js'
-import type { UserSettings } from '../adapters.js'
+import type { UserSettings } from '../user-settings.js'
 import { pushAttentionHue, pushBaseHue } from './arcs.js'
 import { generatePalette, type GeneratedPalette } from './generator.js'
 import { NO_FAULTS, type Faults } from '../faults.js'
@@ -17,7 +17,8 @@ export interface EffectivePalette {
  * OT-059, OT-073, OT-085, OT-A12, OT-A13: the palette after the pushes and the user's override. The echo shows the
  * registered palette with defaults filled, or, under a user override, the user's hue and no states.
  */
-export function effectivePalette (registration: Registration, user: UserSettings, faults: Faults = NO_FAULTS): EffectivePalette {
+export function effectivePalette (registration: Registration, user: UserSettings, faults: Faults = NO_FAULTS):
+EffectivePalette {
   const { palette } = registration
   const override = user.baseHue
   const resolvedBaseHue = pushBaseHue(override ?? palette.baseHue, faults)

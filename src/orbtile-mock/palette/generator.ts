@@ -2,8 +2,9 @@ import { createRequire } from 'node:module'
 import type { Color, Oklch } from 'culori'
 import { pushAttentionHue } from './arcs.js'
 import {
-  BUILT_IN_WAITING, CALM_ARC, DEEP_STOP, DERIVED_WAITING_TURN, ERROR_HUE, FAMILY_STOPS, FIXED_COLOURS, LABEL_TEXT, PROXIMITY_DELTA_E,
-  SALIENCE_MAX_STEPS, SALIENCE_MIN_CHROMA, SALIENCE_MIN_DELTA_E, SALIENCE_STEP, WAITING_STOPS, WCAG_AA, WCAG_LIFT_STEP, type PaletteKey, type Stop
+  BUILT_IN_WAITING, CALM_ARC, DEEP_STOP, DERIVED_WAITING_TURN, ERROR_HUE, FAMILY_STOPS, FIXED_COLOURS, LABEL_TEXT,
+  PROXIMITY_DELTA_E, SALIENCE_MAX_STEPS, SALIENCE_MIN_CHROMA, SALIENCE_MIN_DELTA_E, SALIENCE_STEP, WAITING_STOPS,
+  WCAG_AA, WCAG_LIFT_STEP, type PaletteKey, type Stop
 } from './model.js'
 
 /** The state names `palette.states` may colour (the spec's StateColours keys). */
@@ -26,6 +27,7 @@ export interface PaletteInput {
 /** Where a colour came from. */
 export type ColourSource = 'generated' | 'explicit' | 'fallback' | 'fixed'
 
+/** What the generator makes of a palette (OT-A11, OT-A12, OT-A13): every colour, where each came from, notes. */
 export interface GeneratedPalette {
   /** Every state colour as lowercase `#rrggbb`, plus the deep stop. */
   colours: Record<PaletteKey, string>
@@ -63,7 +65,10 @@ function lib (): NonNullable<typeof culori> {
     wcagContrast: c.wcagContrast,
     // As drawn: the guards compare emitted colours with the emitted error colour.
     errorColour: c.converter('oklch')(c.formatHex(clip({ mode: 'oklch', ...FIXED_COLOURS.error })))!,
-    builtIns: BUILT_IN_WAITING.map((colour) => ({ ...colour, oklch: clip({ mode: 'oklch', l: colour.l, c: colour.c, h: colour.h }) }))
+    builtIns: BUILT_IN_WAITING.map((colour) => ({
+      ...colour,
+      oklch: clip({ mode: 'oklch', l: colour.l, c: colour.c, h: colour.h })
+    }))
   }
   return culori
 }
@@ -93,7 +98,9 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
   const waitingExplicit: Partial<Record<StateName, string>> = input.anchorAttention ? {} : explicit
 
   const generated = (name: string, stop: Stop, hue: number, lightnessShift: number): Oklch => {
-    const wanted: Oklch = { mode: 'oklch', l: clamp01(stop.l + lightnessShift), c: stop.c * input.chroma, h: normalise(hue + stop.dh) }
+    const wanted: Oklch = {
+      mode: 'oklch', l: clamp01(stop.l + lightnessShift), c: stop.c * input.chroma, h: normalise(hue + stop.dh)
+    }
     if (inSrgb(wanted)) return wanted
     const clipped = toOklch(clip(wanted))
     notes.push(`gamut: ${name} chroma ${fixed(wanted.c)} reduced to ${fixed(clipped.c)} to fit sRGB`)
@@ -107,14 +114,18 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
   for (const [name, stop] of Object.entries(FAMILY_STOPS) as Array<[keyof typeof FAMILY_STOPS, Stop]>) {
     // OT-084: thinking supplies tool and streaming when they are left out.
     const given = explicit[name] ?? (name === 'tool' || name === 'streaming' ? explicit.thinking : undefined)
-    const source: ColourSource = explicit[name] !== undefined ? 'explicit' : given !== undefined ? 'fallback' : 'generated'
+    const source: ColourSource = explicit[name] !== undefined
+      ? 'explicit'
+      : given !== undefined ? 'fallback' : 'generated'
     const colour = given !== undefined ? toOklch(given)! : generated(name, stop, input.baseHue, input.lightness)
     place(name, guard(name, colour, true, notes), source)
   }
   for (const [name, stop] of Object.entries(WAITING_STOPS) as Array<[keyof typeof WAITING_STOPS, Stop]>) {
     // OT-084: waitingPermission supplies waitingQuestion; OT-086: anchorAttention ignores both overrides.
     const given = waitingExplicit[name] ?? (name === 'waitingQuestion' ? waitingExplicit.waitingPermission : undefined)
-    const source: ColourSource = waitingExplicit[name] !== undefined ? 'explicit' : given !== undefined ? 'fallback' : 'generated'
+    const source: ColourSource = waitingExplicit[name] !== undefined
+      ? 'explicit'
+      : given !== undefined ? 'fallback' : 'generated'
     const colour = given !== undefined ? toOklch(given)! : generated(name, stop, waitingHue, 0)
     // Explicit waiting overrides are guarded like adapter colours; generated ones sit where the attention arc allows.
     place(name, guard(name, colour, given !== undefined, notes), source)
@@ -128,7 +139,8 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
     notes.push(`attention: the waiting colour derived from baseHue ${fixed(input.baseHue)} sits at hue ${fixed(waitingHue, 1)}, in the calm arc (${CALM_ARC.from}..${CALM_ARC.to}); set palette.attentionHue to a hue in the alarm arc (280 -> 0 -> 76)`)
   }
   if (input.attentionHue !== undefined) {
-    const attention = clip({ mode: 'oklch', l: WAITING_STOPS.waitingPermission.l, c: WAITING_STOPS.waitingPermission.c * input.chroma, h: waitingHue })
+    const { l, c } = WAITING_STOPS.waitingPermission
+    const attention = clip({ mode: 'oklch', l, c: c * input.chroma, h: waitingHue })
     const nearest = builtIns
       .map((builtIn) => ({ builtIn, distance: deltaE(attention, builtIn.oklch) }))
       .sort((a, b) => a.distance - b.distance)[0]!
@@ -165,7 +177,8 @@ function guard (name: string, colour: Oklch, salient: boolean, notes: string[]):
       const start = normalise(current.h ?? ERROR_HUE)
       const away = normalise(start - ERROR_HUE) <= 180 ? 1 : -1
       for (let step = 1; step <= SALIENCE_MAX_STEPS && !clearOfError(current); step++) {
-        current = toOklch(clip({ mode: 'oklch', l: current.l, c: Math.max(current.c, SALIENCE_MIN_CHROMA), h: normalise(start + away * SALIENCE_STEP * step) }))
+        const h = normalise(start + away * SALIENCE_STEP * step)
+        current = toOklch(clip({ mode: 'oklch', l: current.l, c: Math.max(current.c, SALIENCE_MIN_CHROMA), h }))
       }
       turned = true
     }

@@ -11,8 +11,10 @@
  * - Fixed: the error colours and the neutrals are the same for every adapter (OT-087).
  * - Notes (OT-061, OT-A11), each reachable:
  *   - `gamut:` a generated stop was outside sRGB and its chroma was reduced to fit;
- *   - `wcag:` a stop (generated or from palette.states) gave label text under 4.5:1 (WCAG AA) and its lightness was lifted;
- *   - `salience:` an adapter-family stop was under SALIENCE_MIN_DELTA_E from the error colour and its hue was turned away;
+ *   - `wcag:` a stop (generated or from palette.states) gave label text under 4.5:1 (WCAG AA) and its lightness was
+ *     lifted;
+ *   - `salience:` an adapter-family stop was under SALIENCE_MIN_DELTA_E from the error colour and its hue was turned
+ *     away;
  *   - `attention:` no attentionHue, and the derived waiting hue lies in the calm arc (76, 280);
  *   - `proximity:` an attentionHue whose waiting colour is under PROXIMITY_DELTA_E from a built-in waiting colour.
  */
@@ -26,6 +28,7 @@ export const RESERVED_ARC = { lower: 345.9, upper: 75.9, midpoint: 30.9 } as con
 /** OT-078: attention hues from the error hue to past Claude's terracotta, 18.9 -> 55 (open). */
 export const ATTENTION_ARC = { lower: 18.9, upper: 55, midpoint: 36.95 } as const
 
+/** One colour stop of the model: a lightness, a chroma and a turn from the family's hue. */
 export interface Stop {
   /** OKLCH lightness, 0..1. */
   l: number
@@ -103,4 +106,5 @@ export const PALETTE_KEYS = [
   'compacting', 'offline', 'empty', 'deep'
 ] as const
 
+/** One of PALETTE_KEYS. */
 export type PaletteKey = typeof PALETTE_KEYS[number]

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import type { RouteHandlerMethod } from 'fastify'
 import { errors } from '../errors.js'
-import { ACTIVITIES, API_MINOR, API_VERSION, LIMITS } from '../spec.js'
+import { ACTIVITIES, API_MINOR, API_VERSION, LIMITS, SERVER_NAME } from '../../spec/orbtile.js'
 import type { OrbtileStore } from '../store.js'
 
 // OT-A29: 16..64 hex digits, either case.
@@ -15,7 +15,7 @@ export function proofFor (token: string, nonce: string): string {
 /** `GET /info` (OT-034..040): the server's identity, every activity, the exact limits, and a proof on request. */
 export function infoHandler (store: OrbtileStore): RouteHandlerMethod {
   const body = {
-    server: 'orbtile',
+    server: SERVER_NAME, // OT-034: Info.server's const
     api: API_VERSION,
     apiMinor: API_MINOR,
     version: store.version,

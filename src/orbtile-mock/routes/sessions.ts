@@ -3,7 +3,7 @@ import { checkAdapterId } from '../adapter-id.js'
 import type { Adapters } from '../adapters.js'
 import { errors } from '../errors.js'
 import type { Sessions } from '../sessions/registry.js'
-import { validatorFor } from '../spec.js'
+import { validatorFor } from '../../spec/orbtile.js'
 import { adapterToken } from './adapters.js'
 
 type Params = { adapterId: string, sessionId?: string }

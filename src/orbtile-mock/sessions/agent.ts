@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util'
-import { errors, OrbtileError } from '../errors.js'
+import { errors, type OrbtileError } from '../errors.js'
 import type { Faults } from '../faults.js'
 import { REFUSED_SCHEMES, type Registration } from '../registration.js'
-import { LIMITS } from '../spec.js'
+import { LIMITS } from '../../spec/orbtile.js'
 import { compareKeys, formatField, orderKey, type FieldPath } from '../validation.js'
 import { keepLastBytes, type ApprovalRequest, type QuestionRequest, type SessionPatch } from './update.js'
 
@@ -29,6 +29,7 @@ export interface SessionFields {
   question: QuestionRequest | null
 }
 
+/** One session as the fake keeps it (OT-089..113). */
 export interface Session {
   id: string
   fields: SessionFields
@@ -37,6 +38,7 @@ export interface Session {
   lastContact: number
 }
 
+/** The two kinds of pending request (OT-120..130). */
 export type RequestKind = 'approval' | 'question'
 
 /** A pending approval or question (OT-120..130, OT-A22). */
@@ -66,6 +68,7 @@ export interface AgentState {
   idsSeen: number
 }
 
+/** An adapter with no sessions and an unused request-id namespace. */
 export function emptyAgent (): AgentState {
   return { sessions: new Map(), pending: new Map(), retired: new Set(), idsSeen: 0 }
 }
@@ -99,18 +102,27 @@ export function applyUpdate (agent: AgentState, sessionId: string, patch: Sessio
   const field = (...path: FieldPath): string => formatField([...ctx.prefix, ...path])
   // OT-A25: every fault found here is ranked by where it stands in the body; the first one answers.
   const faults: Array<{ path: FieldPath, error: OrbtileError }> = []
-  const fault = (path: FieldPath, message: string): void => { faults.push({ path, error: errors.invalidField(field(...path), message) }) }
+  const fault = (path: FieldPath, message: string): void => {
+    faults.push({ path, error: errors.invalidField(field(...path), message) })
+  }
   const existing = agent.sessions.get(sessionId)
-  // Deliberate fault: every field the update leaves out goes back to its default, as if the update replaced the session.
-  if (ctx.faults?.has('no-merge') === true && existing !== undefined) patch = { ...defaults({ ...existing.fields, ...patch }), ...patch }
+  // Deliberate fault: every field the update leaves out goes back to its default, as if the update replaced the
+  // session.
+  if (ctx.faults?.has('no-merge') === true && existing !== undefined) {
+    patch = { ...defaults({ ...existing.fields, ...patch }), ...patch }
+  }
   if (existing === undefined) {
-    for (const key of ['title', 'activity'] as const) if (patch[key] === undefined) fault([key], `${key} is required to create a session`)
+    for (const key of ['title', 'activity'] as const) {
+      if (patch[key] === undefined) fault([key], `${key} is required to create a session`)
+    }
   }
   if (typeof patch.openURL === 'string') {
     const problem = openUrlProblem(patch.openURL, ctx.registration)
     if (problem !== undefined) fault(['openURL'], problem)
   }
-  if (typeof patch.pid === 'number' && !ctx.ownsProcess(patch.pid)) fault(['pid'], `pid ${patch.pid} is not a process of the calling user`)
+  if (typeof patch.pid === 'number' && !ctx.ownsProcess(patch.pid)) {
+    fault(['pid'], `pid ${patch.pid} is not a process of the calling user`)
+  }
 
   // OT-122, OT-A22: what the session's requests would be after this update.
   const current = { approval: existing?.fields.approval ?? null, question: existing?.fields.question ?? null }
@@ -134,7 +146,9 @@ export function applyUpdate (agent: AgentState, sessionId: string, patch: Sessio
     const after = next[kind]
     if (after !== null && before !== null && after.id === before.id) {
       // OT-127: an identical re-send keeps the request and its expiry; OT-A22: an id names fixed content.
-      if (!isDeepStrictEqual(canonical(kind, after), canonical(kind, before))) fault([kind, 'id'], `${kind} ${after.id} is pending with other content`)
+      if (!isDeepStrictEqual(canonical(kind, after), canonical(kind, before))) {
+        fault([kind, 'id'], `${kind} ${after.id} is pending with other content`)
+      }
       continue
     }
     if (after !== null) {
@@ -151,14 +165,15 @@ export function applyUpdate (agent: AgentState, sessionId: string, patch: Sessio
   }
 
   // Limits last (OT-A02 step 11).
-  if (existing === undefined && agent.sessions.size >= LIMITS.maxSessionsPerAdapter + (ctx.faults?.has('sessions-off-by-one') === true ? 1 : 0)) {
-    throw new OrbtileError('limit_exceeded', `the adapter already has ${LIMITS.maxSessionsPerAdapter} sessions (offline ones count until removed)`)
+  const maxSessions = LIMITS.maxSessionsPerAdapter + (ctx.faults?.has('sessions-off-by-one') === true ? 1 : 0)
+  if (existing === undefined && agent.sessions.size >= maxSessions) {
+    throw errors.limitExceeded(`the adapter already has ${LIMITS.maxSessionsPerAdapter} sessions (offline ones count until removed)`)
   }
   if (agent.pending.size - retiring.length + added.length > LIMITS.maxPendingRequestsPerAdapter) {
-    throw new OrbtileError('limit_exceeded', `the adapter already has ${LIMITS.maxPendingRequestsPerAdapter} pending requests`)
+    throw errors.limitExceeded(`the adapter already has ${LIMITS.maxPendingRequestsPerAdapter} pending requests`)
   }
   if (agent.idsSeen + added.length > LIMITS.maxRequestIDs) {
-    throw new OrbtileError('limit_exceeded', `this registration has used ${LIMITS.maxRequestIDs} request ids; register anew for more`)
+    throw errors.limitExceeded(`this registration has used ${LIMITS.maxRequestIDs} request ids; register anew for more`)
   }
 
   for (const id of retiring) retire(agent, id)

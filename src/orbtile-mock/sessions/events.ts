@@ -1,16 +1,20 @@
-import { OrbtileError } from '../errors.js'
+import { errors } from '../errors.js'
 import { NO_FAULTS, type Faults } from '../faults.js'
-import { LIMITS } from '../spec.js'
+import { LIMITS } from '../../spec/orbtile.js'
 
 /** The three event shapes (OT-143). */
 export type OrbtileEvent =
   | { sequence: number, type: 'tap', sessionId: string, host: string }
-  | { sequence: number, type: 'approval', sessionId: string, host: string, requestId: string, decision: 'allow' | 'deny', expiresAt: number }
-  | { sequence: number, type: 'question', sessionId: string, host: string, requestId: string, picks: number[][], expiresAt: number }
+  | Decided<{ type: 'approval', decision: 'allow' | 'deny' }>
+  | Decided<{ type: 'question', picks: number[][] }>
+
+// A decision event: what every event holds, the request it answers, and when that request expires (OT-A21).
+type Decided<T> = { sequence: number, sessionId: string, host: string, requestId: string, expiresAt: number } & T
 
 /** An event before it has a sequence. */
 export type NewEvent = OrbtileEvent extends infer E ? E extends OrbtileEvent ? Omit<E, 'sequence'> : never : never
 
+/** The reply to `POST /adapters/{id}/events` (OT-131..146, OT-A23). */
 export interface EventsReply {
   events: OrbtileEvent[]
   lastSequence: number
@@ -80,9 +84,9 @@ export class EventLog {
    * Checked before anything changes.
    */
   checkCursor (after: number, ack: number): void {
-    if (ack > after) throw new OrbtileError('invalid_cursor', `ack ${ack} is greater than after ${after}`)
+    if (ack > after) throw errors.invalidCursor(`ack ${ack} is greater than after ${after}`)
     if (after > this.#highestDelivered) {
-      throw new OrbtileError('invalid_cursor', `after ${after} is beyond the highest sequence delivered (${this.#highestDelivered})`)
+      throw errors.invalidCursor(`after ${after} is beyond the highest sequence delivered (${this.#highestDelivered})`)
     }
   }
 

@@ -1,38 +1,29 @@
 import type { FastifyReply } from 'fastify'
 import type { Clock, TimerHandle } from '../../shared/clock.js'
+import { ControlError } from '../../shared/control-error.js'
+import { LIMITS } from '../../spec/orbtile.js'
 import type { Adapters, LeaseEndReason } from '../adapters.js'
-import { errors, OrbtileError } from '../errors.js'
-import type { Registration } from '../registration.js'
-import { LIMITS } from '../spec.js'
-import { compareKeys, orderKey, schemaError, schemaFault, stripUnknown } from '../validation.js'
-import { OFFLINE_LINGER_MS, applyUpdate, dropRequest, emptyAgent, endSession, type AgentState, type RequestKind } from './agent.js'
-import { EventLog, type EventsReply, type NewEvent, type OrbtileEvent } from './events.js'
-import type { ProcessCheck } from './process-table.js'
-import { cleanProject, readSessionUpdate } from './update.js'
-import { snapshotAgent, type SessionsSnapshot } from './snapshot.js'
+import { errors } from '../errors.js'
 import { NO_FAULTS, type Faults } from '../faults.js'
+import type { Registration } from '../registration.js'
+import { schemaError, stripUnknown } from '../validation.js'
+import {
+  OFFLINE_LINGER_MS, applyUpdate, dropRequest, emptyAgent, endSession, type AgentState, type RequestKind
+} from './agent.js'
+import { EventLog, type EventsReply, type NewEvent, type OrbtileEvent } from './events.js'
+import { decisionEvent, tapOutcome, type KeypadAnswer } from './keypad.js'
+import { HeldPolls } from './polls.js'
+import type { ProcessCheck } from './process-table.js'
+import { snapshotAgent, type SessionsSnapshot } from './snapshot.js'
+import { readSessionBatch, readSessionUpdate } from './update.js'
 
-/** A long poll being held (OT-140): one per adapter at most (OT-133). */
-interface Waiter {
-  after: number
-  warnings: string[]
-  timer: TimerHandle
-  finish: (outcome: { reply: EventsReply } | { error: OrbtileError }) => void
-}
-
-/** A refusal of one of the user's actions on the control server: the session or request is not there, or not now. */
-export class UserActionError extends Error {
-  constructor (readonly kind: 'not_found' | 'conflict' | 'bad_request', message: string) {
-    super(message)
-    this.name = 'UserActionError'
-  }
-}
-
+/** The reply to `POST /adapters/{id}/sessions/{sid}` (OT-A17). */
 export interface SessionReply {
   session: { uid: string, visible: boolean }
   warnings: string[]
 }
 
+/** The reply to `PUT /adapters/{id}/sessions` (OT-114, OT-A19). */
 export interface BatchReply {
   sessions: Array<{ id: string, uid: string, visible: boolean }>
   ended: string[]
@@ -42,20 +33,15 @@ export interface BatchReply {
 /**
  * Sessions, requests and events of every adapter, with their clocks: TTLs, removals and request expiries on one
  * sweep timer; long polls on their own timers. Listens to the adapter registry for lease starts and ends,
- * capability downgrades and the user's keypad switch.
+ * capability downgrades and the user's keypad switch. The user's actions (tap, decide) refuse with ControlError.
  */
 export class Sessions {
   readonly #clock: Clock
   readonly #adapters: Adapters
   readonly #ownsProcess: ProcessCheck
   readonly #agents = new Map<string, AgentState>()
-
-  /** Whether the adapter still has sessions, requests or events here (they can outlive its lease, OT-A08). */
-  holds (adapterId: string): boolean {
-    return this.#agents.has(adapterId)
-  }
   readonly #logs = new Map<string, EventLog>()
-  readonly #waiters = new Map<string, Waiter>()
+  readonly #polls: HeldPolls
   #sweep: TimerHandle | undefined
 
   /** Deliberate faults (faults.ts). */
@@ -66,9 +52,12 @@ export class Sessions {
     this.#clock = clock
     this.#adapters = adapters
     this.#ownsProcess = ownsProcess
+    this.#polls = new HeldPolls(clock)
     adapters.setLongestTtl((id) => {
       let longest = 0
-      for (const session of this.#agents.get(id)?.sessions.values() ?? []) longest = Math.max(longest, session.fields.ttlSeconds * 1000)
+      for (const session of this.#agents.get(id)?.sessions.values() ?? []) {
+        longest = Math.max(longest, session.fields.ttlSeconds * 1000)
+      }
       return longest
     })
     adapters.listen({
@@ -77,68 +66,61 @@ export class Sessions {
       registered: (id, registration, previous) => this.#registered(id, registration, previous),
       userChanged: (id, user, before) => {
         // OT-057: turning the keypad switch off clears decisions not yet delivered.
-        if (before.keypad && !user.keypad) this.#undecide(id, this.#logs.get(id)?.dropUndelivered((event) => event.type !== 'tap') ?? [])
+        if (before.keypad && !user.keypad) {
+          this.#undecide(id, this.#logs.get(id)?.dropUndelivered((event) => event.type !== 'tap') ?? [])
+        }
       }
     })
+  }
+
+  /** Whether the adapter still has sessions, requests or events here (they can outlive its lease, OT-A08). */
+  holds (adapterId: string): boolean {
+    return this.#agents.has(adapterId)
   }
 
   /** `POST /adapters/{id}/sessions/{sid}` (OT-089..113, OT-A17, OT-A18). The lease has been checked. */
   post (adapterId: string, sessionId: string, body: unknown, registration: Registration): SessionReply {
     const { patch, warnings } = readSessionUpdate(body)
     const agent = this.#agent(adapterId)
-    applyUpdate(agent, sessionId, patch, { now: this.#clock.now(), registration, ownsProcess: this.#ownsProcess, prefix: [], faults: this.faults })
+    applyUpdate(agent, sessionId, patch, {
+      now: this.#clock.now(),
+      registration,
+      ownsProcess: this.#ownsProcess,
+      prefix: [],
+      faults: this.faults
+    })
     this.#changed(adapterId)
     return { session: this.#identity(adapterId, sessionId), warnings }
   }
 
   /** `PUT /adapters/{id}/sessions` (OT-114..119, OT-A19): atomic, applied on a draft and committed whole. */
   batch (adapterId: string, raw: unknown, registration: Registration): BatchReply {
-    const { value, unknown } = stripUnknown('SessionBatch', raw)
-    const body = value as { sessions?: Array<Record<string, unknown>> }
-    for (const item of Array.isArray(body.sessions) ? body.sessions : []) {
-      if (item !== null && typeof item === 'object' && typeof item.project === 'string') item.project = cleanProject(item.project)
-    }
-    // OT-A25: a duplicate id and a schema fault are ranked by where they stand in the body.
-    const faults: Array<{ at: number[], error: OrbtileError }> = []
-    const fault = schemaFault('SessionBatch', body)
-    if (fault !== undefined) faults.push({ at: orderKey(body, fault.path), error: fault.error })
-    const seen = new Set<string>()
-    const listed = Array.isArray(body.sessions) ? body.sessions : []
-    for (const [i, item] of listed.entries()) {
-      const id = (item as { id?: unknown } | null)?.id
-      if (typeof id !== 'string') continue
-      if (seen.has(id)) {
-        faults.push({ at: orderKey(body, ['sessions', i, 'id']), error: errors.invalidField(`sessions[${i}].id`, `session ${id} is listed twice`) })
-        break
-      }
-      seen.add(id)
-    }
-    faults.sort((a, b) => compareKeys(a.at, b.at))
-    if (faults[0] !== undefined) throw faults[0].error
-    const items = body.sessions!
-    const warnings = unknown.map((path) => `unknown-field: ${path}`)
+    const { items, ids, warnings } = readSessionBatch(raw)
+    const ownsProcess = this.#ownsProcess
     // Deliberate fault: the items are applied to the live state, so those before a bad one stay applied.
     const draft = this.faults.has('batch-not-atomic') ? this.#agent(adapterId) : structuredClone(this.#agent(adapterId))
     const now = this.#clock.now()
     // The unlisted sessions end first, so that a full adapter can always replace its set (OT-114).
-    const ended = [...draft.sessions.keys()].filter((id) => !seen.has(id))
+    const ended = [...draft.sessions.keys()].filter((id) => !ids.has(id))
     for (const id of ended) endSession(draft, id)
     items.forEach((item, i) => {
       const { id, ...update } = item
       const read = readSessionUpdate(update, ['sessions', i])
       warnings.push(...read.warnings.filter((w) => w.startsWith('tool-kind:')))
-      applyUpdate(draft, id as string, read.patch, { now, registration, ownsProcess: this.#ownsProcess, prefix: ['sessions', i], faults: this.faults })
+      const prefix = ['sessions', i]
+      applyUpdate(draft, id, read.patch, { now, registration, ownsProcess, prefix, faults: this.faults })
     })
     this.#agents.set(adapterId, draft)
     this.#changed(adapterId)
-    return { sessions: items.map((item) => ({ id: item.id as string, ...this.#identity(adapterId, item.id as string) })), ended, warnings }
+    return { sessions: items.map(({ id }) => ({ id, ...this.#identity(adapterId, id) })), ended, warnings }
   }
 
   /**
    * `POST /adapters/{id}/events` (OT-131..142, OT-A21, OT-A23). State checks in OT-A02's order; a long poll is
    * held until an event arrives, `waitSeconds` pass on the fake's clock, or the client goes away.
    */
-  poll (adapterId: string, raw: unknown, registration: Registration, reply: FastifyReply): Promise<EventsReply> | EventsReply {
+  poll (adapterId: string, raw: unknown, registration: Registration, reply: FastifyReply):
+  Promise<EventsReply> | EventsReply {
     const { value, unknown } = stripUnknown('EventsPoll', raw)
     const invalid = schemaError('EventsPoll', value)
     if (invalid !== undefined) throw invalid
@@ -147,11 +129,13 @@ export class Sessions {
     // OT-A02 step 11 puts limit_exceeded first; we check poll_pending before it: an adapter's second poll is its
     // own bug, not a new concurrent poll, and must not be told otherwise by other adapters' load.
     if (registration.capabilities.length === 0) {
-      throw new OrbtileError('events_not_supported', 'the registration declares no event capabilities')
+      throw errors.eventsNotSupported('the registration declares no event capabilities')
     }
-    if (this.#waiters.has(adapterId) && !this.faults.has('no-poll-pending')) throw new OrbtileError('poll_pending', 'another events poll of this adapter is still held')
-    if (waitSeconds > 0 && this.#waiters.size >= LIMITS.maxLongPolls) {
-      throw new OrbtileError('limit_exceeded', `${LIMITS.maxLongPolls} long polls are already held across Orbtile; poll with waitSeconds 0 or later`)
+    if (this.#polls.has(adapterId) && !this.faults.has('no-poll-pending')) {
+      throw errors.pollPending('another events poll of this adapter is still held')
+    }
+    if (waitSeconds > 0 && this.#polls.size >= LIMITS.maxLongPolls) {
+      throw errors.limitExceeded(`${LIMITS.maxLongPolls} long polls are already held across Orbtile; poll with waitSeconds 0 or later`)
     }
     const log = this.#log(adapterId)
     log.checkCursor(after, ack)
@@ -159,65 +143,40 @@ export class Sessions {
     this.#dropExpiredDecisions(log)
     const events = log.pending(after)
     if (events.length > 0 || waitSeconds === 0) return log.reply(events, warnings)
-    return new Promise<EventsReply>((resolve, reject) => {
-      const finish: Waiter['finish'] = (outcome) => {
-        if (this.#waiters.get(adapterId) !== waiter) return
-        this.#waiters.delete(adapterId)
-        this.#clock.clearTimer(waiter.timer)
-        if ('reply' in outcome) resolve(outcome.reply)
-        else reject(outcome.error)
-      }
-      const waiter: Waiter = {
-        after,
-        warnings,
-        finish,
-        timer: this.#clock.setTimer(waitSeconds * 1000, () => finish({ reply: log.reply([], warnings) }))
-      }
-      this.#waiters.set(adapterId, waiter)
-      // OT-141: a client that goes away frees its slot at once.
-      reply.raw.once('close', () => finish({ error: new OrbtileError('bad_request', 'the client went away') }))
-    })
+    return this.#polls.hold(adapterId, log, after, waitSeconds, warnings, reply)
   }
 
   /** The user taps a session's key (OT-055, OT-144). */
-  tap (adapterId: string, sessionId: string): { event: OrbtileEvent | null, opened: string | null, activated: number | null } {
+  tap (adapterId: string, sessionId: string):
+  { event: OrbtileEvent | null, opened: string | null, activated: number | null } {
     const session = this.#visibleSession(adapterId, sessionId)
-    const registration = this.#adapters.get(adapterId)?.registration
-    const leased = this.#adapters.get(adapterId)?.lease != null
-    const tapCapable = registration?.capabilities.includes('tap') === true
-    const event = tapCapable && leased ? this.#emit(adapterId, { type: 'tap', sessionId, host: session.fields.host }) : null
-    // OT-055: with eventOnly nothing opens; OT-A15: an openURL whose scheme the registration no longer lists stays shut.
-    const opens = !tapCapable || registration?.tapBehavior !== 'eventOnly'
-    const url = session.fields.openURL
-    const scheme = url?.split(':')[0]?.toLowerCase()
-    const opened = opens && url !== null && scheme !== undefined && registration?.urlSchemes.includes(scheme) === true ? url : null
-    return { event, opened, activated: opens ? session.fields.pid : null }
+    const record = this.#adapters.get(adapterId)
+    const { tapCapable, opened, activated } = tapOutcome(session, record?.registration)
+    const event = tapCapable && record?.lease != null
+      ? this.#emit(adapterId, { type: 'tap', sessionId, host: session.fields.host })
+      : null
+    return { event, opened, activated }
   }
 
   /** The user decides an approval or answers a question on the keypad (OT-130, OT-145, OT-146, OT-A22). */
-  decide (adapterId: string, requestId: string, body: { decision?: unknown, picks?: unknown }): { event: OrbtileEvent } {
+  decide (adapterId: string, requestId: string, answer: KeypadAnswer): { event: OrbtileEvent } {
     const request = this.#agents.get(adapterId)?.pending.get(requestId)
-    if (request === undefined) throw new UserActionError('not_found', `no pending request ${requestId} for ${adapterId}`)
+    if (request === undefined) throw new ControlError('not_found', `no pending request ${requestId} for ${adapterId}`)
     const record = this.#adapters.get(adapterId)!
-    if (request.decided) throw new UserActionError('conflict', `request ${requestId} has been decided already`)
-    if (!this.#adapters.isEnabled(adapterId)) throw new UserActionError('conflict', `${adapterId} is not enabled; its keys are not shown`)
-    if (!record.user.keypad) throw new UserActionError('conflict', `keypad decisions are switched off for ${adapterId}`)
-    const session = this.#agents.get(adapterId)!.sessions.get(request.sessionId)!
-    const base = { sessionId: request.sessionId, host: session.fields.host, requestId, expiresAt: request.expiresAt }
-    let event: NewEvent
-    if (request.kind === 'approval') {
-      if (body.decision !== 'allow' && body.decision !== 'deny') throw new UserActionError('bad_request', 'an approval takes {"decision": "allow" | "deny"}')
-      event = { type: 'approval', ...base, decision: body.decision }
-    } else {
-      event = { type: 'question', ...base, picks: checkPicks(request.content as { questions: Array<{ multiSelect?: boolean, options: unknown[] }> }, body.picks) }
+    if (request.decided) throw new ControlError('conflict', `request ${requestId} has been decided already`)
+    if (!this.#adapters.isEnabled(adapterId)) {
+      throw new ControlError('conflict', `${adapterId} is not enabled; its keys are not shown`)
     }
+    if (!record.user.keypad) throw new ControlError('conflict', `keypad decisions are switched off for ${adapterId}`)
+    const session = this.#agents.get(adapterId)!.sessions.get(request.sessionId)!
+    const event = decisionEvent(request, session, answer)
     request.decided = true
     return { event: this.#emit(adapterId, event) }
   }
 
   /** The sessions part of one adapter's snapshot. */
   snapshotOf (adapterId: string): SessionsSnapshot {
-    return snapshotAgent(this.#agents.get(adapterId), this.#logs.get(adapterId), this.#waiters.has(adapterId), {
+    return snapshotAgent(this.#agents.get(adapterId), this.#logs.get(adapterId), this.#polls.has(adapterId), {
       visible: this.#adapters.isEnabled(adapterId),
       uid: (sessionId) => `${adapterId}/${sessionId}`
     })
@@ -225,7 +184,7 @@ export class Sessions {
 
   /** Forgets everything (control reset); held polls are answered as the lease they belong to is gone. */
   clear (): void {
-    for (const waiter of [...this.#waiters.values()]) waiter.finish({ error: notRegistered() })
+    this.#polls.clear()
     this.#agents.clear()
     this.#logs.clear()
     this.#reschedule()
@@ -256,8 +215,10 @@ export class Sessions {
 
   #visibleSession (adapterId: string, sessionId: string) {
     const session = this.#agents.get(adapterId)?.sessions.get(sessionId)
-    if (session === undefined) throw new UserActionError('not_found', `no session ${sessionId} of ${adapterId}`)
-    if (!this.#adapters.isEnabled(adapterId)) throw new UserActionError('conflict', `${adapterId} is not enabled; its keys are not shown`)
+    if (session === undefined) throw new ControlError('not_found', `no session ${sessionId} of ${adapterId}`)
+    if (!this.#adapters.isEnabled(adapterId)) {
+      throw new ControlError('conflict', `${adapterId} is not enabled; its keys are not shown`)
+    }
     return session
   }
 
@@ -283,11 +244,7 @@ export class Sessions {
     const log = this.#log(adapterId)
     const { event: stamped, dropped } = log.push(event)
     this.#undecide(adapterId, dropped === undefined ? [] : [dropped])
-    const waiter = this.#waiters.get(adapterId)
-    if (waiter !== undefined) {
-      const events = log.pending(waiter.after)
-      if (events.length > 0) waiter.finish({ reply: log.reply(events, waiter.warnings) })
-    }
+    this.#polls.wake(adapterId, log)
     if ('expiresAt' in stamped) this.#reschedule()
     return stamped
   }
@@ -307,7 +264,7 @@ export class Sessions {
   }
 
   #leaseEnded (adapterId: string, reason: LeaseEndReason): void {
-    this.#waiters.get(adapterId)?.finish({ error: notRegistered() })
+    this.#polls.endLease(adapterId)
     this.#logs.delete(adapterId)
     const agent = this.#agents.get(adapterId)
     if (agent !== undefined) {
@@ -324,10 +281,14 @@ export class Sessions {
     if (previous === null) return
     const agent = this.#agents.get(adapterId)
     const lost: RequestKind[] = []
-    if (previous.capabilities.includes('approvals') && !registration.capabilities.includes('approvals')) lost.push('approval')
-    if (previous.capabilities.includes('questions') && !registration.capabilities.includes('questions')) lost.push('question')
+    const dropped = (capability: 'approvals' | 'questions'): boolean =>
+      previous.capabilities.includes(capability) && !registration.capabilities.includes(capability)
+    if (dropped('approvals')) lost.push('approval')
+    if (dropped('questions')) lost.push('question')
     if (lost.length === 0) return
-    for (const request of [...(agent?.pending.values() ?? [])]) if (lost.includes(request.kind)) dropRequest(agent!, request)
+    for (const request of [...(agent?.pending.values() ?? [])]) {
+      if (lost.includes(request.kind)) dropRequest(agent!, request)
+    }
     this.#logs.get(adapterId)?.drop((event) => lost.includes(event.type as RequestKind))
     this.#reschedule()
   }
@@ -367,30 +328,11 @@ export class Sessions {
         }
       }
       if (removed) this.#adapters.rearmSilence(adapterId)
-      for (const request of [...agent.pending.values()]) if (request.expiresAt * 1000 <= now) dropRequest(agent, request)
+      for (const request of [...agent.pending.values()]) {
+        if (request.expiresAt * 1000 <= now) dropRequest(agent, request)
+      }
     }
     for (const log of this.#logs.values()) this.#dropExpiredDecisions(log)
     this.#reschedule()
   }
-}
-
-function notRegistered (): OrbtileError {
-  return new OrbtileError('adapter_not_registered', 'the lease ended while the poll was held')
-}
-
-// OT-146: one array per question, 1..4 unique indices each, every index below the option count, one for single-select.
-function checkPicks (request: { questions: Array<{ multiSelect?: boolean, options: unknown[] }> }, picks: unknown): number[][] {
-  const bad = (message: string): never => { throw new UserActionError('bad_request', message) }
-  if (!Array.isArray(picks) || picks.length !== request.questions.length) bad(`picks must hold one array per question (${request.questions.length})`)
-  return (picks as unknown[]).map((pick, i) => {
-    const question = request.questions[i]!
-    if (!Array.isArray(pick) || pick.length < 1 || pick.length > 4) bad(`picks[${i}] must hold 1 to 4 option indices`)
-    const indices = pick as unknown[]
-    if (!indices.every((n) => Number.isInteger(n) && (n as number) >= 0 && (n as number) < question.options.length)) {
-      bad(`picks[${i}] may only hold indices 0..${question.options.length - 1}`)
-    }
-    if (new Set(indices).size !== indices.length) bad(`picks[${i}] repeats an index`)
-    if (question.multiSelect !== true && indices.length !== 1) bad(`question ${i} is single-select: pick exactly one option`)
-    return indices as number[]
-  })
 }

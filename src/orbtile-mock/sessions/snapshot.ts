@@ -16,10 +16,15 @@ export interface SessionSnapshot extends Omit<SessionFields, 'activity'> {
   removeAt: string
 }
 
+/** The sessions part of one adapter in `GET /control/orbtile/state`. */
 export interface SessionsSnapshot {
   sessions: SessionSnapshot[]
-  requests: Array<{ id: string, kind: string, sessionId: string, pendingSince: string, expiresAt: number, decided: boolean }>
-  events: { lastSequence: number, acknowledged: number, highestDelivered: number, queued: OrbtileEvent[], pollHeld: boolean } | null
+  requests: Array<{
+    id: string, kind: string, sessionId: string, pendingSince: string, expiresAt: number, decided: boolean
+  }>
+  events: {
+    lastSequence: number, acknowledged: number, highestDelivered: number, queued: OrbtileEvent[], pollHeld: boolean
+  } | null
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString()
@@ -59,6 +64,12 @@ export function snapshotAgent (
     requests,
     events: log === undefined
       ? null
-      : { lastSequence: log.lastSequence, acknowledged: log.acknowledged, highestDelivered: log.highestDelivered, queued: [...log.queued()], pollHeld }
+      : {
+          lastSequence: log.lastSequence,
+          acknowledged: log.acknowledged,
+          highestDelivered: log.highestDelivered,
+          queued: [...log.queued()],
+          pollHeld
+        }
   }
 }

@@ -1,14 +1,21 @@
-import { formatField, schemaError, stripUnknown, type FieldPath } from '../validation.js'
+import { errors, type OrbtileError } from '../errors.js'
+import {
+  compareKeys, formatField, orderKey, schemaError, schemaFault, stripUnknown, type FieldPath
+} from '../validation.js'
 
+/** A session's `approval` (OT-120..130). */
 export interface ApprovalRequest {
   id: string
   toolName: string
   commandSummary: string
 }
 
+/** A session's `question` (OT-120..130). */
 export interface QuestionRequest {
   id: string
-  questions: Array<{ text: string, header?: string, multiSelect?: boolean, options: Array<{ label: string, description?: string }> }>
+  questions: Array<{
+    text: string, header?: string, multiSelect?: boolean, options: Array<{ label: string, description?: string }>
+  }>
 }
 
 /** A valid SessionUpdate: unknown keys dropped, `project` cleaned. Absent keys keep, `null` clears (OT-092). */
@@ -34,7 +41,9 @@ export interface SessionPatch {
 }
 
 /** OT-100: the tool kinds Orbtile knows; any other counts as none, with a warning. */
-export const KNOWN_TOOL_KINDS: ReadonlySet<string> = new Set(['shell', 'edit', 'read', 'web', 'delegate', 'plan', 'integration', 'other'])
+export const KNOWN_TOOL_KINDS: ReadonlySet<string> = new Set([
+  'shell', 'edit', 'read', 'web', 'delegate', 'plan', 'integration', 'other'
+])
 
 /**
  * OT-097, OT-A24: the display text of `project`: whitespace runs (newlines too) become one space, C0/C1 controls and
@@ -66,6 +75,52 @@ export function readSessionUpdate (raw: unknown, prefix: FieldPath = []): { patc
     warnings.push(`tool-kind: unknown ${JSON.stringify(patch.toolKind)} treated as none`)
   }
   return { patch, warnings }
+}
+
+/** A valid SessionBatch: its items (each still a raw SessionUpdate plus `id`), their ids, and its warnings. */
+export interface BatchRead {
+  items: Array<Record<string, unknown> & { id: string }>
+  ids: Set<string>
+  /** `unknown-field: <path>` for each key dropped outside the items (the items report theirs when read). */
+  warnings: string[]
+}
+
+/**
+ * Reads a `PUT /adapters/{id}/sessions` body (OT-114..119, OT-A19, OT-A25): unknown keys dropped, each item's
+ * `project` cleaned (OT-A24), then the spec's schema and the rule that no id is listed twice; of the faults, the
+ * first in the body's order answers. Each item is read as a SessionUpdate (readSessionUpdate) when applied.
+ */
+export function readSessionBatch (raw: unknown): BatchRead {
+  const { value, unknown } = stripUnknown('SessionBatch', raw)
+  const body = value as { sessions?: Array<Record<string, unknown>> }
+  const listed = Array.isArray(body.sessions) ? body.sessions : []
+  for (const item of listed) {
+    if (item !== null && typeof item === 'object' && typeof item.project === 'string') {
+      item.project = cleanProject(item.project)
+    }
+  }
+  // OT-A25: a duplicate id and a schema fault are ranked by where they stand in the body.
+  const faults: Array<{ at: number[], error: OrbtileError }> = []
+  const fault = schemaFault('SessionBatch', body)
+  if (fault !== undefined) faults.push({ at: orderKey(body, fault.path), error: fault.error })
+  const ids = new Set<string>()
+  for (const [i, item] of listed.entries()) {
+    const id = (item as { id?: unknown } | null)?.id
+    if (typeof id !== 'string') continue
+    if (ids.has(id)) {
+      const error = errors.invalidField(`sessions[${i}].id`, `session ${id} is listed twice`)
+      faults.push({ at: orderKey(body, ['sessions', i, 'id']), error })
+      break
+    }
+    ids.add(id)
+  }
+  faults.sort((a, b) => compareKeys(a.at, b.at))
+  if (faults[0] !== undefined) throw faults[0].error
+  return {
+    items: body.sessions as BatchRead['items'],
+    ids,
+    warnings: unknown.map((path) => `unknown-field: ${path}`)
+  }
 }
 
 /** OT-102, OT-A24: keep the last 4096 UTF-8 bytes of `text`, cut so that no code point is split. */

@@ -1,0 +1,63 @@
+import type { ValidateFunction } from 'ajv/dist/2020.js'
+import type { FastifyInstance, HTTPMethods } from 'fastify'
+import { createAjv } from '../shared/ajv.js'
+import { readPackageJson } from '../shared/paths.js'
+import { ControlError } from './errors.js'
+
+/** The control API's OpenAPI 3.1 document, kept in the repo and served as it is. */
+export const CONTROL_OPENAPI_FILE = 'src/control/openapi.json'
+
+/** The parts of the OpenAPI document the control server reads. */
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, unknown>>
+  components: { schemas: Record<string, object> }
+}
+
+/** Reads the control API's OpenAPI document from the package. */
+export function loadControlDocument (): OpenApiDocument {
+  return readPackageJson<OpenApiDocument>(CONTROL_OPENAPI_FILE)
+}
+
+/** Checks a request body against one of the document's schemas; returns it typed, or throws bad_request. */
+export type BodyReader = <T>(schema: string, value: unknown) => T
+
+/** A BodyReader for the document's `components.schemas`, each validator compiled on first use. */
+export function bodyReader (document: OpenApiDocument): BodyReader {
+  const ajv = createAjv().addSchema({ $id: 'control', components: document.components })
+  const cache = new Map<string, ValidateFunction>()
+  const validatorFor = (name: string): ValidateFunction => {
+    let validate = cache.get(name)
+    if (validate === undefined) {
+      validate = ajv.compile({ $ref: `control#/components/schemas/${name}` })
+      cache.set(name, validate)
+    }
+    return validate
+  }
+  return <T>(schema: string, value: unknown): T => {
+    const validate = validatorFor(schema)
+    if (!validate(value)) {
+      const error = validate.errors?.[0]
+      const where = error?.instancePath === '' ? 'body' : `body${error?.instancePath.replaceAll('/', '.')}`
+      throw new ControlError('bad_request', `${where} ${error?.message ?? 'is invalid'} (schema ${schema})`)
+    }
+    return value as T
+  }
+}
+
+const METHODS: readonly HTTPMethods[] = ['DELETE', 'GET', 'PATCH', 'POST', 'PUT']
+
+/** Every documented path answers 405, with Allow, to the methods the document does not list for it. */
+export function registerMethodNotAllowed (app: FastifyInstance, document: OpenApiDocument): void {
+  for (const [path, operations] of Object.entries(document.paths)) {
+    const allow = Object.keys(operations).map((method) => method.toUpperCase())
+    const others = METHODS.filter((method) => !allow.includes(method))
+    app.route({
+      method: others,
+      url: path.replace(/\{(\w+)\}/g, ':$1'),
+      handler: async function methodNotAllowed (_request, reply) {
+        reply.header('allow', allow.join(', '))
+        throw new ControlError('method_not_allowed', `${path} accepts ${allow.join(', ')}`)
+      }
+    })
+  }
+}
