@@ -10,7 +10,7 @@ import { fcParams } from './helpers/fc.js'
 
 const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..')
 const spec = JSON.parse(readFileSync(join(root, 'specs', 'orb-bot-api.openapi.json'), 'utf8'))
-const served = (orb: Awaited<ReturnType<typeof startOrb>>) => orbRoutes({ store: orb.store, rateLimit: 'on' })
+const served = (orb: Awaited<ReturnType<typeof startOrb>>) => orbRoutes({ ...orb.services, rateLimit: 'on' })
 
 // A path of the spec with its {params} filled in with something plausible.
 const concrete = (path: string): string => path.replace('{id}', '1').replace('{event}', 'evt_1')

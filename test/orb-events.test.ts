@@ -4,7 +4,6 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
 import { createAjv } from '../src/shared/ajv.js'
-import { eventsOf } from '../src/orb-mock/events.js'
 import { defaultWorld } from '../src/orb-mock/world.js'
 import { DEMO, isOrbError, startOrb } from './helpers/orb.js'
 import { fcParams } from './helpers/fc.js'
@@ -88,7 +87,7 @@ t.test('ORB-049 ORB-A09 events are kept a day and at most 500; an older cursor s
 
 t.test('ORB-050 a long poll is answered as soon as an event arrives, with no clock tick, and [] at its deadline on the fake\'s clock', async (t) => {
   const orb = await startOrb(t)
-  const events = eventsOf(orb.store)
+  const events = orb.services.events
   const held = poll(orb, '?wait=25')
   await waitFor(() => events.heldPolls() === 1)
   mention(orb)
@@ -106,7 +105,7 @@ t.test('ORB-050 a long poll is answered as soon as an event arrives, with no clo
 
 t.test('ORB-050 a client that goes away mid-poll frees its poll and its timer at once; many concurrent polls are fine', async (t) => {
   const orb = await startOrb(t)
-  const events = eventsOf(orb.store)
+  const events = orb.services.events
   const url = new URL(`${orb.url}/api/bot/v1/events?wait=20`)
   const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname + url.search, headers: { authorization: `Bearer ${DEMO.token}` } })
   req.on('error', () => {})
@@ -126,7 +125,7 @@ t.test('ORB-051 ORB-A05 ORB-A09 with an endpoint URL, /events answers [] with mo
   const orb = await startOrb(t)
   mention(orb)
   mention(orb)
-  const events = eventsOf(orb.store)
+  const events = orb.services.events
   const held = poll(orb, '?after=2&wait=25')
   await waitFor(() => events.heldPolls() === 1)
   orb.control.setEndpoint('app_demo', 'http://127.0.0.1:9/hook')
@@ -276,7 +275,7 @@ t.test('ORB-A04 reset answers held polls and starts every cursor again from 1', 
   const orb = await startOrb(t, { world })
   mention(orb)
   const held = poll(orb, '?after=1&wait=25')
-  await waitFor(() => eventsOf(orb.store).heldPolls() === 1)
+  await waitFor(() => orb.services.events.heldPolls() === 1)
   orb.control.reset()
   t.same((await held).json.events, [])
   mention(orb)
@@ -287,7 +286,7 @@ t.test('ORB-050 a held poll waits for an event past its own cursor: events at or
   const orb = await startOrb(t)
   mention(orb)
   mention(orb)
-  const events = eventsOf(orb.store)
+  const events = orb.services.events
   const held = poll(orb, '?after=3&wait=25')
   await waitFor(() => events.heldPolls() === 1)
   mention(orb) // cursor 3: not after 3
@@ -300,7 +299,7 @@ t.test('ORB-050 a held poll waits for an event past its own cursor: events at or
 t.test('ORB-050 closing the fake answers every held poll at once', async (t) => {
   const orb = await startOrb(t)
   const held = poll(orb, '?wait=25')
-  await waitFor(() => eventsOf(orb.store).heldPolls() === 1)
+  await waitFor(() => orb.services.events.heldPolls() === 1)
   const started = Date.now()
   await orb.close()
   t.ok(Date.now() - started < 2000, `close took ${Date.now() - started} ms`)
@@ -310,7 +309,7 @@ t.test('ORB-050 closing the fake answers every held poll at once', async (t) => 
 t.test('ORB-A22 a poll held with a token that is then rotated is answered 401 at once', async (t) => {
   const orb = await startOrb(t)
   const held = poll(orb, '?wait=25')
-  await waitFor(() => eventsOf(orb.store).heldPolls() === 1)
+  await waitFor(() => orb.services.events.heldPolls() === 1)
   orb.control.rotateToken('app_demo')
   t.ok(isOrbError(await held, 401))
   orb.control.testEvent('app_demo')

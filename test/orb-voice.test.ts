@@ -8,7 +8,6 @@ import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import t from 'tap'
 import { defaultWorld, type World } from '../src/orb-mock/world.js'
-import { voiceOf } from '../src/orb-mock/voice.js'
 import { fcParams } from './helpers/fc.js'
 import { DEMO, isOrbError, startOrb, type OrbClient, type OrbReply } from './helpers/orb.js'
 
@@ -238,7 +237,7 @@ t.test('ORB-A04 ORB-A08 uninstalling, or taking the channel or connect away, dro
   t.equal(joined.status, 200)
   const call = joined.json.call as string
   orb.control.uninstall('srv_orbit', 'app_demo')
-  t.same((voiceOf(orb.store).liveCall('ch_stage')?.seats.size ?? 0), 0, 'the seat is gone and the call with it')
+  t.same((orb.services.voice.liveCall('ch_stage')?.seats.size ?? 0), 0, 'the seat is gone and the call with it')
   t.equal(orb.clock.pendingTimers(), 0, 'its 90 s timer too')
   orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['send_messages', 'connect'] }, channels: ['ch_general', 'ch_lounge', 'ch_stage'] })
   t.ok(isOrbError(await voice(orb.bot, { action: 'heartbeat', call }), 410), 'reinstalled, the app holds no seat')
@@ -250,7 +249,7 @@ t.test('ORB-A04 ORB-A08 uninstalling, or taking the channel or connect away, dro
   t.match(gone.json.error.message, /took its access/)
   t.same((await voice(orb.bot, { action: 'join', channel: 'ch_stage' })).status, 200)
   orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['send_messages'] }, channels: ['ch_general', 'ch_stage'] })
-  t.equal(voiceOf(orb.store).liveCall('ch_stage'), undefined, 'connect taken away: the seat goes')
+  t.equal(orb.services.voice.liveCall('ch_stage'), undefined, 'connect taken away: the seat goes')
   orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['send_messages', 'connect'] }, channels: ['ch_general', 'ch_lounge'] })
   const kept = await voice(orb.bot, { action: 'join', channel: 'ch_lounge' })
   orb.control.install('srv_orbit', 'app_demo', { role: { rights: ['send_messages', 'connect', 'speak'] }, channels: ['ch_general', 'ch_lounge'] })
@@ -283,11 +282,11 @@ t.test('ORB-078 grant returns a 30 s HS256 JWT naming the app and the call, with
   const [head, body, signature] = reply.json.token.split('.')
   t.strictSame(JSON.parse(Buffer.from(head, 'base64url').toString()), { alg: 'HS256', typ: 'JWT' })
   t.strictSame(JSON.parse(Buffer.from(body, 'base64url').toString()), { sub: 'app_demo', room: call, iat: Math.floor(now / 1000), exp: Math.floor((now + 30_000) / 1000) })
-  const key = voiceOf(orb.store).grantKey
+  const key = orb.services.voice.grantKey
   t.equal(signature, createHmac('sha256', key).update(`${head}.${body}`).digest('base64url'), 'signed with the store\'s key')
   t.not(signature, createHmac('sha256', Buffer.alloc(32)).update(`${head}.${body}`).digest('base64url'), 'and not with any other')
   const other = await startOrb(t)
-  t.not(voiceOf(other.store).grantKey.toString('hex'), key.toString('hex'), 'a key per store')
+  t.not(other.services.voice.grantKey.toString('hex'), key.toString('hex'), 'a key per store')
 })
 
 t.test('ORB-078 ORB-080 grant where this Orb runs no voice server is 409 with the Error body; a server switched on again grants', async (t) => {

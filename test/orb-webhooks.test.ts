@@ -3,8 +3,9 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import fc from 'fast-check'
-import { eventsOf } from '../src/orb-mock/events.js'
-import { MAX_IN_FLIGHT, MAX_IN_FLIGHT_PER_APP, signature, signingKey, webhooksOf, type DeliveryRecord } from '../src/orb-mock/webhooks.js'
+import type { DeliveryRecord } from '../src/orb-mock/deliveries.js'
+import { MAX_IN_FLIGHT, MAX_IN_FLIGHT_PER_APP } from '../src/orb-mock/webhooks.js'
+import { signature, signingKey } from '../src/orb-mock/webhook-signing.js'
 import { fcParams } from './helpers/fc.js'
 import type { Teardown } from './helpers/fake.js'
 import { DEMO, isOrbError, startOrb } from './helpers/orb.js'
@@ -97,7 +98,7 @@ function verifies (hit: Hit, token: string): boolean {
 }
 
 const stamp = (hit: Hit): number => Number(/^t=(\d+),/.exec(String(hit.headers['x-orb-signature']))![1])
-const log = (orb: Orb): DeliveryRecord[] => webhooksOf(orb.store).deliveries('app_demo')
+const log = (orb: Orb): DeliveryRecord[] => orb.services.webhooks.deliveries('app_demo')
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 /** A fake Orb whose demo app sends its events to a fresh receiver. */
@@ -167,7 +168,7 @@ t.test('ORB-090 sending never holds up the call that made the event: dispatch on
   const { orb, rx } = await webhookOrb(t, () => {})
   orb.control.testEvent('app_demo')
   t.equal(rx.hits.length, 0, 'nothing sent inside the call')
-  t.match(webhooksOf(orb.store).pending(), { queued: 1, inFlight: 0 })
+  t.match(orb.services.webhooks.pending(), { queued: 1, inFlight: 0 })
   await until(() => rx.hits.length === 1, 'the held delivery')
   t.equal((await orb.bot.get('/api/bot/v1/app')).status, 200, 'the API answers while the endpoint holds')
   reply(rx.hits[0]!, 200)
@@ -230,9 +231,9 @@ t.test('ORB-093 ORB-A11 a failure is retried once, 2 s later on the fake clock: 
   const { event } = orb.control.testEvent('app_demo')
   await until(() => log(orb).length === 1, 'the failed first attempt')
   t.match(log(orb)[0], { event, type: 'app.test', attempt: 1, status: 500, outcome: 'failed', at: start, notice: null })
-  t.match(webhooksOf(orb.store).pending(), { retriesScheduled: 1, inFlight: 0, queued: 0 })
+  t.match(orb.services.webhooks.pending(), { retriesScheduled: 1, inFlight: 0, queued: 0 })
   orb.clock.advance(1_999)
-  t.match(webhooksOf(orb.store).pending(), { retriesScheduled: 1, inFlight: 0, queued: 0 }, 'no retry before 2 s')
+  t.match(orb.services.webhooks.pending(), { retriesScheduled: 1, inFlight: 0, queued: 0 }, 'no retry before 2 s')
   t.equal(rx.hits.length, 1)
   orb.clock.advance(1)
   await until(() => log(orb).length === 2, 'the retry')
@@ -254,7 +255,7 @@ t.test('ORB-093 at most two attempts: an endpoint that always fails gets exactly
   orb.clock.advance(2_000)
   await until(() => log(orb).length === 2, 'second attempt')
   orb.clock.advance(60_000)
-  t.same(webhooksOf(orb.store).pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 })
+  t.same(orb.services.webhooks.pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 })
   t.equal(rx.hits.length, 2)
   t.same(log(orb).map((d) => [d.attempt, d.status, d.outcome]), [[1, 500, 'failed'], [2, 500, 'failed']])
   t.match(log(orb)[0]!.error, /500/)
@@ -268,7 +269,7 @@ t.test('ORB-094 any 2xx (200, 201, 202, 204) is delivered, with no retry', async
   orb.clock.advance(30_000)
   t.equal(rx.hits.length, 4, 'no retry')
   t.same(log(orb).map((d) => [statusOf.get(d.event), d.status, d.outcome, d.attempt]).sort(), [[200, 200, 'delivered', 1], [201, 201, 'delivered', 1], [202, 202, 'delivered', 1], [204, 204, 'delivered', 1]])
-  t.equal(webhooksOf(orb.store).pending().retriesScheduled, 0)
+  t.equal(orb.services.webhooks.pending().retriesScheduled, 0)
 })
 
 t.test('ORB-094 ORB-A11 a 2xx reply is read up to 64 KiB, then the socket is dropped: an endless reply still counts', async (t) => {
@@ -281,7 +282,7 @@ t.test('ORB-094 ORB-A11 a 2xx reply is read up to 64 KiB, then the socket is dro
   await until(() => log(orb).length === 1, 'the delivery record')
   t.match(log(orb)[0], { status: 200, outcome: 'delivered', notice: null })
   await until(() => rx.hits[0]!.closed, 'the sender to drop the connection')
-  t.same(webhooksOf(orb.store).pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 })
+  t.same(orb.services.webhooks.pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 })
 })
 
 t.test('ORB-A11 a 302 is a failure and is not followed', async (t) => {
@@ -340,9 +341,9 @@ t.test('ORB-A11 a typed command times out after 4 s, and is not retried once the
   orb.clock.advance(1)
   t.match(log(orb), [{ event, type: 'application_command', outcome: 'timeout', durationMs: 4_000, at: start }])
   orb.clock.advance(2_000)
-  t.notOk(eventsOf(orb.store).waiting(event), 'the member stopped waiting at 6 s')
+  t.notOk(orb.services.interactions.waiting(event), 'the member stopped waiting at 6 s')
   orb.clock.advance(30_000)
-  t.same(webhooksOf(orb.store).pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 })
+  t.same(orb.services.webhooks.pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 })
   t.equal(rx.hits.length, 1, 'no retry')
   t.equal(log(orb).length, 1)
 })
@@ -351,10 +352,10 @@ t.test('ORB-A11 a typed command answered through /respond is not retried after a
   const { orb, rx } = await webhookOrb(t, (hit) => reply(hit, 500))
   const event = await typeHello(orb)
   await until(() => log(orb).length === 1, 'the failed attempt')
-  t.equal(webhooksOf(orb.store).pending().retriesScheduled, 1, 'a retry was scheduled')
+  t.equal(orb.services.webhooks.pending().retriesScheduled, 1, 'a retry was scheduled')
   t.equal((await orb.bot.post(`/api/bot/v1/interactions/${event}/respond`, { content: 'by route' })).status, 200)
   orb.clock.advance(2_000)
-  t.same(webhooksOf(orb.store).pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 }, 'the retry\'s turn came and nothing was sent')
+  t.same(orb.services.webhooks.pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 }, 'the retry\'s turn came and nothing was sent')
   await new Promise((resolve) => setImmediate(resolve))
   orb.clock.advance(10_000)
   t.equal(rx.hits.length, 1, 'no retry once answered')
@@ -367,7 +368,7 @@ t.test('ORB-097 ORB-098 ORB-A13 a notice in a 2xx reply within 4 s answers the c
   await until(() => log(orb).length === 1, 'the delivery')
   t.equal(rx.hits.length, 1)
   t.match(log(orb)[0], { event, outcome: 'delivered', notice: { content: 'Hello, Ada!', result: 'answered' } })
-  t.match(eventsOf(orb.store).interaction(event), { answer: { content: 'Hello, Ada!', via: 'inline' }, member: 'mem_ada' })
+  t.match(orb.services.interactions.view(event), { answer: { content: 'Hello, Ada!', via: 'inline' }, member: 'mem_ada' })
   const late = await orb.bot.post(`/api/bot/v1/interactions/${event}/respond`, { content: 'again' })
   t.ok(isOrbError(late, 409), 'the first answer wins; /respond after an inline answer is 409')
 })
@@ -397,7 +398,7 @@ t.test('ORB-A13 a notice after /respond answered is recorded answered-already; t
   reply(rx.hits[0]!, 200, { notice: 'inline' })
   await until(() => log(orb).length === 1, 'the delivery')
   t.match(log(orb)[0], { outcome: 'delivered', notice: { content: 'inline', result: 'answered-already' } })
-  t.match(eventsOf(orb.store).interaction(event), { answer: { content: 'by route', via: 'respond' } })
+  t.match(orb.services.interactions.view(event), { answer: { content: 'by route', via: 'respond' } })
 })
 
 t.test('ORB-A13 a notice that comes after the member stopped waiting (6 s) is recorded late and shown to no one', async (t) => {
@@ -414,7 +415,7 @@ t.test('ORB-A13 a notice that comes after the member stopped waiting (6 s) is re
   reply(rx.hits[1]!, 200, { notice: 'too late' })
   await until(() => log(orb).length === 2, 'the retry record')
   t.match(log(orb)[1], { attempt: 2, at: start + 3_000, outcome: 'delivered', notice: { content: 'too late', result: 'late' } })
-  t.match(eventsOf(orb.store).interaction(event), { answer: null, expired: true })
+  t.match(orb.services.interactions.view(event), { answer: null, expired: true })
 })
 
 t.test('ORB-A22 after a token rotation deliveries, a pending retry included, are signed with sha256 of the new token', async (t) => {
@@ -458,7 +459,7 @@ t.test(`ORB-A11 at most ${MAX_IN_FLIGHT} attempts in flight across the fake and 
   for (const app of apps) orb.control.setEndpoint(app, `${rx.url}/hooks/${app}`)
   const made = new Map(apps.map((app) => [app, Array.from({ length: 5 }, () => orb.control.testEvent(app).event)]))
   await until(() => rx.hits.length === MAX_IN_FLIGHT, 'the first slots to fill')
-  t.same(webhooksOf(orb.store).pending(), { inFlight: MAX_IN_FLIGHT, queued: 20 - MAX_IN_FLIGHT, retriesScheduled: 0 })
+  t.same(orb.services.webhooks.pending(), { inFlight: MAX_IN_FLIGHT, queued: 20 - MAX_IN_FLIGHT, retriesScheduled: 0 })
   t.match(orb.control.state().webhooks, { inFlight: MAX_IN_FLIGHT, queued: 20 - MAX_IN_FLIGHT })
   for (const app of apps) t.same(rx.hits.filter((h) => h.url.endsWith(app)).map((h) => h.json.id), made.get(app)!.slice(0, MAX_IN_FLIGHT_PER_APP), `${app}: its first ${MAX_IN_FLIGHT_PER_APP}, first in, first out`)
   let maxPerApp = 0
@@ -467,7 +468,7 @@ t.test(`ORB-A11 at most ${MAX_IN_FLIGHT} attempts in flight across the fake and 
     for (const app of apps) maxPerApp = Math.max(maxPerApp, rx.hits.filter((h) => h.url.endsWith(app) && !h.answered && !h.closed).length)
     reply(rx.hits.find((h) => !h.answered)!, 200)
   }
-  await until(() => apps.every((app) => webhooksOf(orb.store).deliveries(app).length === 5), 'twenty deliveries')
+  await until(() => apps.every((app) => orb.services.webhooks.deliveries(app).length === 5), 'twenty deliveries')
   t.equal(rx.stats.maxOpen, MAX_IN_FLIGHT, `never more than ${MAX_IN_FLIGHT} open at once`)
   t.equal(maxPerApp, MAX_IN_FLIGHT_PER_APP, `never more than ${MAX_IN_FLIGHT_PER_APP} of one app`)
   for (const app of apps) t.same(rx.hits.filter((h) => h.url.endsWith(app)).map((h) => h.json.id), made.get(app), `${app}: each event once, in order`)
@@ -478,8 +479,8 @@ t.test('ORB-A11 one app\'s endpoint that never answers does not hold up another 
   orb.control.setEndpoint('app_lite', `${rx.url}/hooks/app_lite`)
   for (let i = 0; i < 12; i++) orb.control.testEvent('app_demo')
   const lite = orb.control.testEvent('app_lite').event
-  await until(() => webhooksOf(orb.store).deliveries('app_lite').length === 1, 'the other app\'s delivery, with no clock tick')
-  t.match(webhooksOf(orb.store).deliveries('app_lite'), [{ event: lite, outcome: 'delivered' }])
+  await until(() => orb.services.webhooks.deliveries('app_lite').length === 1, 'the other app\'s delivery, with no clock tick')
+  t.match(orb.services.webhooks.deliveries('app_lite'), [{ event: lite, outcome: 'delivered' }])
   t.equal(rx.hits.filter((h) => h.url.endsWith('/hooks/orb?k=1')).length, MAX_IN_FLIGHT_PER_APP, 'the stuck app holds only its own slots')
 })
 
@@ -489,7 +490,7 @@ t.test('ORB-A11 a typed command waiting for a slot is not sent once its member s
   await until(() => rx.hits.length === MAX_IN_FLIGHT_PER_APP, 'the app\'s slots to fill')
   const event = await typeHello(orb)
   orb.clock.advance(6_000)
-  t.notOk(eventsOf(orb.store).waiting(event))
+  t.notOk(orb.services.interactions.waiting(event))
   orb.clock.advance(4_000) // the held test events time out (10 s), freeing the slots
   await until(() => log(orb).some((d) => d.event === event), 'the command\'s record')
   t.match(log(orb).find((d) => d.event === event), { outcome: 'skipped', attempt: 1, status: null })
@@ -502,9 +503,9 @@ t.test('ORB-093 a reset aborts deliveries in flight, cancels pending retries and
   await until(() => log(orb).length === 1, 'the failed attempt')
   mention(orb)
   await until(() => rx.hits.length === 2, 'the held attempt')
-  t.same(webhooksOf(orb.store).pending(), { inFlight: 1, queued: 0, retriesScheduled: 1 })
+  t.same(orb.services.webhooks.pending(), { inFlight: 1, queued: 0, retriesScheduled: 1 })
   orb.control.reset()
-  t.same(webhooksOf(orb.store).pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 })
+  t.same(orb.services.webhooks.pending(), { inFlight: 0, queued: 0, retriesScheduled: 0 })
   t.same(log(orb), [])
   await until(() => rx.hits[1]!.closed, 'the held request to be aborted')
   orb.clock.advance(60_000)
@@ -517,9 +518,9 @@ t.test('ORB-A05 ORB-093 back in events mode, a retry not yet due and attempts st
   const { orb, rx } = await webhookOrb(t, (hit) => reply(hit, 500))
   const failed = orb.control.testEvent('app_demo').event
   await until(() => log(orb).length === 1, 'the first attempt to fail')
-  t.equal(webhooksOf(orb.store).pending().retriesScheduled, 1, 'its retry waits 2 s')
+  t.equal(orb.services.webhooks.pending().retriesScheduled, 1, 'its retry waits 2 s')
   orb.control.setEndpoint('app_demo', null)
-  t.equal(webhooksOf(orb.store).pending().retriesScheduled, 0, 'the retry is dropped with the mode')
+  t.equal(orb.services.webhooks.pending().retriesScheduled, 0, 'the retry is dropped with the mode')
   t.match(log(orb).at(-1), { event: failed, attempt: 2, outcome: 'skipped', error: /events mode/ })
   orb.control.setEndpoint('app_demo', `${rx.url}/again`)
   orb.clock.advance(5_000)

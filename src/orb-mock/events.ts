@@ -1,25 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import type { TimerHandle } from '../shared/clock.js'
-import { orbErrors } from './errors.js'
+import { ORB_LIMITS, ORB_PROSE_LIMITS } from '../spec/orb.js'
 import { canSee } from './gates.js'
-import type { AppState, OrbStore, StoredMessage } from './store.js'
-
-/** ORB-052: the API version every event names. */
-export const EVENT_API = 'orb-bots-v1'
-/** ORB-049: events wait a day, at most 500 per app. */
-export const RETENTION_MS = 24 * 60 * 60 * 1000
-export const MAX_EVENTS = 500
-/** ORB-068, ORB-A14: the member waits exactly this long after invoking a command. */
-export const MEMBER_WAIT_MS = 6_000
-
-export type EventType = 'message.mention' | 'application_command' | 'app.test'
+import type { EventType, Interaction, Interactions } from './interactions.js'
+import type { AppState, StoredMessage } from './model.js'
+import type { OrbStore } from './store.js'
 
 /** ORB-052: an event as webhooks deliver it (no cursor). */
 export interface OrbEvent {
   id: string
   type: EventType
   sent_at: number
-  api: typeof EVENT_API
+  /** ORB-052: the document's constant, `orb-bots-v1`. */
+  api: string
   app: { id: string, name: string }
   server: string | null
   channel: string | null
@@ -29,21 +22,7 @@ export interface OrbEvent {
 /** ORB-046: an event as `GET /events` returns it, with its cursor. */
 export type CursorEvent = { cursor: number } & OrbEvent
 
-/** ORB-066..072: a typed command and what became of it, as the member saw it. */
-export interface Interaction {
-  event: string
-  app: string
-  server: string
-  channel: string
-  member: string
-  command: { id: string, name: string, options: Record<string, string> }
-  invokedAt: number
-  /** ORB-A14: invoked_at + 6 s; an answer at or after it is too late (410). */
-  deadline: number
-  answer: { content: string, via: 'respond' | 'inline', at: number } | null
-}
-
-/** Where an app's events go while it has an endpoint URL (the webhooks module sets it). */
+/** Where an app's events go while it has an endpoint URL: the webhooks, wired by createOrbServices. */
 export type Dispatcher = (app: AppState, event: OrbEvent) => void
 
 interface Waiter {
@@ -61,37 +40,29 @@ interface AppLog {
 }
 
 /**
- * Every app's event log (ORB-043..054), long polls (ORB-050), the events members cause (mentions, replies, typed
- * commands, test events) and the interactions typed commands open (ORB-066..072). One per store; a reset clears it,
- * cursors included, and answers every held poll with `[]`.
+ * Every app's event log (ORB-043..054), long polls (ORB-050), and the events members cause: mentions, replies, typed
+ * commands (whose interactions `Interactions` keeps) and test events. One per fake; a reset clears it, cursors
+ * included, and answers every held poll with `[]`.
  */
 export class Events {
   readonly #store: OrbStore
+  readonly #interactions: Interactions
   #logs = new Map<string, AppLog>()
-  /** Every event ever made, by id, with its app and type: `/respond` tells 404 from 400 with it. */
-  #known = new Map<string, { app: string, type: EventType, at: number }>()
-  #interactions = new Map<string, Interaction>()
   #dispatch: Dispatcher | undefined
   readonly #listeners: Array<(app: AppState, event: OrbEvent) => void> = []
 
-  constructor (store: OrbStore) {
+  constructor (store: OrbStore, interactions: Interactions) {
     this.#store = store
+    this.#interactions = interactions
     store.onReset(() => this.#clear())
-    store.stateParts.set('interactions', () => [...this.#interactions.values()].map((i) => this.#view(i)))
-    store.stateParts.set('events', () => Object.fromEntries([...this.#logs].map(([app, log]) => [app, {
-      queued: log.events.length,
-      oldestCursor: log.events[0]?.cursor ?? null,
-      lastCursor: log.nextCursor - 1,
-      polls: log.waiters.size
-    }])))
   }
 
-  /** Sends events of apps with an endpoint URL somewhere else (ORB-051, ORB-090). */
+  /** Sends events of apps with an endpoint URL somewhere else (ORB-051, ORB-090): the webhooks, wired at start-up. */
   setDispatcher (dispatch: Dispatcher): void {
     this.#dispatch = dispatch
   }
 
-  /** Subscribes to every event made, whichever way it goes (the bench and tests watch with this). */
+  /** Subscribes to every event made, whichever way it goes. */
   onEvent (listener: (app: AppState, event: OrbEvent) => void): void {
     this.#listeners.push(listener)
   }
@@ -100,19 +71,24 @@ export class Events {
    * Makes one event for `app`: queued for `GET /events` and any held poll answered at once (ORB-050), or, while the
    * app has an endpoint URL, handed to the webhook dispatcher instead and not queued (ORB-051, ORB-A05).
    */
-  publish (app: AppState, type: EventType, where: { server: string | null, channel: string | null }, data: Record<string, unknown>, id = newEventId()): OrbEvent {
+  publish (
+    app: AppState,
+    type: EventType,
+    where: { server: string | null, channel: string | null },
+    data: Record<string, unknown>,
+    id = newEventId()
+  ): OrbEvent {
     const event: OrbEvent = {
       id,
       type,
       sent_at: this.#store.clock.now(),
-      api: EVENT_API,
+      api: ORB_LIMITS.eventApi,
       app: { id: app.id, name: app.name },
       server: where.server,
       channel: where.channel,
       data
     }
-    this.#forget()
-    this.#known.set(event.id, { app: app.id, type, at: event.sent_at })
+    this.#interactions.noteEvent(event.id, app.id, type, event.sent_at)
     for (const listener of this.#listeners) listener(app, event)
     if (app.endpoint !== null && this.#dispatch !== undefined) {
       this.#dispatch(app, event)
@@ -128,7 +104,7 @@ export class Events {
     return event
   }
 
-  /** ORB-045, ORB-047, ORB-A09: the retained events after `after`, oldest first, at most `limit`. Nothing is consumed. */
+  /** ORB-045, ORB-047, ORB-A09: the retained events after `after`, oldest first, at most `limit`; none consumed. */
   read (app: AppState, after: number, limit: number): CursorEvent[] {
     const log = this.#log(app.id)
     this.#prune(log)
@@ -139,7 +115,13 @@ export class Events {
    * ORB-050: holds until an event after `after` arrives (answered at once) or `waitMs` pass on the fake's clock
    * (answered `[]`). `gone` fires when the client goes away: its poll is dropped with everything it held.
    */
-  wait (app: AppState, after: number, limit: number, waitMs: number, gone: (drop: () => void) => void): Promise<CursorEvent[]> {
+  wait (
+    app: AppState,
+    after: number,
+    limit: number,
+    waitMs: number,
+    gone: (drop: () => void) => void
+  ): Promise<CursorEvent[]> {
     const log = this.#log(app.id)
     return new Promise((resolve) => {
       const waiter: Waiter = {
@@ -162,6 +144,16 @@ export class Events {
     let n = 0
     for (const log of this.#logs.values()) n += log.waiters.size
     return n
+  }
+
+  /** Each app's log as the control server shows it: events queued, the cursors they span, polls held. */
+  logs (): Record<string, unknown> {
+    return Object.fromEntries([...this.#logs].map(([app, log]) => [app, {
+      queued: log.events.length,
+      oldestCursor: log.events[0]?.cursor ?? null,
+      lastCursor: log.nextCursor - 1,
+      polls: log.waiters.size
+    }]))
   }
 
   /** The app is gone: its held polls are answered, its log and cursor dropped. */
@@ -201,8 +193,9 @@ export class Events {
       const app = store.apps.get(appId)
       const install = store.installOf(message.community, appId)
       if (app === undefined || install === undefined || !canSee(install, message.channel)) continue
+      const body = message.encrypted ? null : message.content
       made.push(this.publish(app, 'message.mention', { server: message.community, channel: message.channel }, {
-        message: { id: message.id, channel: message.channel, author: { ...message.author }, body: message.encrypted ? null : message.content },
+        message: { id: message.id, channel: message.channel, author: { ...message.author }, body },
         reason
       }))
     }
@@ -214,60 +207,20 @@ export class Events {
     return this.publish(app, 'app.test', { server: null, channel: null }, {})
   }
 
-  /** ORB-053, ORB-066: a member typed one of `app`'s commands; the interaction waits 6 s for an answer. */
-  command (app: AppState, where: { server: string, channel: string }, member: { id: string, name: string }, command: Interaction['command']): OrbEvent {
-    const invokedAt = this.#store.clock.now()
+  /** ORB-053, ORB-066: a member typed one of `app`'s commands; its interaction waits 6 s for an answer (ORB-A14). */
+  command (
+    app: AppState,
+    where: { server: string, channel: string },
+    member: { id: string, name: string },
+    command: Interaction['command']
+  ): OrbEvent {
     const id = newEventId()
-    // The interaction exists before the event goes out, so that an inline answer to the first delivery finds it.
-    this.#interactions.set(id, { event: id, app: app.id, ...where, member: member.id, command, invokedAt, deadline: invokedAt + MEMBER_WAIT_MS, answer: null })
+    const { invokedAt } = this.#interactions.open(id, app.id, where, member.id, command)
     return this.publish(app, 'application_command', where, {
       command: { id: command.id, name: command.name, options: { ...command.options } },
       member: { id: member.id, name: member.name },
       invoked_at: invokedAt
     }, id)
-  }
-
-  /**
-   * ORB-066..069, ORB-A13, ORB-A14: answers an interaction. Precedence: 404 (unknown, or another app's), 400 (not a
-   * command), 409 (answered already, inline or by route), 410 (the member stopped waiting).
-   */
-  respond (app: AppState, eventId: string, content: string, via: 'respond' | 'inline'): Interaction {
-    const known = this.#known.get(eventId)
-    if (known === undefined || known.app !== app.id) throw orbErrors.notFound(`No event ${eventId} for this app`)
-    if (known.type !== 'application_command') throw orbErrors.bad(`${eventId} is a ${known.type} event; only application_command events can be answered`)
-    const interaction = this.#interactions.get(eventId)!
-    if (interaction.answer !== null) throw orbErrors.conflict(`${eventId} was answered already (${interaction.answer.via === 'inline' ? 'inline, by the webhook reply' : 'by /respond'})`)
-    if (this.#store.clock.now() >= interaction.deadline && !this.#store.faults.has('late-respond-accepted')) throw orbErrors.gone(`The member stopped waiting for ${eventId} at ${new Date(interaction.deadline).toISOString()}; post a normal message instead`)
-    interaction.answer = { content, via, at: this.#store.clock.now() }
-    return interaction
-  }
-
-  /** Whether the member who typed `eventId` still waits for an answer (webhooks stop retrying once not, ORB-A11). */
-  waiting (eventId: string): boolean {
-    const interaction = this.#interactions.get(eventId)
-    return interaction !== undefined && interaction.answer === null && this.#store.clock.now() < interaction.deadline
-  }
-
-  /** What the member saw of an interaction (the control state). */
-  interaction (eventId: string): Record<string, unknown> | undefined {
-    const found = this.#interactions.get(eventId)
-    return found === undefined ? undefined : this.#view(found)
-  }
-
-  #view (i: Interaction): Record<string, unknown> {
-    const expired = i.answer === null && this.#store.clock.now() >= i.deadline
-    return { ...i, command: { ...i.command, options: { ...i.command.options } }, answer: i.answer === null ? null : { ...i.answer }, expired }
-  }
-
-  // Events are known (for /respond's 404 versus 400) and interactions kept for as long as events are retained: a day.
-  // Both maps are in creation order, so the old ones are at the front.
-  #forget (): void {
-    const horizon = this.#store.clock.now() - RETENTION_MS
-    for (const [id, known] of this.#known) {
-      if (known.at >= horizon) break
-      this.#known.delete(id)
-      this.#interactions.delete(id)
-    }
   }
 
   #log (appId: string): AppLog {
@@ -278,8 +231,8 @@ export class Events {
 
   // ORB-049, ORB-A09: older than a day by sent_at (a day old exactly is still kept), or beyond the 500 newest, is gone.
   #prune (log: AppLog): void {
-    const horizon = this.#store.clock.now() - RETENTION_MS
-    let drop = Math.max(0, log.events.length - MAX_EVENTS)
+    const horizon = this.#store.clock.now() - ORB_PROSE_LIMITS.eventRetentionMs
+    let drop = Math.max(0, log.events.length - ORB_PROSE_LIMITS.eventsPerApp)
     while (drop < log.events.length && log.events[drop]!.sent_at < horizon) drop++
     if (drop > 0) log.events.splice(0, drop)
   }
@@ -299,19 +252,8 @@ export class Events {
   #clear (): void {
     for (const log of this.#logs.values()) for (const waiter of [...log.waiters]) waiter.finish([])
     this.#logs = new Map()
-    this.#known = new Map()
-    this.#interactions = new Map()
   }
 }
 
 // ORB-A10: an opaque unique string.
 const newEventId = (): string => `evt_${randomBytes(12).toString('hex')}`
-
-const registry = new WeakMap<OrbStore, Events>()
-
-/** The store's events, made on first use. */
-export function eventsOf (store: OrbStore): Events {
-  let events = registry.get(store)
-  if (events === undefined) registry.set(store, events = new Events(store))
-  return events
-}

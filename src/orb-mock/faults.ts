@@ -18,6 +18,7 @@ export const ORB_FAULTS = {
   'seat-never-dropped': 'a voice seat outlives 90 s without a heartbeat (ORB-076)'
 } as const
 
+/** The name of one deliberate fault. */
 export type OrbFault = keyof typeof ORB_FAULTS
 
 /** The faults one fake Orb runs with; the empty set for every real use. */

@@ -1,11 +1,10 @@
 import { orbErrors } from './errors.js'
-import type { AppState, ChannelState, InstallState, OrbStore } from './store.js'
-import type { Right, Scope } from './world.js'
+import type { AppState, ChannelState, InstallState } from './model.js'
+import type { OrbStore } from './store.js'
+import type { Right } from './world.js'
 
-/** ORB-005, ORB-006: the first gate, the scopes the developer asked for. */
-export function requireScope (app: AppState, scope: Scope): void {
-  if (!app.scopes.has(scope)) throw orbErrors.forbidden(`the ${scope} scope is required`)
-}
+// The community's gates (the pipeline's last step, inside each handler): the second gate of every call, after the
+// scope (pipeline.ts): what the community's admin accepted, its allow-list and the role's rights.
 
 /** A channel the app reached, with the install that lets it in. */
 export interface Reached {
@@ -20,7 +19,9 @@ export interface Reached {
 export function reachChannel (store: OrbStore, app: AppState, channelId: string): Reached {
   const channel = store.channels.get(channelId)
   const install = channel === undefined ? undefined : store.installOf(channel.community, app.id)
-  if (channel === undefined || install === undefined) throw orbErrors.notFound(`No such channel for this app: ${channelId}`)
+  if (channel === undefined || install === undefined) {
+    throw orbErrors.notFound(`No such channel for this app: ${channelId}`)
+  }
   return { channel, install }
 }
 

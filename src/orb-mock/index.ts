@@ -4,11 +4,13 @@ import { createClock, type Clock } from '../shared/clock.js'
 import { StartupError } from '../shared/startup-error.js'
 import { buildOrbApp } from './app.js'
 import { OrbControl } from './control.js'
-import type { OrbRoute } from './route.js'
-import { OrbStore } from './store.js'
 import { OrbFaults, type OrbFault } from './faults.js'
+import type { OrbRoute } from './route.js'
+import { createOrbServices, type OrbServices } from './services.js'
+import type { OrbStore } from './store.js'
 import { checkWorld, defaultWorld, loadWorldFile, type World } from './world.js'
 
+/** How to start a fake Orb. */
 export interface OrbMockOptions {
   /** A world (checked), or the path of a world file; default: the demo world in fixtures/. */
   world?: World | string
@@ -20,32 +22,41 @@ export interface OrbMockOptions {
   rateLimit?: 'on' | 'off'
   clock?: Clock
   logger?: FastifyServerOptions['logger']
-  /** Routes served beside the spec's, through the same auth and validation. */
+  /** Routes served beside the spec's, through the same pipeline; each must be an operation of the spec. */
   extraRoutes?: readonly OrbRoute[]
   /** Deliberate faults, only for the conformance suite's self-test (faults.ts). */
   faults?: readonly OrbFault[]
 }
 
+/** A running fake Orb. */
 export interface OrbMock {
   /** For example `http://127.0.0.1:8787`. Bots call `${url}/api/bot/v1/...`. */
   readonly url: string
   readonly port: number
   readonly app: FastifyInstance
   readonly store: OrbStore
+  /** The fake's services (the store among them): events, interactions, webhooks, voice, music. */
+  readonly services: OrbServices
   /** What a community's members and admins, and the developer console, can do (the control server's /control/orb). */
   readonly control: OrbControl
   close(): Promise<void>
 }
 
-/** Starts the fake Orb on loopback HTTP with a seeded world. */
+/** Starts the fake Orb on loopback HTTP with a seeded world: its services, its server and its control, made here. */
 export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMock> {
   const world = typeof options.world === 'string'
     ? loadWorldFile(options.world)
     : options.world === undefined ? defaultWorld() : checkWorld(structuredClone(options.world))
   const ownClock = options.clock === undefined
   const clock = options.clock ?? createClock('real')
-  const store = new OrbStore(world, clock, new OrbFaults(options.faults))
-  const app = buildOrbApp({ store, rateLimit: options.rateLimit ?? 'on', logger: options.logger ?? false, extraRoutes: options.extraRoutes })
+  const services = createOrbServices(world, clock, new OrbFaults(options.faults))
+  const { store } = services
+  const app = buildOrbApp({
+    ...services,
+    rateLimit: options.rateLimit ?? 'on',
+    logger: options.logger ?? false,
+    extraRoutes: options.extraRoutes
+  })
   const host = options.host ?? '127.0.0.1'
   const wanted = options.port ?? 8787
   try {
@@ -63,7 +74,8 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     port,
     app,
     store,
-    control: new OrbControl(store, world),
+    services,
+    control: new OrbControl(services, world),
     close: async () => {
       // Held polls are answered and deliveries aborted first: app.close() waits for every open request.
       store.dispose()
@@ -74,7 +86,12 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
 }
 
 export { OrbStore } from './store.js'
-export { OrbControl, OrbControlError, type NewApp, type CommandInvocation, type InstallSpec, type MemberPost, type VoiceChange } from './control.js'
+export { createOrbServices, type OrbServices } from './services.js'
+export { OrbControl } from './control.js'
+export type { CommandInvocation, InstallSpec, MemberPost, NewApp, VoiceChange } from './control-inputs.js'
 export { checkWorld, defaultWorld, loadWorldFile, WorldError, type World } from './world.js'
-export { OrbError } from './errors.js'
+export { ORB_ERRORS, OrbError, type OrbErrorName } from './errors.js'
 export { ORB_FAULTS, type OrbFault } from './faults.js'
+export { ORB_PIPELINE } from './pipeline.js'
+/** @deprecated The fake Orb's control throws the shared ControlError; this old name is an alias of it. */
+export { ControlError as OrbControlError } from '../shared/control-error.js'

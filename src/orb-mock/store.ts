@@ -1,78 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../shared/clock.js'
-import { SlidingWindows } from './throttle.js'
 import { OrbFaults } from './faults.js'
-import type { Right, Scope, World, WorldApp, WorldCommand } from './world.js'
+import type {
+  AppState, Author, ChannelState, CommunityState, InstallState, StoredCommand, StoredMessage
+} from './model.js'
+import { SlidingWindows } from './throttle.js'
+import type { Right, World, WorldCommand } from './world.js'
 
-/** An author as messages show it (ORB-024, ORB-037). */
-export interface Author { id: string, name: string, bot: boolean }
-
-export interface AppState {
-  id: string
-  name: string
-  token: string
-  scopes: ReadonlySet<Scope>
-  /** ORB-008, ORB-A06: the app's member id, the same in every community that installed it. */
-  memberId: string
-  source: WorldApp
-  endpoint: string | null
-  /** Commands by name (global ones, community null) and community ones, in registration order (ORB-055). */
-  commands: StoredCommand[]
-  /** ORB-A15: a name keeps its command id across syncs. */
-  commandIds: Map<string, string>
-}
-
-export interface StoredCommand {
-  id: string
-  name: string
-  description: string
-  args: Array<Record<string, unknown>>
-  right: Right
-  community: string | null
-}
-
-export interface ChannelState {
-  id: string
-  name: string
-  kind: 'text' | 'voice'
-  readOnly: boolean
-  community: string
-  /** Seats in a voice channel. */
-  capacity: number
-  /** Message ids, ascending (text channels). */
-  messages: number[]
-}
-
-export interface CommunityState {
-  id: string
-  name: string
-  /** Members and the channel rights each holds. */
-  members: Map<string, ReadonlySet<Right>>
-  channels: string[]
-}
-
-export interface InstallState {
-  community: string
-  app: string
+/** What an install is made of: the role the admin accepted, the allow-list, hidden channels and rights per channel. */
+export interface InstallInput {
   role: { name: string, rights: Right[] }
-  /** The community's allow-list for the app (ORB-009). */
-  channels: Set<string>
-  /** Channels the app's role cannot see. */
-  hidden: Set<string>
-  channelRights: Map<string, Right[]>
-}
-
-export interface StoredMessage {
-  id: number
-  channel: string
-  community: string
-  author: Author
-  created: number
-  replyTo: number | null
-  encrypted: boolean
-  content: string
-  mentions: string[]
-  deleted: boolean
+  channels: string[]
+  hidden?: string[]
+  channelRights?: Record<string, Right[]>
 }
 
 /** Everything the fake Orb holds, built from a world and rebuilt from it on reset. */
@@ -103,8 +43,6 @@ export class OrbStore {
   #nextCommandId = 1
   readonly #resetHooks: Array<() => void> = []
   readonly #installHooks: Array<(community: string, app: string) => void> = []
-  /** Parts of the control server's state that modules add (voice seats, players), by name. */
-  readonly stateParts = new Map<string, () => unknown>()
 
   constructor (world: World, clock: Clock, faults: OrbFaults = new OrbFaults()) {
     this.clock = clock
@@ -114,7 +52,7 @@ export class OrbStore {
     this.load(world)
   }
 
-  /** Runs `fn` whenever the store is rebuilt (modules with timers or state of their own clear it here). */
+  /** Runs `fn` whenever the store is rebuilt, and when the fake closes (services clear their own state and timers). */
   onReset (fn: () => void): void {
     this.#resetHooks.push(fn)
   }
@@ -124,7 +62,7 @@ export class OrbStore {
     this.#installHooks.push(fn)
   }
 
-  /** Lets go of what modules hold (timers above all); the fake is closing. */
+  /** Lets go of what the services hold (timers above all); the fake is closing. */
   dispose (): void {
     for (const hook of this.#resetHooks) hook()
   }
@@ -144,7 +82,8 @@ export class OrbStore {
     this.chainAvailable = world.registry.available ?? true
     this.voiceServer = world.voiceServer === undefined || world.voiceServer === null ? null : { ...world.voiceServer }
     this.reservedCommands = new Set(world.settings?.reservedCommands ?? DEFAULT_RESERVED_COMMANDS)
-    this.cardPattern = world.settings?.cardPattern === undefined ? DEFAULT_CARD_PATTERN : new RegExp(world.settings.cardPattern, 'm')
+    const cards = world.settings?.cardPattern
+    this.cardPattern = cards === undefined ? DEFAULT_CARD_PATTERN : new RegExp(cards, 'm')
     this.throttles.clear()
     this.deletedApps = new Set()
     this.#nextMessageId = 1
@@ -187,7 +126,8 @@ export class OrbStore {
     for (const install of world.installs ?? []) this.install(install.community, install.app, install)
     for (const message of world.messages ?? []) {
       const channel = this.channels.get(message.channel)!
-      this.addMessage(channel, this.authorOf(message.author), message.content, { encrypted: message.encrypted ?? false, replyTo: null })
+      const encrypted = message.encrypted ?? false
+      this.addMessage(channel, this.authorOf(message.author), message.content, { encrypted, replyTo: null })
     }
   }
 
@@ -197,12 +137,13 @@ export class OrbStore {
     return id === undefined ? undefined : this.apps.get(id)
   }
 
+  /** The app's install in a community, if it has one. */
   installOf (community: string, app: string): InstallState | undefined {
     return this.installs.get(installKey(community, app))
   }
 
   /** ORB-A04: installs an app in a community (or replaces its rights and allow-list); the app's member row appears. */
-  install (community: string, app: string, spec: { role: { name: string, rights: Right[] }, channels: string[], hidden?: string[], channelRights?: Record<string, Right[]> }): InstallState {
+  install (community: string, app: string, spec: InstallInput): InstallState {
     const state: InstallState = {
       community,
       app,
@@ -248,7 +189,12 @@ export class OrbStore {
   }
 
   /** Stores a message; mentions are the `<@id>` tokens that name a member or an installed app of the community. */
-  addMessage (channel: ChannelState, author: Author, content: string, options: { encrypted: boolean, replyTo: number | null }): StoredMessage {
+  addMessage (
+    channel: ChannelState,
+    author: Author,
+    content: string,
+    options: { encrypted: boolean, replyTo: number | null }
+  ): StoredMessage {
     const message: StoredMessage = {
       id: this.#nextMessageId++,
       channel: channel.id,
@@ -266,6 +212,7 @@ export class OrbStore {
     return message
   }
 
+  /** The ids `<@id>` names in `content` that are members, or installed apps, of the community (ORB-037). */
   mentionsIn (community: string, content: string): string[] {
     const found: string[] = []
     if (!content.includes('<@')) return found

@@ -1,12 +1,12 @@
 import type { Clock } from '../shared/clock.js'
+import { orbRetryAfterSeconds, type OrbWindow } from '../spec/orb.js'
 
 /** One limit: at most `limit` events per `windowMs` for a key, in a sliding window (ORB-A03). */
-export interface WindowLimit {
+export interface WindowLimit extends OrbWindow {
   key: string
-  limit: number
-  windowMs: number
 }
 
+/** Whether a request is admitted; if not, the Retry-After it carries and the key of the window that refused it. */
 export type WindowVerdict = { ok: true } | { ok: false, retryAfterSeconds: number, key: string }
 
 /**
@@ -25,6 +25,7 @@ export class SlidingWindows {
     this.#early = early
   }
 
+  /** Whether every limit has a free slot now; counts nothing. */
   check (limits: readonly WindowLimit[]): WindowVerdict {
     const now = this.#clock.now()
     let wait = 0
@@ -40,9 +41,10 @@ export class SlidingWindows {
       }
     }
     if (blocking === undefined) return { ok: true }
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) - this.#early, key: blocking }
+    return { ok: false, retryAfterSeconds: orbRetryAfterSeconds(wait) - this.#early, key: blocking }
   }
 
+  /** Counts an admitted event against each limit. */
   record (limits: readonly WindowLimit[]): void {
     const now = this.#clock.now()
     for (const { key } of limits) {
@@ -64,6 +66,7 @@ export class SlidingWindows {
     return this.#live(key, this.#clock.now(), windowMs).length
   }
 
+  /** Forgets every counted event (a reset). */
   clear (): void {
     this.#events.clear()
   }

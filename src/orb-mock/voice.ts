@@ -1,20 +1,21 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import type { TimerHandle } from '../shared/clock.js'
+import { ORB_PROSE_LIMITS } from '../spec/orb.js'
 import { orbErrors } from './errors.js'
 import { canSee, rightsIn } from './gates.js'
 import type { OrbStore } from './store.js'
 
 /** ORB-076: a seat with no heartbeat (nor join) for this long is dropped, as a browser tab's is. */
-export const SEAT_SILENCE_MS = 90_000
+const SEAT_SILENCE_MS = ORB_PROSE_LIMITS.seatSilenceMs
 /** ORB-078: how long a grant's token is valid. */
-export const GRANT_MS = 30_000
+const GRANT_MS = ORB_PROSE_LIMITS.grantMs
 
 /** One participant of a call: a world member (a browser tab) or an app. */
 export interface Seat {
   member: string
   bot: boolean
   speaking: boolean
-  /** When the seat is dropped without a heartbeat (ORB-076); null for world-seated members, whose tabs the fake does not simulate. */
+  /** When the seat is dropped without a heartbeat (ORB-076); null for world-seated members (the fake has no tabs). */
   deadline: number | null
   timer: TimerHandle | null
 }
@@ -46,19 +47,18 @@ interface VoiceState {
 }
 
 /**
- * The calls of one store's voice channels and the seats in them. Built from the world on first use after each load
+ * The calls of the fake's voice channels and the seats in them. Built from the world on first use after each load
  * (world `seated` members start the calls), and cleared, timers and all, when the store is reset or closed.
  */
 export class Voice {
   readonly #store: OrbStore
-  /** The key that signs grants (HS256), random per store. */
+  /** The key that signs grants (HS256), random per fake. */
   readonly grantKey: Buffer = randomBytes(32)
   #state: VoiceState | undefined
 
   constructor (store: OrbStore) {
     this.#store = store
     store.onReset(() => this.#clear())
-    store.stateParts.set('voice', () => this.snapshot())
     // ORB-A04, ORB-A08: access taken away takes the seat with it: an uninstall, or a channel the role no longer
     // reaches (off the allow-list, hidden, or without connect).
     store.onInstallChange((community, app) => this.#revoke(community, app))
@@ -141,7 +141,12 @@ export class Voice {
   grant (call: Call, member: string): { token: string, expiresAt: number } {
     const now = this.#store.clock.now()
     const expiresAt = now + GRANT_MS
-    const claims: GrantClaims = { sub: member, room: call.id, iat: Math.floor(now / 1000), exp: Math.floor(expiresAt / 1000) }
+    const claims: GrantClaims = {
+      sub: member,
+      room: call.id,
+      iat: Math.floor(now / 1000),
+      exp: Math.floor(expiresAt / 1000)
+    }
     return { token: signJwt(this.grantKey, claims), expiresAt }
   }
 
@@ -155,10 +160,17 @@ export class Voice {
         server: channel.community,
         capacity: channel.capacity,
         call: call?.id ?? null,
-        participants: call === undefined ? [] : [...call.seats.values()].map((s) => ({ id: s.member, bot: s.bot, speaking: s.speaking, deadline: s.deadline }))
+        participants: call === undefined
+          ? []
+          : [...call.seats.values()].map((seat) => ({
+              id: seat.member,
+              bot: seat.bot,
+              speaking: seat.speaking,
+              deadline: seat.deadline
+            }))
       }
     })
-    // The control's own `voice` part names the voice server; this one keeps those fields and adds the calls.
+    // The control state's `voice`: the voice server, and the calls.
     return { server: store.voiceServer !== null, url: store.voiceServer?.url ?? null, channels }
   }
 
@@ -171,7 +183,9 @@ export class Voice {
       for (const channel of community.channels) {
         if (channel.kind !== 'voice' || (channel.seated ?? []).length === 0) continue
         const call = this.#start(channel.id, community.id)
-        for (const member of channel.seated!) call.seats.set(member, { member, bot: false, speaking: false, deadline: null, timer: null })
+        for (const member of channel.seated!) {
+          call.seats.set(member, { member, bot: false, speaking: false, deadline: null, timer: null })
+        }
       }
     }
     return state
@@ -179,7 +193,8 @@ export class Voice {
 
   #start (channel: string, community: string): Call {
     const state = this.#current()
-    const call: Call = { id: `call_${state.nextCall++}`, channel, community, seats: new Map(), gone: new Map(), ended: false }
+    const id = `call_${state.nextCall++}`
+    const call: Call = { id, channel, community, seats: new Map(), gone: new Map(), ended: false }
     state.calls.set(call.id, call)
     state.live.set(channel, call)
     return call
@@ -217,7 +232,8 @@ export class Voice {
     const member = store.apps.get(app)?.memberId ?? app
     for (const call of [...this.#state.live.values()]) {
       if (call.community !== community || !call.seats.has(member)) continue
-      const reaches = install !== undefined && canSee(install, call.channel) && rightsIn(install, call.channel).includes('connect')
+      const reaches = install !== undefined && canSee(install, call.channel) &&
+        rightsIn(install, call.channel).includes('connect')
       if (!reaches) this.#vacate(call, member, 'revoked')
     }
   }
@@ -229,18 +245,6 @@ export class Voice {
     }
     this.#state = undefined
   }
-}
-
-const voices = new WeakMap<OrbStore, Voice>()
-
-/** The store's voice state, one per store whoever asks. */
-export function voiceOf (store: OrbStore): Voice {
-  let voice = voices.get(store)
-  if (voice === undefined) {
-    voice = new Voice(store)
-    voices.set(store, voice)
-  }
-  return voice
 }
 
 /** A compact HS256 JSON Web Token (RFC 7519) over `claims`. */

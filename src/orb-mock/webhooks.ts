@@ -1,72 +1,21 @@
-import { createHash, createHmac, randomUUID } from 'node:crypto'
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http'
-import { request as httpsRequest } from 'node:https'
+import { randomUUID } from 'node:crypto'
+import type { ClientRequest } from 'node:http'
 import type { TimerHandle } from '../shared/clock.js'
-import { OrbError } from './errors.js'
-import { eventsOf, type EventType, type OrbEvent } from './events.js'
-import type { AppState, OrbStore } from './store.js'
+import { ORB_A11_DELIVERY } from '../spec/orb.js'
+import { DeliveryLog, noticeOf, type DeliveryRecord } from './deliveries.js'
+import type { OrbEvent } from './events.js'
+import type { EventType, Interactions } from './interactions.js'
+import type { AppState } from './model.js'
+import type { OrbStore } from './store.js'
+import { signature } from './webhook-signing.js'
+import { post, type SendResult } from './webhook-send.js'
 
-/** ORB-A11: how long an attempt may take, on the fake's clock: a typed command's member waits, other events less so. */
-export const COMMAND_TIMEOUT_MS = 4_000
-export const EVENT_TIMEOUT_MS = 10_000
-/** ORB-A11: the one retry follows a failed first attempt this long after it failed. */
-export const RETRY_DELAY_MS = 2_000
 /** Attempts in flight across one fake; more wait their turn, first in first out. */
 export const MAX_IN_FLIGHT = 8
 /** At most this many attempts of one app at once: one app's slow endpoint never stalls the others. */
 export const MAX_IN_FLIGHT_PER_APP = 2
-/** Attempts waiting per app; past it the oldest waiting delivery is dropped (and logged as such). */
+/** Attempts waiting per app; past it the newest waiting delivery is dropped (and logged as such). */
 export const MAX_QUEUED_PER_APP = 1_000
-/** Bytes of a reply read at most (enough for any `notice`); past this the socket is destroyed. */
-export const REPLY_CAP = 64 * 1024
-/** Delivery records kept per app, newest kept. */
-export const LOG_LIMIT = 1_000
-/** An inline notice is held to what `/respond` allows (its `content` maxLength). */
-export const NOTICE_LIMIT = 1800
-
-/** What the endpoint's reply said inline, and what came of it (ORB-097, ORB-098, ORB-A13). */
-export interface DeliveryNotice {
-  content: string
-  /**
-   * `answered`: shown to the member; `ignored`: the event is not a typed command; `late`: the member had stopped
-   * waiting (410); `answered-already`: the interaction had an answer, from `/respond` (409); `too-long`: over the
-   * 1800 characters `/respond` allows, so the member sees no more inline than by the route.
-   */
-  result: 'answered' | 'ignored' | 'late' | 'answered-already' | 'too-long'
-}
-
-/** One attempt in an app's delivery log (ORB-093, ORB-A11); the control server shows these. Never holds the token. */
-export interface DeliveryRecord {
-  /** `X-Orb-Delivery`: a UUID per attempt (ORB-092). */
-  delivery: string
-  /** `X-Orb-Event`: the event's id. */
-  event: string
-  type: EventType
-  attempt: 1 | 2
-  url: string
-  /** When the attempt was sent, on the fake's clock (the signature's `t`). */
-  at: number
-  /** The reply's HTTP status; null on a timeout or a network error. */
-  status: number | null
-  /** On the fake's clock (0 for a prompt reply under a virtual clock). */
-  durationMs: number
-  /** `skipped`: not sent, because the member stopped waiting or the app's queue overflowed (see `error`). */
-  outcome: 'delivered' | 'failed' | 'timeout' | 'error' | 'skipped'
-  error: string | null
-  /** `content-type` and the `x-orb-*` headers as sent. */
-  requestHeaders: Record<string, string>
-  notice: DeliveryNotice | null
-}
-
-/** ORB-091: the signing key: sha256(token) as lowercase hex, used as its 64 ASCII bytes. */
-export function signingKey (token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex')
-}
-
-/** ORB-091: `v1`, the lowercase hex HMAC-SHA256 of `"<t>.<raw body>"` under `signingKey(token)`. */
-export function signature (token: string, t: number, rawBody: string): string {
-  return createHmac('sha256', signingKey(token)).update(`${t}.`, 'utf8').update(rawBody, 'utf8').digest('hex')
-}
 
 /** One event on its way: serialised once, so that both attempts send the same bytes (ORB-A11). */
 interface Job {
@@ -89,48 +38,39 @@ interface Attempt {
   done: boolean
 }
 
-interface Result {
-  outcome: DeliveryRecord['outcome']
-  status: number | null
-  error: string | null
-  /** The reply's text (2xx only), for `notice`. */
-  body?: string
-}
-
 /**
  * Pushes the events of apps that have an endpoint URL to it (ORB-090..094, ORB-098, ORB-A11, ORB-A13): signed POSTs
  * over real HTTP, two attempts at most, every attempt in the app's delivery log. Time (signatures, timeouts, the
- * retry's delay) is the fake's clock. One per store; a reset or close aborts what is in flight and forgets the logs.
+ * retry's delay) is the fake's clock. One per fake; a reset or close aborts what is in flight and forgets the logs.
  */
 export class Webhooks {
   readonly #store: OrbStore
+  readonly #interactions: Interactions
   /** Waiting attempts per app, typed commands first (their member waits 6 s); apps are served in turn. */
   #queues = new Map<string, Job[]>()
   readonly #inFlight = new Set<Attempt>()
   readonly #inFlightPerApp = new Map<string, number>()
   /** Retries waiting out their delay, with the job each will send. */
   readonly #retries = new Map<TimerHandle, Job>()
-  #logs = new Map<string, DeliveryRecord[]>()
+  readonly #log = new DeliveryLog()
   #pumpSoon: NodeJS.Immediate | undefined
   /** Bumped on reset: callbacks of requests from before it do nothing. */
   #generation = 0
 
-  constructor (store: OrbStore) {
+  constructor (store: OrbStore, interactions: Interactions) {
     this.#store = store
+    this.#interactions = interactions
     store.onReset(() => this.#clear())
-    store.stateParts.set('webhooks', () => ({
-      inFlight: this.#inFlight.size,
-      queued: this.#queued(),
-      retriesScheduled: this.#retries.size,
-      maxInFlight: MAX_IN_FLIGHT,
-      maxInFlightPerApp: MAX_IN_FLIGHT_PER_APP
-    }))
-    eventsOf(store).setDispatcher((app, event) => this.#dispatch(app, event))
   }
 
   /** The app's delivery log, oldest first (in the order attempts finished), at most `LOG_LIMIT` records. */
   deliveries (appId: string): DeliveryRecord[] {
-    return (this.#logs.get(appId) ?? []).map((r) => ({ ...r, requestHeaders: { ...r.requestHeaders }, notice: r.notice === null ? null : { ...r.notice } }))
+    return this.#log.list(appId)
+  }
+
+  /** The control server's view: attempts in flight, waiting and scheduled, and the caps. */
+  state (): Record<string, unknown> {
+    return { ...this.pending(), maxInFlight: MAX_IN_FLIGHT, maxInFlightPerApp: MAX_IN_FLIGHT_PER_APP }
   }
 
   /**
@@ -150,13 +90,19 @@ export class Webhooks {
 
   /** Attempts in flight and waiting for a slot (tests and the control state). */
   pending (): { inFlight: number, queued: number, retriesScheduled: number } {
-    return { inFlight: this.#inFlight.size, queued: this.#queued(), retriesScheduled: this.#retries.size }
+    let queued = 0
+    for (const queue of this.#queues.values()) queued += queue.length
+    return { inFlight: this.#inFlight.size, queued, retriesScheduled: this.#retries.size }
   }
 
-  #queued (): number {
-    let n = 0
-    for (const queue of this.#queues.values()) n += queue.length
-    return n
+  /**
+   * ORB-090: the events dispatcher (Events.setDispatcher). Called inside the API request (or control call) that made
+   * the event: it only queues, and sending starts on a later turn of the event loop, so delivery never holds up
+   * that reply.
+   */
+  dispatch (app: AppState, event: OrbEvent): void {
+    this.#enqueue({ app: app.id, event: event.id, type: event.type, raw: JSON.stringify(event), attempt: 1 })
+    this.#schedulePump()
   }
 
   /** Queues a job behind the app's others (a typed command ahead of every other event). */
@@ -174,15 +120,20 @@ export class Webhooks {
 
   /** Logs an attempt that was never sent. */
   #skip (job: Job, why: string): void {
-    const now = this.#store.clock.now()
-    this.#record(job.app, { delivery: '', event: job.event, type: job.type, attempt: job.attempt, url: this.#store.apps.get(job.app)?.endpoint ?? '', at: now, status: null, durationMs: 0, outcome: 'skipped', error: why, requestHeaders: {}, notice: null })
-  }
-
-  // Called inside the API request (or control call) that made the event: it only queues, and sending starts on a
-  // later turn of the event loop, so delivery never holds up that reply.
-  #dispatch (app: AppState, event: OrbEvent): void {
-    this.#enqueue({ app: app.id, event: event.id, type: event.type, raw: JSON.stringify(event), attempt: 1 })
-    this.#schedulePump()
+    this.#log.record(job.app, {
+      delivery: '',
+      event: job.event,
+      type: job.type,
+      attempt: job.attempt,
+      url: this.#store.apps.get(job.app)?.endpoint ?? '',
+      at: this.#store.clock.now(),
+      status: null,
+      durationMs: 0,
+      outcome: 'skipped',
+      error: why,
+      requestHeaders: {},
+      notice: null
+    })
   }
 
   #schedulePump (): void {
@@ -218,7 +169,8 @@ export class Webhooks {
   #start (job: Job): void {
     const store = this.#store
     const app = store.apps.get(job.app)
-    // The endpoint and token are read now: an app back in events mode gets nothing more; a rotated token signs (ORB-A22).
+    // The endpoint and token are read now: an app back in events mode gets nothing more; a rotated token signs
+    // (ORB-A22).
     if (app === undefined) return
     if (app.endpoint === null) {
       this.#skip(job, 'the app went back to events mode before this attempt was sent')
@@ -231,70 +183,37 @@ export class Webhooks {
     }
     const t = store.clock.now()
     const delivery = randomUUID()
+    const signed = store.faults.has('signature-parsed-body') ? JSON.stringify(JSON.parse(job.raw), null, 1) : job.raw
     const headers = {
       'content-type': 'application/json',
-      'x-orb-signature': `t=${t},v1=${signature(app.token, t, store.faults.has('signature-parsed-body') ? JSON.stringify(JSON.parse(job.raw), null, 1) : job.raw)}`,
+      'x-orb-signature': `t=${t},v1=${signature(app.token, t, signed)}`,
       'x-orb-event': job.event,
       'x-orb-delivery': delivery
     }
-    const attempt: Attempt = { job, generation: this.#generation, delivery, url: app.endpoint, at: t, headers, timer: undefined, req: undefined, done: false }
+    const attempt: Attempt = {
+      job,
+      generation: this.#generation,
+      delivery,
+      url: app.endpoint,
+      at: t,
+      headers,
+      timer: undefined,
+      req: undefined,
+      done: false
+    }
     this.#inFlight.add(attempt)
     this.#inFlightPerApp.set(job.app, (this.#inFlightPerApp.get(job.app) ?? 0) + 1)
-    const limit = job.type === 'application_command' ? COMMAND_TIMEOUT_MS : EVENT_TIMEOUT_MS
+    // ORB-A11: 4 s for a typed command, whose member waits, 10 s for other events.
+    const { commandTimeoutMs, eventTimeoutMs } = ORB_A11_DELIVERY
+    const limit = job.type === 'application_command' ? commandTimeoutMs : eventTimeoutMs
     attempt.timer = store.clock.setTimer(limit, () => {
       attempt.timer = undefined
       this.#finish(attempt, { outcome: 'timeout', status: null, error: `no complete reply within ${limit} ms` })
     })
-    let url: URL
-    try {
-      url = new URL(app.endpoint)
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`unsupported protocol ${url.protocol}`)
-    } catch (err) {
-      this.#finish(attempt, { outcome: 'error', status: null, error: `bad endpoint URL: ${(err as Error).message}` })
-      return
-    }
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest
-    try {
-      // agent: false: a socket per attempt, closed after it, so nothing lingers in a pool. Redirects are not followed
-      // (node:http never does).
-      const req = send(url, {
-        method: 'POST',
-        agent: false,
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(job.raw)), 'user-agent': 'orbtest-orb-webhooks/1' }
-      })
-      attempt.req = req
-      req.on('response', (res) => this.#read(attempt, res))
-      req.on('error', (err) => this.#finish(attempt, { outcome: 'error', status: null, error: describe(err) }))
-      req.end(job.raw)
-    } catch (err) {
-      this.#finish(attempt, { outcome: 'error', status: null, error: describe(err as Error) })
-    }
+    attempt.req = post(app.endpoint, headers, job.raw, (result) => this.#finish(attempt, result))
   }
 
-  // ORB-094: only a 2xx is delivered; its reply is read (up to the cap) for `notice`. Anything else fails at once.
-  #read (attempt: Attempt, res: IncomingMessage): void {
-    const status = res.statusCode ?? 0
-    res.on('error', (err) => this.#finish(attempt, { outcome: 'error', status, error: describe(err) }))
-    if (status < 200 || status > 299) {
-      const error = status >= 300 && status < 400 ? `the endpoint answered ${status}; redirects are not followed` : `the endpoint answered ${status}`
-      this.#finish(attempt, { outcome: 'failed', status, error })
-      return
-    }
-    const chunks: Buffer[] = []
-    let size = 0
-    const complete = (): void => this.#finish(attempt, { outcome: 'delivered', status, error: null, body: Buffer.concat(chunks).toString('utf8') })
-    res.on('data', (chunk: Buffer) => {
-      if (attempt.done) return
-      const room = REPLY_CAP - size
-      chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk)
-      size += Math.min(chunk.length, room)
-      if (size >= REPLY_CAP) complete()
-    })
-    res.on('end', complete)
-    res.on('close', () => this.#finish(attempt, { outcome: 'error', status, error: 'the reply was cut off' }))
-  }
-
-  #finish (attempt: Attempt, result: Result): void {
+  #finish (attempt: Attempt, result: SendResult): void {
     if (attempt.done || attempt.generation !== this.#generation) return
     attempt.done = true
     const clock = this.#store.clock
@@ -305,8 +224,13 @@ export class Webhooks {
     else this.#inFlightPerApp.delete(attempt.job.app)
     attempt.req?.destroy()
     const { job } = attempt
-    const notice = result.outcome === 'delivered' && result.body !== undefined ? this.#notice(job, result.body) : null
-    this.#record(job.app, {
+    // ORB-098: a typed command's notice answers it inline, unless its app is gone meanwhile.
+    const answer = this.#store.apps.has(job.app)
+      ? (content: string) => { this.#interactions.respond(job.app, job.event, content, 'inline') }
+      : undefined
+    const delivered = result.outcome === 'delivered' && result.body !== undefined
+    const notice = delivered ? noticeOf(result.body!, job.type, answer) : null
+    this.#log.record(job.app, {
       delivery: attempt.delivery,
       event: job.event,
       type: job.type,
@@ -320,41 +244,16 @@ export class Webhooks {
       requestHeaders: attempt.headers,
       notice
     })
-    if (result.outcome !== 'delivered' && job.attempt === 1 && !this.#store.faults.has('no-webhook-retry')) this.#scheduleRetry(job)
+    const retry = job.attempt < ORB_A11_DELIVERY.attempts && !this.#store.faults.has('no-webhook-retry')
+    if (result.outcome !== 'delivered' && retry) this.#scheduleRetry(job)
     this.#schedulePump()
-  }
-
-  // ORB-098, ORB-A13: a `notice` in a typed command's 2xx reply answers it inline (the reply came within the 4 s, or
-  // the attempt would have timed out); on any other event it is ignored.
-  #notice (job: Job, body: string): DeliveryNotice | null {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(body)
-    } catch {
-      return null
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null
-    const content = (parsed as { notice?: unknown }).notice
-    if (typeof content !== 'string') return null
-    if (job.type !== 'application_command') return { content, result: 'ignored' }
-    if ([...content].length > NOTICE_LIMIT) return { content: content.slice(0, NOTICE_LIMIT), result: 'too-long' }
-    const app = this.#store.apps.get(job.app)
-    if (app === undefined) return { content, result: 'ignored' }
-    try {
-      eventsOf(this.#store).respond(app, job.event, content, 'inline')
-      return { content, result: 'answered' }
-    } catch (err) {
-      if (err instanceof OrbError && err.status === 409) return { content, result: 'answered-already' }
-      if (err instanceof OrbError && err.status === 410) return { content, result: 'late' }
-      return { content, result: 'ignored' }
-    }
   }
 
   // ORB-093, ORB-A11: one retry, 2 s after the failure on the fake's clock; none for a command whose member stopped
   // waiting (asked again when the timer fires and when the retry gets a slot).
   #scheduleRetry (job: Job): void {
     if (!this.#mayRetry(job)) return
-    const timer = this.#store.clock.setTimer(RETRY_DELAY_MS, () => {
+    const timer = this.#store.clock.setTimer(ORB_A11_DELIVERY.retryDelayMs, () => {
       this.#retries.delete(timer)
       if (!this.#mayRetry(job)) return
       this.#enqueue({ ...job, attempt: 2 })
@@ -364,14 +263,7 @@ export class Webhooks {
   }
 
   #mayRetry (job: Job): boolean {
-    return job.type !== 'application_command' || eventsOf(this.#store).waiting(job.event)
-  }
-
-  #record (appId: string, record: DeliveryRecord): void {
-    let log = this.#logs.get(appId)
-    if (log === undefined) this.#logs.set(appId, log = [])
-    log.push(record)
-    if (log.length > LOG_LIMIT) log.splice(0, log.length - LOG_LIMIT)
+    return job.type !== 'application_command' || this.#interactions.waiting(job.event)
   }
 
   // On reset and close: nothing in flight, waiting or scheduled survives, and nothing holds the process open.
@@ -388,22 +280,8 @@ export class Webhooks {
     for (const timer of this.#retries.keys()) clock.clearTimer(timer)
     this.#retries.clear()
     this.#queues = new Map()
-    this.#logs = new Map()
+    this.#log.clear()
     if (this.#pumpSoon !== undefined) clearImmediate(this.#pumpSoon)
     this.#pumpSoon = undefined
   }
-}
-
-const describe = (err: Error): string => {
-  const code = (err as { code?: unknown }).code
-  return typeof code === 'string' && !err.message.includes(code) ? `${code}: ${err.message}` : err.message
-}
-
-const registry = new WeakMap<OrbStore, Webhooks>()
-
-/** The store's webhook sender, made on first use; making it installs the events dispatcher. */
-export function webhooksOf (store: OrbStore): Webhooks {
-  let webhooks = registry.get(store)
-  if (webhooks === undefined) registry.set(store, webhooks = new Webhooks(store))
-  return webhooks
 }

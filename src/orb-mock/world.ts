@@ -5,17 +5,44 @@ import { readPackageJson } from '../shared/paths.js'
 import { StartupError } from '../shared/startup-error.js'
 
 /** The channel rights a role or a member can hold (CommandInput.right's vocabulary). */
-export const RIGHTS = ['send_messages', 'attach_files', 'manage_messages', 'connect', 'speak', 'stream', 'move_members'] as const
+export const RIGHTS = [
+  'send_messages', 'attach_files', 'manage_messages', 'connect', 'speak', 'stream', 'move_members'
+] as const
+/** One channel right. */
 export type Right = typeof RIGHTS[number]
 
 /** ORB-007: the scope vocabulary. */
 export const SCOPES = ['messages:read', 'messages:write', 'voice', 'music', 'passport'] as const
+/** One scope an app can ask for. */
 export type Scope = typeof SCOPES[number]
 
+/** A person of the world: a member of communities, maybe with a wallet address (passport, ORB-A18). */
 export interface WorldMember { id: string, name: string, address?: string }
-export interface WorldChannel { id: string, name: string, kind: 'text' | 'voice', readOnly?: boolean, capacity?: number, seated?: string[] }
-export interface WorldCommunity { id: string, name: string, members: Array<{ id: string, rights: Right[] }>, channels: WorldChannel[] }
-export interface WorldCommand { name: string, description?: string, right?: Right, options?: Array<Record<string, unknown>>, community?: string | null }
+/** A channel as a world file writes it. */
+export interface WorldChannel {
+  id: string
+  name: string
+  kind: 'text' | 'voice'
+  readOnly?: boolean
+  capacity?: number
+  seated?: string[]
+}
+/** A community as a world file writes it: its members with their rights, and its channels. */
+export interface WorldCommunity {
+  id: string
+  name: string
+  members: Array<{ id: string, rights: Right[] }>
+  channels: WorldChannel[]
+}
+/** A command an app has registered when the world starts (CommandInput, and `community` for community commands). */
+export interface WorldCommand {
+  name: string
+  description?: string
+  right?: Right
+  options?: Array<Record<string, unknown>>
+  community?: string | null
+}
+/** An app as a world file writes it: the console's and the directory's facts about it. */
 export interface WorldApp {
   id: string
   name: string
@@ -32,6 +59,7 @@ export interface WorldApp {
   manifest?: string
   commands?: WorldCommand[]
 }
+/** An app installed in a community when the world starts (ORB-A04). */
 export interface WorldInstall {
   community: string
   app: string
@@ -40,9 +68,19 @@ export interface WorldInstall {
   hidden?: string[]
   channelRights?: Record<string, Right[]>
 }
+/** A whole world: what the fake Orb starts with and returns to on reset (world.schema.json). */
 export interface World {
   name?: string
-  registry: { available?: boolean, chainId: number, contract: string | null, asset: string, feeRecipient: string, feeBps: number, apps: number, fees: string }
+  registry: {
+    available?: boolean
+    chainId: number
+    contract: string | null
+    asset: string
+    feeRecipient: string
+    feeBps: number
+    apps: number
+    fees: string
+  }
   voiceServer?: { url: string } | null
   members: WorldMember[]
   communities: WorldCommunity[]
@@ -68,11 +106,12 @@ export class WorldError extends Error {
   }
 }
 
-let validateWorld: ReturnType<ReturnType<typeof createAjv>['compile']> | undefined
+// Compiled once when the module loads, and never changed after.
+const validateWorld = createAjv({ allErrors: true, useDefaults: true })
+  .compile(readPackageJson<object>(WORLD_SCHEMA_FILE))
 
 /** Checks a parsed world against the schema, then that every reference names something that exists (ORB-A04). */
 export function checkWorld (value: unknown, source = 'the world'): World {
-  validateWorld ??= createAjv({ allErrors: true, useDefaults: true }).compile(readPackageJson<object>(WORLD_SCHEMA_FILE))
   if (!validateWorld(value)) throw new WorldError(source, (validateWorld.errors ?? []).map(describeSchemaError))
   const world = value as World
   const problems = references(world)
@@ -208,7 +247,7 @@ function references (world: World): string[] {
   })
   if (world.settings?.cardPattern !== undefined) {
     try {
-      new RegExp(world.settings.cardPattern, 'm')
+      RegExp(world.settings.cardPattern, 'm')
     } catch {
       problems.push('settings.cardPattern: not a valid regular expression')
     }

@@ -13,7 +13,8 @@ export function appRoutes ({ store }: RouteContext): OrbRoute[] {
         for (const install of store.installs.values()) {
           if (install.app !== app.id) continue
           const community = store.communities.get(install.community)!
-          servers.push({ id: community.id, name: community.name, role: { name: install.role.name, rights: [...install.role.rights] } })
+          const role = { name: install.role.name, rights: [...install.role.rights] }
+          servers.push({ id: community.id, name: community.name, role })
         }
         return { app: { id: app.id, name: app.name, scopes: [...app.scopes] }, member: app.memberId, servers }
       }
@@ -24,7 +25,8 @@ export function appRoutes ({ store }: RouteContext): OrbRoute[] {
         .filter((id) => canSee(install, id))
         .map((id) => {
           const channel = store.channels.get(id)!
-          return { id, name: channel.name, type: channel.kind, readOnly: channel.readOnly, rights: [...rightsIn(install, id)] }
+          const rights = [...rightsIn(install, id)]
+          return { id, name: channel.name, type: channel.kind, readOnly: channel.readOnly, rights }
         })
       return { server: community.id, channels }
     }

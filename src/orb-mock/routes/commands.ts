@@ -1,15 +1,16 @@
+import { ORB_A03_WINDOWS, ORB_LIMITS } from '../../spec/orb.js'
 import { orbErrors } from '../errors.js'
+import type { AppState, StoredCommand } from '../model.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
-import type { AppState, OrbStore, StoredCommand } from '../store.js'
+import type { OrbStore } from '../store.js'
 import type { WindowLimit } from '../throttle.js'
 import type { Right } from '../world.js'
 
 /** ORB-060, ORB-A03: command syncs a minute per app. */
-export const SYNCS_PER_APP = 10
-export const SYNC_WINDOW_MS = 60_000
+const SYNCS = ORB_A03_WINDOWS.syncsPerApp
 
-// ORB-058, ORB-A15: command names, and option names too.
-const NAME = /^[a-z0-9_-]{1,32}$/
+// ORB-058, ORB-A15: the spec's pattern for command names, which option names follow too.
+const NAME = ORB_LIMITS.commandName
 
 /** One command as `PUT` receives it; the spec's schema has already checked its types and lengths. */
 interface CommandInput {
@@ -37,7 +38,7 @@ export function commandRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
         // ORB-A03: refused syncs (400 above, 429 here) do not count against the window.
         if (rateLimit === 'on') {
           const verdict = store.throttles.take(syncLimits(app.id))
-          if (!verdict.ok) throw orbErrors.throttled(verdict.retryAfterSeconds, `${SYNCS_PER_APP} command syncs a minute`)
+          if (!verdict.ok) throw orbErrors.throttled(verdict.retryAfterSeconds, `${SYNCS.limit} command syncs a minute`)
         }
         replaceGlobals(store, app, body.commands)
         return listed(app)
@@ -60,7 +61,7 @@ export function commandRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
 
 /** The window a `PUT` by `app` counts against (ORB-A03). */
 export function syncLimits (app: string): WindowLimit[] {
-  return [{ key: `commands:sync:${app}`, limit: SYNCS_PER_APP, windowMs: SYNC_WINDOW_MS }]
+  return [{ key: `commands:sync:${app}`, limit: SYNCS.limit, windowMs: SYNCS.windowMs }]
 }
 
 /** ORB-055, ORB-062: the calling app's commands, global and community ones, in registration order. */
@@ -111,8 +112,10 @@ function checkOptions (at: string, options: NonNullable<CommandInput['options']>
  * where they were, ahead of them. Ids are kept per name (store.command), even for a name removed and given back.
  */
 function replaceGlobals (store: OrbStore, app: AppState, commands: readonly CommandInput[]): void {
-  const kept = app.commands.filter((c) => c.community !== null || (store.faults.has('sync-merges') && !commands.some((n) => n.name === c.name)))
+  const merges = store.faults.has('sync-merges')
+  const kept = app.commands.filter((c) => c.community !== null || (merges && !commands.some((n) => n.name === c.name)))
   // Only the CommandInput fields: a `community` sent in the body is an unknown field, ignored (ORB-A23).
-  const globals = commands.map((c) => store.command(app, { name: c.name, description: c.description, right: c.right, options: c.options, community: null }))
+  const globals = commands.map(({ name, description, right, options }) =>
+    store.command(app, { name, description, right, options, community: null }))
   app.commands = [...kept, ...globals]
 }

@@ -1,15 +1,14 @@
-import { keccak_256, sha3_256 } from '@noble/hashes/sha3.js'
+import { keccak_256 as keccak256, sha3_256 as sha3256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { ORB_A03_WINDOWS, ORB_PROSE_LIMITS } from '../../spec/orb.js'
 import { orbErrors } from '../errors.js'
+import type { AppState } from '../model.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
-import type { AppState, OrbStore } from '../store.js'
+import type { OrbStore } from '../store.js'
 import type { WindowLimit } from '../throttle.js'
 
-/** ORB-013: at most this many apps. */
-export const DIRECTORY_SIZE = 60
 /** ORB-019, ORB-A03: directory requests a minute per caller address. */
-export const DIRECTORY_PER_ADDRESS = 60
-export const DIRECTORY_WINDOW_MS = 60_000
+const REQUESTS = ORB_A03_WINDOWS.directoryPerAddress
 
 /** `GET /api/orb/directory` (ORB-010..019, ORB-A19): public, and any `Authorization` is ignored. */
 export function directoryRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
@@ -17,7 +16,11 @@ export function directoryRoutes ({ store, rateLimit }: RouteContext): OrbRoute[]
   const hashes = new Map<string, string>()
   const hashOf = (json: string): string => {
     let hash = hashes.get(json)
-    if (hash === undefined) hashes.set(json, hash = store.faults.has('sha3-manifest') ? `0x${bytesToHex(sha3_256(utf8ToBytes(json)))}` : manifestHash(json))
+    if (hash === undefined) {
+      // ORB-016: Keccak-256; under the `sha3-manifest` fault, FIPS SHA3-256 instead.
+      hash = store.faults.has('sha3-manifest') ? `0x${bytesToHex(sha3256(utf8ToBytes(json)))}` : manifestHash(json)
+      hashes.set(json, hash)
+    }
     return hash
   }
   return [{
@@ -27,7 +30,7 @@ export function directoryRoutes ({ store, rateLimit }: RouteContext): OrbRoute[]
     handler: ({ request }: RouteCall) => {
       if (rateLimit === 'on') {
         const verdict = store.throttles.take(directoryLimits(request.ip))
-        if (!verdict.ok) throw orbErrors.throttled(verdict.retryAfterSeconds, `${DIRECTORY_PER_ADDRESS} directory requests a minute from ${request.ip}`)
+        if (!verdict.ok) throw orbErrors.throttled(verdict.retryAfterSeconds, `${REQUESTS.limit} directory requests a minute from ${request.ip}`)
       }
       return { apps: listedApps(store).map((app) => listing(store, app, hashOf)), registry: registry(store) }
     }
@@ -36,12 +39,12 @@ export function directoryRoutes ({ store, rateLimit }: RouteContext): OrbRoute[]
 
 /** The window a directory request from `address` counts against (ORB-A03). */
 export function directoryLimits (address: string): WindowLimit[] {
-  return [{ key: `directory:${address}`, limit: DIRECTORY_PER_ADDRESS, windowMs: DIRECTORY_WINDOW_MS }]
+  return [{ key: `directory:${address}`, limit: REQUESTS.limit, windowMs: REQUESTS.windowMs }]
 }
 
 /** ORB-016: `0x` and the lowercase hex Keccak-256 (not FIPS SHA3-256) of the string's exact UTF-8 bytes. */
 export function manifestHash (json: string): string {
-  return `0x${bytesToHex(keccak_256(utf8ToBytes(json)))}`
+  return `0x${bytesToHex(keccak256(utf8ToBytes(json)))}`
 }
 
 /**
@@ -55,11 +58,15 @@ function listedApps (store: OrbStore): Array<{ app: AppState, installs: number }
     .sort((a, b) => b.installs - a.installs ||
       (b.app.source.listedAt ?? -Infinity) - (a.app.source.listedAt ?? -Infinity) ||
       (a.app.id < b.app.id ? -1 : a.app.id > b.app.id ? 1 : 0))
-    .slice(0, DIRECTORY_SIZE)
+    .slice(0, ORB_PROSE_LIMITS.directorySize)
 }
 
 /** ORB-014, ORB-015, ORB-016, ORB-A19: one `ListedApp`. */
-function listing (store: OrbStore, { app, installs }: { app: AppState, installs: number }, hashOf: (json: string) => string): Record<string, unknown> {
+function listing (
+  store: OrbStore,
+  { app, installs }: { app: AppState, installs: number },
+  hashOf: (json: string) => string
+): Record<string, unknown> {
   const source = app.source
   // ORB-A19: without a registry contract nothing is on the chain; without a chain record there is no manifest.
   const chain = store.world.registry.contract === null || source.chain == null ? null : { ...source.chain }
@@ -74,7 +81,9 @@ function listing (store: OrbStore, { app, installs }: { app: AppState, installs:
     developer: source.developer ?? '',
     installs,
     chain,
-    ...(chain === null || source.manifest === undefined ? {} : { manifest: { json: source.manifest, hash: hashOf(source.manifest) } })
+    ...(chain === null || source.manifest === undefined
+      ? {}
+      : { manifest: { json: source.manifest, hash: hashOf(source.manifest) } })
   }
 }
 

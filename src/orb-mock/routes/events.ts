@@ -1,18 +1,12 @@
+import { ORB_LIMITS } from '../../spec/orb.js'
 import { orbErrors } from '../errors.js'
-import { eventsOf } from '../events.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
-import { webhooksOf } from '../webhooks.js'
-
-/** ORB-044: the page size when `limit` is absent. */
-const PAGE = 50
 
 /**
  * `GET /api/bot/v1/events` (ORB-043..051, ORB-A09) and `POST /api/bot/v1/interactions/{event}/respond`
  * (ORB-066..072, ORB-A13, ORB-A14). A valid token is all they need (ORB-A07).
  */
-export function eventRoutes ({ store }: RouteContext): OrbRoute[] {
-  webhooksOf(store) // ORB-090: events of apps with an endpoint URL go out as signed webhooks
-  const events = eventsOf(store)
+export function eventRoutes ({ events, interactions }: RouteContext): OrbRoute[] {
   return [
     {
       method: 'GET',
@@ -24,7 +18,8 @@ export function eventRoutes ({ store }: RouteContext): OrbRoute[] {
         if (after < 0) throw orbErrors.bad('query.after must be >= 0')
         // ORB-051, ORB-A09: in webhook mode nothing is queued, `wait` is ignored, and `next` is `after`.
         if (app.endpoint !== null) return { events: [], next: after, mode: 'webhook' }
-        const limit = query.limit ?? PAGE
+        // ORB-044: the schema fills in the spec's default.
+        const limit = query.limit ?? ORB_LIMITS.eventPage.default
         let found = events.read(app, after, limit)
         if (found.length === 0 && (query.wait ?? 0) > 0) {
           // ORB-050: held until an event arrives or `wait` seconds pass; a client that goes away frees its poll.
@@ -42,7 +37,7 @@ export function eventRoutes ({ store }: RouteContext): OrbRoute[] {
       path: '/api/bot/v1/interactions/{event}/respond',
       auth: 'bot',
       handler: ({ app, params, body }: RouteCall<unknown, { content: string }, { event: string }>) => {
-        const interaction = events.respond(app, params.event, body.content, 'respond')
+        const interaction = interactions.respond(app.id, params.event, body.content, 'respond')
         return { ok: true, event: interaction.event, member: interaction.member }
       }
     }

@@ -1,16 +1,14 @@
-import { orbErrors } from '../errors.js'
+import { ORB_A02_REFUSALS as REFUSED, ORB_A03_WINDOWS, ORB_LIMITS } from '../../spec/orb.js'
+import { orbErrors, refusal } from '../errors.js'
 import { reachChannel, requireRight, requireVisible } from '../gates.js'
+import type { ChannelState, StoredMessage } from '../model.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
-import type { ChannelState, OrbStore, StoredMessage } from '../store.js'
+import type { OrbStore } from '../store.js'
 import type { WindowLimit } from '../throttle.js'
 
 /** ORB-031, ORB-A03: posts a minute per app across communities, and per app and channel. */
-export const POSTS_PER_APP = 30
-export const POSTS_PER_CHANNEL = 12
-export const POST_WINDOW_MS = 60_000
-
-/** The page size when `limit` is absent (ORB-033: the spec's default). */
-const PAGE = 50
+const PER_APP = ORB_A03_WINDOWS.postsPerApp
+const PER_CHANNEL = ORB_A03_WINDOWS.postsPerChannel
 
 // ORB-A02: content of nothing but white space and invisible characters (zero-width spaces and joiners, BOM) is blank.
 const BLANK = /^[\s\u200b-\u200d\u2060\ufeff]*$/u
@@ -28,17 +26,21 @@ export function messageRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
       scope: 'messages:write',
       handler: ({ app, body }: RouteCall<unknown, { channel: string, content: string, reply_to?: number }>) => {
         // ORB-A02: content that says nothing is a bad request, whatever the channel.
-        if (BLANK.test(body.content)) throw orbErrors.bad('body.content is empty; send some text')
+        if (BLANK.test(body.content)) throw refusal(REFUSED.blankContent, 'body.content is empty; send some text')
         const reached = reachChannel(store, app, body.channel)
         const { channel } = reached
         // ORB-028, ORB-A02: text in a voice channel is a bad request.
-        if (channel.kind !== 'text') throw orbErrors.bad(`${channel.id} is a voice channel; channel must be a text channel`)
-        // ORB-030, ORB-029: the allow-list and the role's sight, then read-only channels, then the right to post.
+        if (channel.kind !== 'text') throw refusal(REFUSED.voiceChannel, `${channel.id} is a voice channel; channel must be a text channel`)
+        // ORB-030, ORB-029, ORB-A02: the allow-list and the role's sight (403), then read-only channels, then the right
+        // to post (ORB-A08).
         requireVisible(reached)
-        if (channel.readOnly) throw orbErrors.forbidden(`${channel.id} is read-only`)
+        if (channel.readOnly) throw refusal(REFUSED.readOnly, `${channel.id} is read-only`)
         requireRight(reached, 'send_messages')
-        if (EVERYONE.test(body.content) && !store.faults.has('everyone-allowed')) throw orbErrors.forbidden('apps may not mention @everyone')
-        if (store.cardPattern.test(body.content)) throw orbErrors.forbidden('onchain trade, signal and market cards are not allowed from apps')
+        // ORB-026, ORB-027, ORB-A20: @everyone and cards.
+        if (EVERYONE.test(body.content) && !store.faults.has('everyone-allowed')) {
+          throw refusal(REFUSED.everyone, 'apps may not mention @everyone')
+        }
+        if (store.cardPattern.test(body.content)) throw refusal(REFUSED.card, 'onchain trade, signal and market cards are not allowed from apps')
         let replyTo: number | null = null
         if (body.reply_to !== undefined) {
           const target = store.messages.get(body.reply_to)
@@ -51,7 +53,10 @@ export function messageRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
         if (rateLimit === 'on') {
           const verdict = store.throttles.take(postLimits(app.id, channel.id))
           if (!verdict.ok) {
-            const which = verdict.key.startsWith('posts:channel:') ? `${POSTS_PER_CHANNEL} posts a minute in ${channel.id}` : `${POSTS_PER_APP} posts a minute`
+            const inChannel = verdict.key.startsWith('posts:channel:')
+            const which = inChannel
+              ? `${PER_CHANNEL.limit} posts a minute in ${channel.id}`
+              : `${PER_APP.limit} posts a minute`
             throw orbErrors.throttled(verdict.retryAfterSeconds, which)
           }
         }
@@ -66,10 +71,13 @@ export function messageRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
       scope: 'messages:read',
       handler: ({ app, query }: RouteCall<{ channel: string, before?: number, limit?: number }>) => {
         const reached = reachChannel(store, app, query.channel)
+        // ORB-A20: a voice channel holds no messages to read.
         if (reached.channel.kind !== 'text') throw orbErrors.bad(`${reached.channel.id} is a voice channel; channel must be a text channel`)
         requireVisible(reached)
-        const before = query.before !== undefined && store.faults.has('paging-includes-before') ? query.before + 1 : query.before
-        return page(store, reached.channel, before, query.limit ?? PAGE)
+        const shifted = query.before !== undefined && store.faults.has('paging-includes-before')
+        const before = shifted ? query.before! + 1 : query.before
+        // ORB-033: the schema fills in the spec's default.
+        return page(store, reached.channel, before, query.limit ?? ORB_LIMITS.messagePage.default)
       }
     },
     {
@@ -98,14 +106,20 @@ export function messageRoutes ({ store, rateLimit }: RouteContext): OrbRoute[] {
 /** The two windows a post by `app` in `channel` counts against (ORB-A03). */
 export function postLimits (app: string, channel: string): WindowLimit[] {
   return [
-    { key: `posts:app:${app}`, limit: POSTS_PER_APP, windowMs: POST_WINDOW_MS },
-    { key: `posts:channel:${app}\u0000${channel}`, limit: POSTS_PER_CHANNEL, windowMs: POST_WINDOW_MS }
+    { key: `posts:app:${app}`, limit: PER_APP.limit, windowMs: PER_APP.windowMs },
+    { key: `posts:channel:${app}\u0000${channel}`, limit: PER_CHANNEL.limit, windowMs: PER_CHANNEL.windowMs }
   ]
 }
 
 /** ORB-024: the stored message as its poster sees it. */
 export function posted (message: StoredMessage): Record<string, unknown> {
-  return { id: message.id, channel: message.channel, server: message.community, created: message.created, author: { ...message.author } }
+  return {
+    id: message.id,
+    channel: message.channel,
+    server: message.community,
+    created: message.created,
+    author: { ...message.author }
+  }
 }
 
 /** ORB-037, ORB-035: a message as readers see it; an encrypted one has no body. */
@@ -126,7 +140,12 @@ export function rendered (message: StoredMessage): Record<string, unknown> {
  * ORB-034, ORB-A20: the `limit` newest live messages older than `before`, oldest first; `hasOlder` when a live
  * message older than the page exists.
  */
-export function page (store: OrbStore, channel: ChannelState, before: number | undefined, limit: number): { messages: Array<Record<string, unknown>>, hasOlder: boolean } {
+export function page (
+  store: OrbStore,
+  channel: ChannelState,
+  before: number | undefined,
+  limit: number
+): { messages: Array<Record<string, unknown>>, hasOlder: boolean } {
   const ids = channel.messages
   // The first index whose id is not below `before`.
   let end = ids.length

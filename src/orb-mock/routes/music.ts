@@ -1,12 +1,12 @@
 import { requireRight } from '../gates.js'
-import { musicOf, type MusicAction } from '../music.js'
+import type { AppState } from '../model.js'
+import type { MusicAction } from '../music-actions.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
-import type { AppState, OrbStore } from '../store.js'
+import type { OrbStore } from '../store.js'
 import { reachVoiceChannel } from './voice.js'
 
 /** `POST` and `GET /api/bot/v1/music`: the room's shared player (ORB-081..084, ORB-A08, ORB-A17). */
-export function musicRoutes ({ store }: RouteContext): OrbRoute[] {
-  const music = musicOf(store)
+export function musicRoutes ({ store, music }: RouteContext): OrbRoute[] {
   return [
     {
       method: 'POST',

@@ -14,7 +14,8 @@ export function passportRoutes ({ store }: RouteContext): OrbRoute[] {
       // ORB-086, ORB-A18: read back from the registry; null when it cannot be consulted. Addresses ignore case.
       const count = store.evidence(query.address, query.kind)
       // ORB-087: holds exactly when the count reaches the minimum; ORB-086: unknown stays unknown.
-      const holds = count === null ? null : store.faults.has('holds-ignores-minimum') ? count > 0 : count >= query.minimum
+      const ignoresMinimum = store.faults.has('holds-ignores-minimum')
+      const holds = count === null ? null : ignoresMinimum ? count > 0 : count >= query.minimum
       return { server: query.server, address: query.address, kind: query.kind, minimum: query.minimum, count, holds }
     }
   }]

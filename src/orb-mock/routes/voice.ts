@@ -1,8 +1,9 @@
 import { orbErrors } from '../errors.js'
 import { reachChannel, requireRight, requireVisible, rightsIn, type Reached } from '../gates.js'
+import type { AppState, InstallState } from '../model.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
-import type { AppState, InstallState, OrbStore } from '../store.js'
-import { voiceOf, type Call, type Voice } from '../voice.js'
+import type { OrbStore } from '../store.js'
+import type { Call, Voice } from '../voice.js'
 
 /** ORB-073: the body of `POST /api/bot/v1/voice` once the spec's schema has passed it. */
 interface VoiceBody {
@@ -13,8 +14,7 @@ interface VoiceBody {
 }
 
 /** `POST /api/bot/v1/voice` (ORB-073..080, ORB-A08, ORB-A16). */
-export function voiceRoutes ({ store }: RouteContext): OrbRoute[] {
-  const voice = voiceOf(store)
+export function voiceRoutes ({ store, voice }: RouteContext): OrbRoute[] {
   return [{
     method: 'POST',
     path: '/api/bot/v1/voice',
@@ -51,8 +51,11 @@ export function reachVoiceChannel (store: OrbStore, app: AppState, channelId: st
   return reached
 }
 
+/** A call the app named, with the install that lets it in. */
+interface CallReached { call: Call, install: InstallState }
+
 /** ORB-102: a call id the app may name: unknown calls, and calls of communities without the app, are 404. */
-function reachCall (store: OrbStore, voice: Voice, app: AppState, callId: string): { call: Call, install: InstallState } {
+function reachCall (store: OrbStore, voice: Voice, app: AppState, callId: string): CallReached {
   const call = voice.call(callId)
   const install = call === undefined ? undefined : store.installOf(call.community, app.id)
   if (call === undefined || install === undefined) throw orbErrors.notFound(`No such call for this app: ${callId}`)
@@ -74,11 +77,19 @@ function roster (store: OrbStore, voice: Voice, app: AppState, channelId: string
   return { channel: channel.id, call: call?.id ?? null, members: voice.roster(call) }
 }
 
-/** ORB-076, ORB-077, ORB-A08: keeps the seat 90 s more; `speaking: true` needs `speak` in the channel. Absent means false. */
-function heartbeat (store: OrbStore, voice: Voice, app: AppState, callId: string, speaking: boolean): Record<string, unknown> {
+/** ORB-076, ORB-077, ORB-A08: keeps the seat 90 s more; `speaking: true` (absent is false) needs `speak` there. */
+function heartbeat (
+  store: OrbStore,
+  voice: Voice,
+  app: AppState,
+  callId: string,
+  speaking: boolean
+): Record<string, unknown> {
   const { call, install } = reachCall(store, voice, app, callId)
   const seat = voice.requireSeat(call, app.memberId)
-  if (speaking && !rightsIn(install, call.channel).includes('speak')) throw orbErrors.forbidden(`the app's role lacks speak in ${call.channel}`)
+  if (speaking && !rightsIn(install, call.channel).includes('speak')) {
+    throw orbErrors.forbidden(`the app's role lacks speak in ${call.channel}`)
+  }
   voice.heartbeat(call, seat, speaking)
   return { ok: true, call: call.id }
 }
