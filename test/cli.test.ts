@@ -129,6 +129,23 @@ t.test(
 )
 
 t.test(
+  'CLI-05 a discovery folder the file system cannot make (/proc/nope) fails at once, exit 1, and leaves no socket',
+  { skip: existsSync('/proc/self') ? false : 'needs Linux /proc' },
+  async (t) => {
+    const dir = scratch(t)
+    const started = Date.now()
+    const r = run(['orbtile', '--discovery', '/proc/nope/d.json', '--socket', join(dir, 'o.sock'), '--control-port', '0'])
+    const timer = setTimeout(() => r.child.kill('SIGKILL'), 10_000)
+    t.equal(await r.exit, 1, 'exit code (a hang is killed after 10 s)')
+    clearTimeout(timer)
+    t.ok(Date.now() - started < 10_000, `ended in ${Date.now() - started} ms`)
+    t.match(r.stderr(), /^orbtest: cannot write the discovery file \/proc\/nope\/d\.json: ENOENT/)
+    t.equal(r.stderr().trim().split('\n').length, 1, r.stderr())
+    t.notOk(existsSync(join(dir, 'o.sock')), 'no socket left behind')
+  }
+)
+
+t.test(
   'OT-A04 cli: orbtile starts, writes the ready file, prints where it listens but never the token, logs no token, and SIGTERM removes socket, discovery and ready file',
   async (t) => {
     const dir = scratch(t)

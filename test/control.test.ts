@@ -28,7 +28,7 @@ async function setup (tt: Teardown, clockMode: 'real' | 'virtual' = 'virtual') {
   return { fakes, url, call, orbtile: fakes.orbtile! }
 }
 
-t.test('control: listens on loopback only, and refuses a Host that is not a loopback name', async (t) => {
+t.test('CTL-01 listens on loopback only, and refuses a Host that is not a loopback name', async (t) => {
   const { fakes, call } = await setup(t)
   t.match(fakes.control.url, /^http:\/\/127\.0\.0\.1:\d+$/)
   for (const host of ['localhost', `localhost:${fakes.control.port}`, '127.0.0.1', `127.0.0.2:${fakes.control.port}`, '[::1]']) {
@@ -41,7 +41,7 @@ t.test('control: listens on loopback only, and refuses a Host that is not a loop
   }
 })
 
-t.test('control: any Origin but the server\'s own is refused', async (t) => {
+t.test('CTL-02 any Origin but the server\'s own is refused', async (t) => {
   const { fakes, call } = await setup(t)
   const own = `http://127.0.0.1:${fakes.control.port}`
   t.equal((await call('GET', '/control/clock', undefined, { origin: own })).status, 200)
@@ -55,7 +55,7 @@ t.test('control: any Origin but the server\'s own is refused', async (t) => {
   ), fcParams({ numRuns: 40 }))
 })
 
-t.test('control: the OpenAPI document is served, is valid 3.1 JSON Schema throughout, and lists exactly the served routes', async (t) => {
+t.test('CTL-03 the OpenAPI document is served, is valid 3.1 JSON Schema throughout, and lists exactly the served routes', async (t) => {
   const { call, fakes } = await setup(t)
   const reply = await call('GET', '/control/openapi.json')
   t.equal(reply.status, 200)
@@ -73,7 +73,20 @@ t.test('control: the OpenAPI document is served, is valid 3.1 JSON Schema throug
   t.equal(wrong.headers.allow, 'GET')
 })
 
-t.test('control: the state snapshot matches its documented schema and never holds the token', async (t) => {
+t.test('CTL-12 GET /control, the URL the banner prints, says what the server is and lists what it serves', async (t) => {
+  const { call, fakes } = await setup(t)
+  const reply = await call('GET', '/control')
+  t.equal(reply.status, 200)
+  t.match(reply.headers['content-type'], /^application\/json/)
+  t.same(reply.json.fakes, { orbtile: true, orb: true })
+  t.equal(reply.json.name, 'orbtest control')
+  t.equal(reply.json.clock, 'virtual')
+  t.equal(reply.json.openapi, '/control/openapi.json')
+  t.same(reply.json.operations, [...fakes.control.operations].sort())
+  t.ok(reply.json.operations.includes('GET /control'), 'it lists itself')
+})
+
+t.test('CTL-04 the state snapshot matches its documented schema and never holds the token', async (t) => {
   const { call, orbtile, url } = await setup(t)
   const doc = (await httpRequest(url, { path: '/control/openapi.json' })).json
   const ajv = new Ajv2020({ strict: false })
@@ -119,7 +132,7 @@ t.test('OT-023 control: token regeneration and restart rewrite the discovery fil
   t.equal((await call('GET', '/control/orbtile/state')).json.restarts, 1)
 })
 
-t.test('control: the clock reads and advances when virtual; advancing a real clock is 409', async (t) => {
+t.test('CTL-05 the clock reads and advances when virtual; advancing a real clock is 409', async (t) => {
   const { call, fakes } = await setup(t)
   const start = Date.UTC(2026, 10, 30)
   t.same((await call('GET', '/control/clock')).json, { mode: 'virtual', now: start, iso: '2026-11-30T00:00:00.000Z', pendingTimers: 0 })
@@ -138,7 +151,7 @@ t.test('control: the clock reads and advances when virtual; advancing a real clo
   t.equal((await real.call('GET', '/control/clock')).json.mode, 'real')
 })
 
-t.test('control: reset brings the API back on and refills the buckets, keeping the token', async (t) => {
+t.test('CTL-06 reset brings the API back on and refills the buckets, keeping the token', async (t) => {
   const { call, orbtile } = await setup(t)
   const client = new SocketClient(orbtile.socketPath, orbtile.token)
   t.teardown(() => client.close())
@@ -152,7 +165,7 @@ t.test('control: reset brings the API back on and refills the buckets, keeping t
   t.same((await call('GET', '/control/orbtile/state')).json.rateLimitBuckets.map((b: { tokens: number }) => b.tokens), [59])
 })
 
-t.test('control: the in-process API drives the same fake (fake.control.advance)', async (t) => {
+t.test('CTL-07 the in-process API drives the same fake (fake.control.advance)', async (t) => {
   const { orbtile } = await setup(t)
   const before = orbtile.control.clock().now
   const after = await orbtile.control.advance(5000)
@@ -160,7 +173,7 @@ t.test('control: the in-process API drives the same fake (fake.control.advance)'
   t.equal(orbtile.control.state().clock.now, before + 5000)
 })
 
-t.test('control: bytes no route sees still get the control API\'s JSON: no Host, garbage, a broken %-escape', async (t) => {
+t.test('CTL-08 bytes no route sees still get the control API\'s JSON: no Host, garbage, a broken %-escape', async (t) => {
   const { fakes } = await setup(t)
   const { connect } = await import('node:net')
   const exchange = (bytes: string) => new Promise<string>((resolve, reject) => {
@@ -180,7 +193,7 @@ t.test('control: bytes no route sees still get the control API\'s JSON: no Host,
   t.match(badUrl, /^HTTP\/1\.1 400[\s\S]*"code":"bad_request"/)
 })
 
-t.test('control: the typed in-process twin: reset, clockState, advance', async (t) => {
+t.test('CTL-09 the typed in-process twin: reset, clockState, advance', async (t) => {
   const { fakes, orbtile } = await setup(t)
   const before = fakes.clockState().now
   t.equal((await fakes.advance(1000)).now, before + 1000)

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { resolveDiscoveryPath } from '../../src/orbtile-mock/discovery.js'
+import { resolveDiscoveryPath } from '../../src/spec/orbtile.js'
 import { UsageError } from '../../src/cli/args.js'
 import { checkControl, type ControlClient } from '../control.js'
 import { TargetError, type Suite } from '../suite.js'

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { ClockNotVirtualError, type Clock } from '../shared/clock.js'
 import { answerClientError, createFakeServer } from '../shared/http-server.js'
+import { packageVersion } from '../shared/paths.js'
 import { StartupError } from '../shared/startup-error.js'
 import type { OrbMock } from '../orb-mock/index.js'
 import type { OrbtileMock } from '../orbtile-mock/index.js'
@@ -93,6 +94,15 @@ export async function startControlServer (options: ControlServerOptions): Promis
 
   const ctx: ControlRouteContext = { clock, orbtile, orb, body: bodyReader(document) }
   app.get('/control/openapi.json', async () => document)
+  // The URL the banner prints: what this server is and what it serves, for a person or a script finding its way.
+  app.get('/control', async () => ({
+    name: 'orbtest control',
+    version: packageVersion(),
+    fakes: { orbtile: orbtile !== undefined, orb: orb !== undefined },
+    clock: clock.mode,
+    openapi: '/control/openapi.json',
+    operations: [...operations].sort()
+  }))
   orbtileRoutes(app, ctx)
   orbRoutes(app, ctx)
   clockRoutes(app, ctx)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
-import { homedir } from 'node:os'
+import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
+import { makeDirectory } from '../shared/make-dir.js'
 import { API_VERSION, BASE_PATH } from '../spec/orbtile.js'
 
 /** OT-A04: what the discovery file holds. */
@@ -12,19 +12,7 @@ export interface DiscoveryFile {
   token: string
 }
 
-/** OT-002: where the real app keeps the file, under the user's home. */
-export const SPEC_DISCOVERY_SUFFIX = join('Library', 'Application Support', 'Orbtile', 'adapter-api.json')
-
-/**
- * The discovery path: an explicit one (the `--discovery` flag) wins, then `ORBTILE_DISCOVERY`, then the spec's
- * place under the home folder, so an adapter written for macOS finds the fake unchanged.
- */
-export function resolveDiscoveryPath (explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (explicit !== undefined && explicit !== '') return explicit
-  const fromEnv = env.ORBTILE_DISCOVERY
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv
-  return join(env.HOME ?? homedir(), SPEC_DISCOVERY_SUFFIX)
-}
+export { resolveDiscoveryPath, SPEC_DISCOVERY_SUFFIX } from '../spec/orbtile.js'
 
 /** OT-A04: the file's contents for a socket and the current token (made by newToken in src/shared/secrets.ts). */
 export function discoveryContents (socketPath: string, token: string): DiscoveryFile {
@@ -37,7 +25,7 @@ export function discoveryContents (socketPath: string, token: string): Discovery
  * a half-written one. Folders it creates are 0700.
  */
 export function writeDiscoveryFile (path: string, contents: DiscoveryFile): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  makeDirectory(dirname(path), 0o700)
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
   // No fsync: rename is atomic for readers, and the file means nothing after a crash of the machine anyway.
   const fd = openSync(temp, 'wx', 0o600)

@@ -1,4 +1,5 @@
-import { chmodSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs'
+import { chmodSync, lstatSync, unlinkSync } from 'node:fs'
+import { makeDirectory } from '../shared/make-dir.js'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -36,7 +37,7 @@ export async function prepareSocketPath (socketPath: string, isDefault = false):
   }
   const folder = dirname(socketPath)
   try {
-    mkdirSync(folder, { recursive: true, mode: 0o700 })
+    makeDirectory(folder, 0o700)
   } catch (err) {
     throw startupFault(`cannot create the socket folder ${folder}`, err)
   }

@@ -1,3 +1,5 @@
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js'
 import { createAjv } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
@@ -126,3 +128,17 @@ export const ERROR_STATUS = {
 
 /** One of the spec's error codes (OT-150). */
 export type ErrorCode = keyof typeof ERROR_STATUS
+
+/** OT-002: where the real app keeps the file, under the user's home. */
+export const SPEC_DISCOVERY_SUFFIX = join('Library', 'Application Support', 'Orbtile', 'adapter-api.json')
+
+/**
+ * The discovery path: an explicit one (the `--discovery` flag) wins, then `ORBTILE_DISCOVERY`, then the spec's
+ * place under the home folder, so an adapter written for macOS finds the fake unchanged.
+ */
+export function resolveDiscoveryPath (explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (explicit !== undefined && explicit !== '') return explicit
+  const fromEnv = env.ORBTILE_DISCOVERY
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv
+  return join(env.HOME ?? homedir(), SPEC_DISCOVERY_SUFFIX)
+}
