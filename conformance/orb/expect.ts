@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv'
 import { createAjv } from '../../src/shared/ajv.js'
-import { orbSpec } from '../../src/orb-mock/spec.js'
+import { orbSpec } from '../../src/spec/orb.js'
 import { CaseFailure } from '../case.js'
 import { exactStatus } from '../strictness.js'
 import type { OrbReply } from './transport.js'

@@ -1,7 +1,7 @@
 import { crc32, deflateSync } from 'node:zlib'
 import fc from 'fast-check'
 export { arbitraryFor } from '../schema-arbitrary.js'
-import { spec } from '../../src/orbtile-mock/spec.js'
+import { spec } from '../../src/spec/orbtile.js'
 
 /**
  * OT-052: the schemes the spec always refuses, read from the spec's own words (the `urlSchemes` description names

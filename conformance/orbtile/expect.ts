@@ -1,5 +1,5 @@
-import { ERROR_STATUS, type ErrorCode } from '../../src/orbtile-mock/errors.js'
-import { validatorFor } from '../../src/orbtile-mock/spec.js'
+import { ERROR_STATUS, type ErrorCode } from '../../src/spec/orbtile.js'
+import { validatorFor } from '../../src/spec/orbtile.js'
 import { CaseFailure } from './case.js'
 import { exactStatus } from '../strictness.js'
 import type { Reply } from './transport.js'

@@ -4,10 +4,11 @@ import { expectThat } from '../../expect.js'
 import { BOT, DIRECTORY } from '../../support.js'
 import type { OrbBotClient, OrbReply } from '../../transport.js'
 import { badRequestProperty } from './bad-requests.js'
+import { ORB_ERROR_STATUSES } from '../../../../src/spec/orb.js'
 import { expectErrorBody, short } from './support.js'
 
-/** ORB-102: the statuses an error may have. */
-const TABLE = [400, 401, 403, 404, 409, 410, 429]
+/** ORB-102: the statuses an error may have, read from the operations' responses in the spec document. */
+const TABLE = ORB_ERROR_STATUSES
 
 /** Fails unless the reply is an error of one of `statuses`, with the spec's Error body (ORB-101). */
 function expectErrorIn (reply: OrbReply, statuses: readonly number[], what: string): void {

@@ -1,6 +1,7 @@
 import { CaseFailure } from '../../../case.js'
 import { expectComponent, expectOk } from '../../expect.js'
 import { BOT, DIRECTORY, controlled, type OrbContext } from '../../support.js'
+import { ORB_PROSE_LIMITS } from '../../../../src/spec/orb.js'
 import type { OrbReply, OrbRequest, Speaker } from '../../transport.js'
 
 // The vocabulary and small helpers that several topics of the access area share.
@@ -20,8 +21,8 @@ export const RIGHTS = [
 ] as const
 /** A well-formed address for passport calls when the config names none. */
 export const SOME_ADDRESS = `0x${'1'.repeat(40)}`
-/** ORB-A03: the directory's limit (of requests in a window, and of apps listed). */
-export const DIRECTORY_LIMIT = 60
+/** ORB-013, ORB-A03: the directory's limit, of apps listed and of requests in a window (the two are equal). */
+export const DIRECTORY_LIMIT = ORB_PROSE_LIMITS.directorySize
 /** A token of the right shape that no app holds. */
 export const NOT_A_TOKEN: Speaker = { token: 'orb_conformance_not_a_token_0000000000' }
 

@@ -3,10 +3,11 @@ import { CaseFailure, CaseSkip, defineCase, type ConformanceCase } from '../../.
 import { expectEqual, expectOk, expectOrbError, expectRetryAfter, expectThat } from '../../expect.js'
 import { DIRECTORY, type OrbContext } from '../../support.js'
 import type { OrbBotClient, OrbReply } from '../../transport.js'
+import { ORB_A03_WINDOWS } from '../../../../src/spec/orb.js'
 import { DIRECTORY_LIMIT, short } from './support.js'
 
-/** ORB-A03: the directory's window (its limit is DIRECTORY_LIMIT). */
-const DIRECTORY_WINDOW_MS = 60_000
+/** ORB-A03: the directory's window. */
+const DIRECTORY_WINDOW_MS = ORB_A03_WINDOWS.directoryPerAddress.windowMs
 /** A required case gives up looking for the directory's throttle after this many back-to-back requests. */
 const THROTTLE_SEARCH = 300
 

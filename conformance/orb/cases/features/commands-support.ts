@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
-import { orbSpec } from '../../../../src/orb-mock/spec.js'
+import { orbSpec } from '../../../../src/spec/orb.js'
 import { CaseFailure } from '../../../case.js'
 import { arbitraryFor } from '../../../schema-arbitrary.js'
 import { expectComponent, expectEqual, expectOk, expectThat } from '../../expect.js'

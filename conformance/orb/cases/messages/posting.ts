@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { orbSpec } from '../../../../src/orb-mock/spec.js'
+import { orbSpec } from '../../../../src/spec/orb.js'
 import { defineCase, type ConformanceCase } from '../../../case.js'
 import { arbitraryFor } from '../../../schema-arbitrary.js'
 import { expectEqual, expectOk, expectOrbError, expectThat } from '../../expect.js'

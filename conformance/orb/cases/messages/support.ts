@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { expectEqual, expectOk, expectOrbError } from '../../expect.js'
 import { BOT, channel, controlled, fail, fullAppId, type OrbContext } from '../../support.js'
+import { ORB_A03_WINDOWS } from '../../../../src/spec/orb.js'
 import type { OrbReply, Speaker } from '../../transport.js'
 
 /*
@@ -13,10 +14,10 @@ export const READ = { method: 'GET', path: '/api/bot/v1/messages' }
 export const POST = { method: 'POST', path: '/api/bot/v1/messages' }
 export const DELETE = { method: 'DELETE', path: '/api/bot/v1/messages/{id}' }
 
-/** ORB-031: the spec's limits. */
-export const PER_CHANNEL = 12
-export const PER_APP = 30
-export const WINDOW_MS = 60_000
+/** ORB-031: the posting throttle's windows (src/spec/orb.ts, shared with the fake and read by no fake code). */
+export const PER_CHANNEL = ORB_A03_WINDOWS.postsPerChannel.limit
+export const PER_APP = ORB_A03_WINDOWS.postsPerApp.limit
+export const WINDOW_MS = ORB_A03_WINDOWS.postsPerApp.windowMs
 
 // ---------------------------------------------------------------------------------------------------------------
 // Requests
