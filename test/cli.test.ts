@@ -134,7 +134,15 @@ t.test(
   async (t) => {
     const dir = scratch(t)
     const started = Date.now()
-    const r = run(['orbtile', '--discovery', '/proc/nope/d.json', '--socket', join(dir, 'o.sock'), '--control-port', '0'])
+    const r = run([
+      'orbtile',
+      '--discovery',
+      '/proc/nope/d.json',
+      '--socket',
+      join(dir, 'o.sock'),
+      '--control-port',
+      '0'
+    ])
     const timer = setTimeout(() => r.child.kill('SIGKILL'), 10_000)
     t.equal(await r.exit, 1, 'exit code (a hang is killed after 10 s)')
     clearTimeout(timer)

@@ -20,32 +20,53 @@ function worldWithCommands () {
 
 const names = (reply: { json: any }): string[] => reply.json.commands.map((c: { name: string }) => c.name)
 
-t.test('ORB-055 GET lists every command of the app, global and community ones, each with the Command fields', async (t) => {
-  const orb = await startOrb(t, { world: worldWithCommands() })
-  const reply = await orb.bot.get(COMMANDS)
-  t.equal(reply.status, 200)
-  t.same(Object.keys(reply.json), ['commands'])
-  const [roll, local] = reply.json.commands
-  t.same(Object.keys(roll).sort(), ['args', 'community', 'description', 'id', 'name', 'right'])
-  t.match(roll, { name: 'roll', description: 'Roll a die', args: [{ name: 'sides', optional: true }], right: 'send_messages', community: null })
-  t.match(local, { name: 'local', description: 'Only in Orbit', args: [], right: 'manage_messages', community: 'srv_orbit' })
-  t.type(roll.id, 'string')
-  t.not(roll.id, local.id)
-})
+t.test(
+  'ORB-055 GET lists every command of the app, global and community ones, each with the Command fields',
+  async (t) => {
+    const orb = await startOrb(t, { world: worldWithCommands() })
+    const reply = await orb.bot.get(COMMANDS)
+    t.equal(reply.status, 200)
+    t.same(Object.keys(reply.json), ['commands'])
+    const [roll, local] = reply.json.commands
+    t.same(Object.keys(roll).sort(), ['args', 'community', 'description', 'id', 'name', 'right'])
+    t.match(roll, {
+      name: 'roll',
+      description: 'Roll a die',
+      args: [{ name: 'sides', optional: true }],
+      right: 'send_messages',
+      community: null
+    })
+    t.match(local, {
+      name: 'local',
+      description: 'Only in Orbit',
+      args: [],
+      right: 'manage_messages',
+      community: 'srv_orbit'
+    })
+    t.type(roll.id, 'string')
+    t.not(roll.id, local.id)
+  }
+)
 
-t.test('ORB-A07 /commands needs only a valid token: apps without any particular scope use all three methods', async (t) => {
-  const orb = await startOrb(t)
-  for (const token of [DEMO.lite, DEMO.relic]) {
-    const app = orb.as(token)
-    t.equal((await app.put(COMMANDS, { commands: [{ name: 'ping' }] })).status, 200)
-    t.equal((await app.get(COMMANDS)).status, 200)
-    t.equal((await app.delete(`${COMMANDS}?name=ping`)).status, 200)
+t.test(
+  'ORB-A07 /commands needs only a valid token: apps without any particular scope use all three methods',
+  async (t) => {
+    const orb = await startOrb(t)
+    for (const token of [DEMO.lite, DEMO.relic]) {
+      const app = orb.as(token)
+      t.equal((await app.put(COMMANDS, { commands: [{ name: 'ping' }] })).status, 200)
+      t.equal((await app.get(COMMANDS)).status, 200)
+      t.equal((await app.delete(`${COMMANDS}?name=ping`)).status, 200)
+    }
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const reply = await orb.bot.request(method, `${COMMANDS}?name=ping`, {
+        token: null,
+        ...(method === 'PUT' ? { body: { commands: [] } } : {})
+      })
+      t.ok(isOrbError(reply, 401), `${method} without a token is 401 (ORB-003)`)
+    }
   }
-  for (const method of ['GET', 'PUT', 'DELETE']) {
-    const reply = await orb.bot.request(method, `${COMMANDS}?name=ping`, { token: null, ...(method === 'PUT' ? { body: { commands: [] } } : {}) })
-    t.ok(isOrbError(reply, 401), `${method} without a token is 401 (ORB-003)`)
-  }
-})
+)
 
 t.test('ORB-062 commands belong to the app that registered them; GET shows only its own', async (t) => {
   const orb = await startOrb(t)
@@ -56,7 +77,10 @@ t.test('ORB-062 commands belong to the app that registered them; GET shows only 
   t.same(names(await lite.get(COMMANDS)), ['lite-only', 'shared'])
   await orb.bot.put(COMMANDS, { commands: [{ name: 'shared' }] })
   t.same(names(await lite.get(COMMANDS)), ['lite-only', 'shared'], "another app's sync leaves lite's commands alone")
-  t.ok(isOrbError(await orb.bot.delete(`${COMMANDS}?name=lite-only`), 404), "an app cannot remove another app's command")
+  t.ok(
+    isOrbError(await orb.bot.delete(`${COMMANDS}?name=lite-only`), 404),
+    "an app cannot remove another app's command"
+  )
   t.same(names(await lite.get(COMMANDS)), ['lite-only', 'shared'])
 })
 
@@ -85,12 +109,23 @@ t.test('ORB-065 a PUT is idempotent: the same list twice gives the same commands
 
 t.test('ORB-A15 defaults: right send_messages, description empty, args echo the options, community null', async (t) => {
   const orb = await startOrb(t)
-  const options = [{ name: 'who', description: 'Whom to greet' }, { name: 'times', optional: true }]
-  const reply = await orb.bot.put(COMMANDS, { commands: [{ name: 'greet', options }, { name: 'bare', right: 'speak' }] })
-  t.same(reply.json.commands.map(({ id: _id, ...rest }: Record<string, unknown>) => rest), [
-    { name: 'greet', description: '', args: options, right: 'send_messages', community: null },
-    { name: 'bare', description: '', args: [], right: 'speak', community: null }
-  ])
+  const options = [
+    { name: 'who', description: 'Whom to greet' },
+    { name: 'times', optional: true }
+  ]
+  const reply = await orb.bot.put(COMMANDS, {
+    commands: [
+      { name: 'greet', options },
+      { name: 'bare', right: 'speak' }
+    ]
+  })
+  t.same(
+    reply.json.commands.map(({ id: _id, ...rest }: Record<string, unknown>) => rest),
+    [
+      { name: 'greet', description: '', args: options, right: 'send_messages', community: null },
+      { name: 'bare', description: '', args: [], right: 'speak', community: null }
+    ]
+  )
 })
 
 t.test('ORB-A15 PUT leaves community commands alone, and a community sent in the body is ignored', async (t) => {
@@ -99,11 +134,22 @@ t.test('ORB-A15 PUT leaves community commands alone, and a community sent in the
   const local = before.find((c: { name: string }) => c.name === 'local')
   const reply = await orb.bot.put(COMMANDS, { commands: [{ name: 'local', community: 'srv_quiet' }, { name: 'new' }] })
   t.equal(reply.status, 200)
-  t.same(reply.json.commands, [
-    local,
-    { id: reply.json.commands[1].id, name: 'local', description: '', args: [], right: 'send_messages', community: null },
-    { id: reply.json.commands[2].id, name: 'new', description: '', args: [], right: 'send_messages', community: null }
-  ], 'roll is gone, the community command stays as it was, the new ones are global')
+  t.same(
+    reply.json.commands,
+    [
+      local,
+      {
+        id: reply.json.commands[1].id,
+        name: 'local',
+        description: '',
+        args: [],
+        right: 'send_messages',
+        community: null
+      },
+      { id: reply.json.commands[2].id, name: 'new', description: '', args: [], right: 'send_messages', community: null }
+    ],
+    'roll is gone, the community command stays as it was, the new ones are global'
+  )
   t.not(reply.json.commands[1].id, local.id, 'a global and a community command of one name are two commands')
   t.same((await orb.bot.put(COMMANDS, { commands: [] })).json.commands, [local], '[] removes the global ones only')
   t.ok(isOrbError(await orb.bot.delete(`${COMMANDS}?name=local`), 404), 'DELETE cannot remove a community command')
@@ -111,7 +157,10 @@ t.test('ORB-A15 PUT leaves community commands alone, and a community sent in the
 
 t.test('ORB-A15 a command keeps its id across syncs, even after it was removed and registered again', async (t) => {
   const orb = await startOrb(t)
-  const ids = async (commands: Array<{ name: string }>) => Object.fromEntries((await orb.bot.put(COMMANDS, { commands })).json.commands.map((c: { name: string, id: string }) => [c.name, c.id]))
+  const ids = async (commands: Array<{ name: string }>) =>
+    Object.fromEntries(
+      (await orb.bot.put(COMMANDS, { commands })).json.commands.map((c: { name: string; id: string }) => [c.name, c.id])
+    )
   const first = await ids([{ name: 'a' }, { name: 'b' }])
   t.not(first.a, first.b)
   const second = await ids([{ name: 'b' }, { name: 'c' }])
@@ -124,36 +173,63 @@ t.test('ORB-A15 a command keeps its id across syncs, even after it was removed a
 
 /** A valid command list: unique names outside the reserved ones, valid options with the required ones first. */
 const validCommands = fc.uniqueArray(
-  fc.record({
-    name: fc.stringMatching(/^[a-z0-9_-]{1,32}$/).filter((n) => !DEFAULT_RESERVED_COMMANDS.includes(n)),
-    description: fc.option(fc.string({ maxLength: 140, unit: 'binary' }), { nil: undefined }),
-    right: fc.option(fc.constantFrom(...RIGHTS), { nil: undefined }),
-    options: fc.option(fc.uniqueArray(fc.stringMatching(/^[a-z0-9_-]{1,32}$/), { maxLength: 6 }).chain((optionNames) =>
-      fc.nat({ max: optionNames.length }).map((required) => optionNames.map((name, i) => i < required ? { name } : { name, optional: true }))
-    ), { nil: undefined })
-  }, { requiredKeys: ['name'] }),
+  fc.record(
+    {
+      name: fc.stringMatching(/^[a-z0-9_-]{1,32}$/).filter((n) => !DEFAULT_RESERVED_COMMANDS.includes(n)),
+      description: fc.option(fc.string({ maxLength: 140, unit: 'binary' }), { nil: undefined }),
+      right: fc.option(fc.constantFrom(...RIGHTS), { nil: undefined }),
+      options: fc.option(
+        fc
+          .uniqueArray(fc.stringMatching(/^[a-z0-9_-]{1,32}$/), { maxLength: 6 })
+          .chain((optionNames) =>
+            fc
+              .nat({ max: optionNames.length })
+              .map((required) => optionNames.map((name, i) => (i < required ? { name } : { name, optional: true })))
+          ),
+        { nil: undefined }
+      )
+    },
+    { requiredKeys: ['name'] }
+  ),
   { maxLength: 12, selector: (c) => c.name }
 )
 
-t.test('ORB-056 ORB-A15 property: after any valid PUT, GET returns exactly that set, ids stable per name across syncs', async (t) => {
-  const orb = await startOrb(t, { rateLimit: 'off' })
-  const idOf = new Map<string, string>()
-  await fc.assert(fc.asyncProperty(validCommands, async (commands) => {
-    const put = await orb.bot.put(COMMANDS, { commands })
-    const got = await orb.bot.get(COMMANDS)
-    if (put.status !== 200 || got.status !== 200) return false
-    const expected = commands.map((c) => ({ name: c.name, description: c.description ?? '', args: c.options ?? [], right: c.right ?? 'send_messages', community: null }))
-    const byName = (a: { name: string }, b: { name: string }) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
-    const listed = [...got.json.commands].sort(byName)
-    if (!isDeepStrictEqual(listed.map(({ id: _id, ...rest }: Record<string, unknown>) => rest), [...expected].sort(byName))) return false
-    if (!isDeepStrictEqual(put.json, got.json)) return false
-    for (const { name, id } of listed as Array<{ name: string, id: string }>) {
-      if ((idOf.get(name) ?? id) !== id) return false
-      idOf.set(name, id)
-    }
-    return new Set(idOf.values()).size === idOf.size
-  }), fcParams({ numRuns: 60 }))
-})
+t.test(
+  'ORB-056 ORB-A15 property: after any valid PUT, GET returns exactly that set, ids stable per name across syncs',
+  async (t) => {
+    const orb = await startOrb(t, { rateLimit: 'off' })
+    const idOf = new Map<string, string>()
+    await fc.assert(
+      fc.asyncProperty(validCommands, async (commands) => {
+        const put = await orb.bot.put(COMMANDS, { commands })
+        const got = await orb.bot.get(COMMANDS)
+        if (put.status !== 200 || got.status !== 200) return false
+        const expected = commands.map((c) => ({
+          name: c.name,
+          description: c.description ?? '',
+          args: c.options ?? [],
+          right: c.right ?? 'send_messages',
+          community: null
+        }))
+        const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+        const listed = [...got.json.commands].sort(byName)
+        if (
+          !isDeepStrictEqual(
+            listed.map(({ id: _id, ...rest }: Record<string, unknown>) => rest),
+            [...expected].sort(byName)
+          )
+        ) { return false }
+        if (!isDeepStrictEqual(put.json, got.json)) return false
+        for (const { name, id } of listed as Array<{ name: string; id: string }>) {
+          if ((idOf.get(name) ?? id) !== id) return false
+          idOf.set(name, id)
+        }
+        return new Set(idOf.values()).size === idOf.size
+      }),
+      fcParams({ numRuns: 60 })
+    )
+  }
+)
 
 t.test('ORB-057 50 commands are accepted, 51 are 400 and change nothing', async (t) => {
   const orb = await startOrb(t)
@@ -201,62 +277,101 @@ t.test('ORB-A15 the reserved list is the world\'s when it names one', async (t) 
   t.equal((await orb.bot.put(COMMANDS, { commands: [{ name: 'play' }] })).status, 200)
 })
 
-t.test('ORB-A15 duplicate names, bad or duplicate option names, and a required option after an optional one are 400', async (t) => {
-  const orb = await startOrb(t)
-  const refused: Record<string, unknown[]> = {
-    'a name given twice': [{ name: 'twin' }, { name: 'twin', description: 'again' }],
-    'option name Who': [{ name: 'greet', options: [{ name: 'Who' }] }],
-    'option name "a b"': [{ name: 'greet', options: [{ name: 'a b' }] }],
-    'an empty option name': [{ name: 'greet', options: [{ name: '' }] }],
-    'a 33-character option name': [{ name: 'greet', options: [{ name: 'o'.repeat(33) }] }],
-    'an option name given twice': [{ name: 'greet', options: [{ name: 'who' }, { name: 'who', optional: true }] }],
-    'required after optional': [{ name: 'greet', options: [{ name: 'who', optional: true }, { name: 'times' }] }],
-    'optional: false after optional': [{ name: 'greet', options: [{ name: 'who', optional: true }, { name: 'times', optional: false }] }]
+t.test(
+  'ORB-A15 duplicate names, bad or duplicate option names, and a required option after an optional one are 400',
+  async (t) => {
+    const orb = await startOrb(t)
+    const refused: Record<string, unknown[]> = {
+      'a name given twice': [{ name: 'twin' }, { name: 'twin', description: 'again' }],
+      'option name Who': [{ name: 'greet', options: [{ name: 'Who' }] }],
+      'option name "a b"': [{ name: 'greet', options: [{ name: 'a b' }] }],
+      'an empty option name': [{ name: 'greet', options: [{ name: '' }] }],
+      'a 33-character option name': [{ name: 'greet', options: [{ name: 'o'.repeat(33) }] }],
+      'an option name given twice': [{ name: 'greet', options: [{ name: 'who' }, { name: 'who', optional: true }] }],
+      'required after optional': [{ name: 'greet', options: [{ name: 'who', optional: true }, { name: 'times' }] }],
+      'optional: false after optional': [
+        {
+          name: 'greet',
+          options: [
+            { name: 'who', optional: true },
+            { name: 'times', optional: false }
+          ]
+        }
+      ]
+    }
+    for (const [what, commands] of Object.entries(refused)) {
+      t.ok(isOrbError(await orb.bot.put(COMMANDS, { commands }), 400), what)
+    }
+    t.same((await orb.bot.get(COMMANDS)).json, { commands: [] })
+    const fine = [
+      {
+        name: 'greet',
+        options: [
+          { name: 'who' },
+          { name: 'times', optional: false },
+          { name: 'style', optional: true },
+          { name: 'x', optional: true }
+        ]
+      }
+    ]
+    t.equal(
+      (await orb.bot.put(COMMANDS, { commands: fine })).status,
+      200,
+      'required (optional absent or false) then optional is accepted'
+    )
   }
-  for (const [what, commands] of Object.entries(refused)) t.ok(isOrbError(await orb.bot.put(COMMANDS, { commands }), 400), what)
-  t.same((await orb.bot.get(COMMANDS)).json, { commands: [] })
-  const fine = [{ name: 'greet', options: [{ name: 'who' }, { name: 'times', optional: false }, { name: 'style', optional: true }, { name: 'x', optional: true }] }]
-  t.equal((await orb.bot.put(COMMANDS, { commands: fine })).status, 200, 'required (optional absent or false) then optional is accepted')
-})
+)
 
-t.test('ORB-064 DELETE removes a registered global command (200 {ok, name}); an unknown name is 404; no name is 400', async (t) => {
-  const orb = await startOrb(t)
-  await orb.bot.put(COMMANDS, { commands: [{ name: 'a' }, { name: 'b' }] })
-  const removed = await orb.bot.delete(`${COMMANDS}?name=a`)
-  t.equal(removed.status, 200)
-  t.same(removed.json, { ok: true, name: 'a' })
-  t.same(names(await orb.bot.get(COMMANDS)), ['b'])
-  t.ok(isOrbError(await orb.bot.delete(`${COMMANDS}?name=a`), 404), 'a second delete of the same name')
-  t.ok(isOrbError(await orb.bot.delete(`${COMMANDS}?name=never`), 404))
-  t.ok(isOrbError(await orb.bot.delete(COMMANDS), 400), 'name is required')
-  t.same(names(await orb.bot.get(COMMANDS)), ['b'])
-})
+t.test(
+  'ORB-064 DELETE removes a registered global command (200 {ok, name}); an unknown name is 404; no name is 400',
+  async (t) => {
+    const orb = await startOrb(t)
+    await orb.bot.put(COMMANDS, { commands: [{ name: 'a' }, { name: 'b' }] })
+    const removed = await orb.bot.delete(`${COMMANDS}?name=a`)
+    t.equal(removed.status, 200)
+    t.same(removed.json, { ok: true, name: 'a' })
+    t.same(names(await orb.bot.get(COMMANDS)), ['b'])
+    t.ok(isOrbError(await orb.bot.delete(`${COMMANDS}?name=a`), 404), 'a second delete of the same name')
+    t.ok(isOrbError(await orb.bot.delete(`${COMMANDS}?name=never`), 404))
+    t.ok(isOrbError(await orb.bot.delete(COMMANDS), 400), 'name is required')
+    t.same(names(await orb.bot.get(COMMANDS)), ['b'])
+  }
+)
 
-t.test('ORB-060 ORB-099 ORB-A03 the 11th PUT in a minute is 429 with an integer Retry-After; waiting it out succeeds', async (t) => {
-  const orb = await startOrb(t)
-  for (let i = 0; i < 10; i++) t.equal((await orb.bot.put(COMMANDS, { commands: [{ name: `v${i}` }] })).status, 200)
-  const refused = await orb.bot.put(COMMANDS, { commands: [{ name: 'late' }] })
-  t.ok(isOrbError(refused, 429))
-  t.match(refused.headers.get('retry-after'), /^[1-9][0-9]*$/)
-  t.equal(refused.headers.get('retry-after'), '60', 'all ten syncs were at the same instant')
-  t.same(names(await orb.bot.get(COMMANDS)), ['v9'], 'the refused sync changed nothing')
-  t.equal((await orb.as(DEMO.lite).put(COMMANDS, { commands: [] })).status, 200, 'the window is per app')
-  orb.clock.advance(59_999)
-  t.ok(isOrbError(await orb.bot.put(COMMANDS, { commands: [] }), 429), 'never early')
-  orb.clock.advance(1)
-  t.equal((await orb.bot.put(COMMANDS, { commands: [{ name: 'late' }] })).status, 200)
-  t.equal((await orb.bot.get(COMMANDS)).status, 200, 'GET is not throttled')
-})
+t.test(
+  'ORB-060 ORB-099 ORB-A03 the 11th PUT in a minute is 429 with an integer Retry-After; waiting it out succeeds',
+  async (t) => {
+    const orb = await startOrb(t)
+    for (let i = 0; i < 10; i++) t.equal((await orb.bot.put(COMMANDS, { commands: [{ name: `v${i}` }] })).status, 200)
+    const refused = await orb.bot.put(COMMANDS, { commands: [{ name: 'late' }] })
+    t.ok(isOrbError(refused, 429))
+    t.match(refused.headers.get('retry-after'), /^[1-9][0-9]*$/)
+    t.equal(refused.headers.get('retry-after'), '60', 'all ten syncs were at the same instant')
+    t.same(names(await orb.bot.get(COMMANDS)), ['v9'], 'the refused sync changed nothing')
+    t.equal((await orb.as(DEMO.lite).put(COMMANDS, { commands: [] })).status, 200, 'the window is per app')
+    orb.clock.advance(59_999)
+    t.ok(isOrbError(await orb.bot.put(COMMANDS, { commands: [] }), 429), 'never early')
+    orb.clock.advance(1)
+    t.equal((await orb.bot.put(COMMANDS, { commands: [{ name: 'late' }] })).status, 200)
+    t.equal((await orb.bot.get(COMMANDS)).status, 200, 'GET is not throttled')
+  }
+)
 
 t.test('ORB-A03 refused PUTs (400 and 429) do not count against the window', async (t) => {
   const orb = await startOrb(t)
   for (let i = 0; i < 20; i++) t.ok(isOrbError(await orb.bot.put(COMMANDS, { commands: [{ name: 'play' }] }), 400))
-  for (let i = 0; i < 10; i++) t.equal((await orb.bot.put(COMMANDS, { commands: [] })).status, 200, `sync ${i + 1} after twenty refusals`)
+  for (let i = 0; i < 10; i++) {
+    t.equal((await orb.bot.put(COMMANDS, { commands: [] })).status, 200, `sync ${i + 1} after twenty refusals`)
+  }
   t.equal((await orb.bot.put(COMMANDS, { commands: [] })).status, 429)
   orb.clock.advance(30_000)
   for (let i = 0; i < 10; i++) t.equal((await orb.bot.put(COMMANDS, { commands: [] })).status, 429)
   orb.clock.advance(30_000)
-  t.equal((await orb.bot.put(COMMANDS, { commands: [] })).status, 200, 'the ten 429s half a minute ago were not counted')
+  t.equal(
+    (await orb.bot.put(COMMANDS, { commands: [] })).status,
+    200,
+    'the ten 429s half a minute ago were not counted'
+  )
 })
 
 t.test('ORB-A03 with rateLimit off, PUT is never throttled', async (t) => {

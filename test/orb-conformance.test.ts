@@ -96,7 +96,9 @@ t.test(
   async (t) => {
     const faults = Object.entries(ORB_FAULT_CASES) as Array<[OrbFault, string[]]>
     // A fault the self-test never switches on proves nothing: every fault of the fake names the cases it must fail.
-    const uncovered = (Object.keys(ORB_FAULTS) as OrbFault[]).filter((fault) => (ORB_FAULT_CASES[fault] ?? []).length === 0)
+    const uncovered = (Object.keys(ORB_FAULTS) as OrbFault[]).filter(
+      (fault) => (ORB_FAULT_CASES[fault] ?? []).length === 0
+    )
     t.same(uncovered, [], 'faults of the fake Orb that no case is named for')
     t.ok(faults.length >= 8, `${faults.length} faults are covered (the issue asks for at least 8)`)
     for (const [fault, ids] of faults) {

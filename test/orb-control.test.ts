@@ -5,134 +5,344 @@ import { httpRequest } from './helpers/client.js'
 import { DEMO, OrbClient, isOrbError } from './helpers/orb.js'
 
 async function setup (tt: { teardown(fn: () => unknown): void }) {
-  const fakes = await startOrbtest({ orbtile: false, orb: { port: 0 }, controlPort: 0, clockMode: 'virtual', clockStart: Date.UTC(2026, 10, 30) })
+  const fakes = await startOrbtest({
+    orbtile: false,
+    orb: { port: 0 },
+    controlPort: 0,
+    clockMode: 'virtual',
+    clockStart: Date.UTC(2026, 10, 30)
+  })
   tt.teardown(() => fakes.close())
   const call = (method: string, path: string, body?: unknown) => httpRequest(fakes.control.url, { method, path, body })
   return { fakes, call, bot: new OrbClient(fakes.orb!.url, DEMO.token) }
 }
 
-t.test('ORB-A04 control: GET /control/orb/state shows apps with tokens and scopes, servers with channels and members, installs', async (t) => {
-  const { call } = await setup(t)
-  const state = (await call('GET', '/control/orb/state')).json
-  const demo = state.apps.find((a: { id: string }) => a.id === 'app_demo')
-  t.same({ id: demo.id, name: demo.name, token: demo.token, scopes: demo.scopes }, { id: 'app_demo', name: 'Demo Bot', token: DEMO.token, scopes: ['messages:read', 'messages:write', 'voice', 'music', 'passport'] })
-  const orbit = state.servers.find((s: { id: string }) => s.id === 'srv_orbit')
-  t.same(orbit.channels.find((c: { id: string }) => c.id === 'ch_news'), { id: 'ch_news', name: 'announcements', kind: 'text', readOnly: true })
-  t.same(orbit.channels.find((c: { id: string }) => c.id === 'ch_lounge'), { id: 'ch_lounge', name: 'Lounge', kind: 'voice', readOnly: false, capacity: 4 })
-  t.ok(orbit.members.some((m: { id: string, name: string }) => m.id === 'mem_ada' && m.name === 'Ada'))
-  t.ok(state.members.some((m: { id: string }) => m.id === 'mem_eli'))
-  t.ok(state.installs.some((i: { server: string, app: string }) => i.server === 'srv_quiet' && i.app === 'app_lite'))
-  t.same(state.chain, { available: true })
-})
+t.test(
+  'ORB-A04 control: GET /control/orb/state shows apps with tokens and scopes, servers with channels and members, installs',
+  async (t) => {
+    const { call } = await setup(t)
+    const state = (await call('GET', '/control/orb/state')).json
+    const demo = state.apps.find((a: { id: string }) => a.id === 'app_demo')
+    t.same(
+      { id: demo.id, name: demo.name, token: demo.token, scopes: demo.scopes },
+      {
+        id: 'app_demo',
+        name: 'Demo Bot',
+        token: DEMO.token,
+        scopes: ['messages:read', 'messages:write', 'voice', 'music', 'passport']
+      }
+    )
+    const orbit = state.servers.find((s: { id: string }) => s.id === 'srv_orbit')
+    t.same(
+      orbit.channels.find((c: { id: string }) => c.id === 'ch_news'),
+      { id: 'ch_news', name: 'announcements', kind: 'text', readOnly: true }
+    )
+    t.same(
+      orbit.channels.find((c: { id: string }) => c.id === 'ch_lounge'),
+      { id: 'ch_lounge', name: 'Lounge', kind: 'voice', readOnly: false, capacity: 4 }
+    )
+    t.ok(orbit.members.some((m: { id: string; name: string }) => m.id === 'mem_ada' && m.name === 'Ada'))
+    t.ok(state.members.some((m: { id: string }) => m.id === 'mem_eli'))
+    t.ok(state.installs.some((i: { server: string; app: string }) => i.server === 'srv_quiet' && i.app === 'app_lite'))
+    t.same(state.chain, { available: true })
+  }
+)
 
-t.test('ORB-A04 control: a member posts; the bot reads it with its mentions; bad posts are refused by the control API\'s codes', async (t) => {
-  const { call, bot } = await setup(t)
-  const posted = await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_bo', content: 'hey <@app_demo> and <@mem_ada> and <@mem_eli>' })
-  t.equal(posted.status, 200)
-  t.same(posted.json.mentions, ['app_demo', 'mem_ada'], 'only members and installed apps of the community are mentions')
-  const sealed = await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada', content: 'secret', encrypted: true, replyTo: posted.json.id })
-  t.equal(sealed.status, 200)
-  const read = (await bot.get('/api/bot/v1/messages?channel=ch_general&limit=2')).json.messages
-  t.same(read.map((m: { author: { id: string }, body: string | null, replyTo: number | null }) => [m.author.id, m.body, m.replyTo]), [['mem_bo', 'hey <@app_demo> and <@mem_ada> and <@mem_eli>', null], ['mem_ada', null, posted.json.id]])
-  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_eli', content: 'x' })).status, 404, 'not a member there')
-  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_dee', content: 'x' })).status, 409, 'no send_messages right')
-  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_lounge', member: 'mem_ada', content: 'x' })).status, 400, 'a voice channel')
-  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_quiet', member: 'mem_ada', content: 'x' })).status, 404, 'a channel of another community')
-  t.equal((await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada' })).status, 400, 'no content')
-})
+t.test(
+  "ORB-A04 control: a member posts; the bot reads it with its mentions; bad posts are refused by the control API's codes",
+  async (t) => {
+    const { call, bot } = await setup(t)
+    const posted = await call('POST', '/control/orb/messages', {
+      server: 'srv_orbit',
+      channel: 'ch_general',
+      member: 'mem_bo',
+      content: 'hey <@app_demo> and <@mem_ada> and <@mem_eli>'
+    })
+    t.equal(posted.status, 200)
+    t.same(
+      posted.json.mentions,
+      ['app_demo', 'mem_ada'],
+      'only members and installed apps of the community are mentions'
+    )
+    const sealed = await call('POST', '/control/orb/messages', {
+      server: 'srv_orbit',
+      channel: 'ch_general',
+      member: 'mem_ada',
+      content: 'secret',
+      encrypted: true,
+      replyTo: posted.json.id
+    })
+    t.equal(sealed.status, 200)
+    const read = (await bot.get('/api/bot/v1/messages?channel=ch_general&limit=2')).json.messages
+    t.same(
+      read.map((m: { author: { id: string }; body: string | null; replyTo: number | null }) => [
+        m.author.id,
+        m.body,
+        m.replyTo
+      ]),
+      [
+        ['mem_bo', 'hey <@app_demo> and <@mem_ada> and <@mem_eli>', null],
+        ['mem_ada', null, posted.json.id]
+      ]
+    )
+    t.equal(
+      (
+        await call('POST', '/control/orb/messages', {
+          server: 'srv_orbit',
+          channel: 'ch_general',
+          member: 'mem_eli',
+          content: 'x'
+        })
+      ).status,
+      404,
+      'not a member there'
+    )
+    t.equal(
+      (
+        await call('POST', '/control/orb/messages', {
+          server: 'srv_orbit',
+          channel: 'ch_general',
+          member: 'mem_dee',
+          content: 'x'
+        })
+      ).status,
+      409,
+      'no send_messages right'
+    )
+    t.equal(
+      (
+        await call('POST', '/control/orb/messages', {
+          server: 'srv_orbit',
+          channel: 'ch_lounge',
+          member: 'mem_ada',
+          content: 'x'
+        })
+      ).status,
+      400,
+      'a voice channel'
+    )
+    t.equal(
+      (
+        await call('POST', '/control/orb/messages', {
+          server: 'srv_orbit',
+          channel: 'ch_quiet',
+          member: 'mem_ada',
+          content: 'x'
+        })
+      ).status,
+      404,
+      'a channel of another community'
+    )
+    t.equal(
+      (await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada' }))
+        .status,
+      400,
+      'no content'
+    )
+  }
+)
 
-t.test('ORB-A04 control: install with rights and an allow-list, uninstall; ORB-A22 rotate-token; ORB-086 chain; ORB-078 voice', async (t) => {
-  const { call, bot } = await setup(t)
-  const installed = await call('PUT', '/control/orb/servers/srv_quiet/apps/app_demo', { role: { name: 'Helper', rights: ['send_messages'] }, channels: ['ch_quiet'] })
-  t.equal(installed.status, 200)
-  t.same(installed.json.role, { name: 'Helper', rights: ['send_messages'] })
-  t.equal((await bot.post('/api/bot/v1/messages', { channel: 'ch_quiet', content: 'hi' })).status, 200)
-  t.equal((await call('PUT', '/control/orb/servers/srv_quiet/apps/app_demo', { channels: ['ch_general'] })).status, 400, 'a channel of another community')
-  t.equal((await call('PUT', '/control/orb/servers/srv_none/apps/app_demo', {})).status, 404)
-  t.equal((await call('PUT', '/control/orb/servers/srv_quiet/apps/app_none', {})).status, 404)
-  t.equal((await call('PUT', '/control/orb/servers/srv_quiet/apps/app_demo', { role: { rights: ['admin'] } })).status, 400, 'rights from the vocabulary only')
-  t.equal((await call('DELETE', '/control/orb/servers/srv_quiet/apps/app_demo')).status, 200)
-  t.equal((await call('DELETE', '/control/orb/servers/srv_quiet/apps/app_demo')).status, 404, 'not installed any more')
-  t.ok(isOrbError(await bot.post('/api/bot/v1/messages', { channel: 'ch_quiet', content: 'hi' }), 404))
-  const rotated = await call('POST', '/control/orb/apps/app_demo/rotate-token')
-  t.equal(rotated.status, 200)
-  t.match(rotated.json.token, /^orb_[A-Za-z0-9_-]{32}$/)
-  t.ok(isOrbError(await bot.get('/api/bot/v1/app'), 401))
-  t.equal((await new OrbClient(bot.url, rotated.json.token).get('/api/bot/v1/app')).status, 200)
-  t.same((await call('PUT', '/control/orb/chain', { available: false })).json, { available: false })
-  t.equal((await call('PUT', '/control/orb/chain', { available: 'no' })).status, 400)
-  t.same((await call('PUT', '/control/orb/voice', { server: false, capacity: { ch_lounge: 2 } })).json, { server: false, url: null })
-  t.equal((await call('PUT', '/control/orb/voice', { capacity: { ch_general: 2 } })).status, 400, 'capacity is for voice channels')
-  t.equal((await call('PUT', '/control/orb/voice', {})).status, 400, 'an empty change')
-  const state = (await call('GET', '/control/orb/state')).json
-  t.same({ server: state.voice.server, url: state.voice.url }, { server: false, url: null })
-  t.ok(Array.isArray(state.voice.channels), 'the voice module adds its calls to the same key')
-  t.equal(state.servers[0].channels.find((c: { id: string }) => c.id === 'ch_lounge').capacity, 2)
-  t.same((await call('PUT', '/control/orb/voice', { server: true })).json, { server: true, url: 'wss://voice.orb.test' })
-})
+t.test(
+  'ORB-A04 control: install with rights and an allow-list, uninstall; ORB-A22 rotate-token; ORB-086 chain; ORB-078 voice',
+  async (t) => {
+    const { call, bot } = await setup(t)
+    const installed = await call('PUT', '/control/orb/servers/srv_quiet/apps/app_demo', {
+      role: { name: 'Helper', rights: ['send_messages'] },
+      channels: ['ch_quiet']
+    })
+    t.equal(installed.status, 200)
+    t.same(installed.json.role, { name: 'Helper', rights: ['send_messages'] })
+    t.equal((await bot.post('/api/bot/v1/messages', { channel: 'ch_quiet', content: 'hi' })).status, 200)
+    t.equal(
+      (await call('PUT', '/control/orb/servers/srv_quiet/apps/app_demo', { channels: ['ch_general'] })).status,
+      400,
+      'a channel of another community'
+    )
+    t.equal((await call('PUT', '/control/orb/servers/srv_none/apps/app_demo', {})).status, 404)
+    t.equal((await call('PUT', '/control/orb/servers/srv_quiet/apps/app_none', {})).status, 404)
+    t.equal(
+      (await call('PUT', '/control/orb/servers/srv_quiet/apps/app_demo', { role: { rights: ['admin'] } })).status,
+      400,
+      'rights from the vocabulary only'
+    )
+    t.equal((await call('DELETE', '/control/orb/servers/srv_quiet/apps/app_demo')).status, 200)
+    t.equal(
+      (await call('DELETE', '/control/orb/servers/srv_quiet/apps/app_demo')).status,
+      404,
+      'not installed any more'
+    )
+    t.ok(isOrbError(await bot.post('/api/bot/v1/messages', { channel: 'ch_quiet', content: 'hi' }), 404))
+    const rotated = await call('POST', '/control/orb/apps/app_demo/rotate-token')
+    t.equal(rotated.status, 200)
+    t.match(rotated.json.token, /^orb_[A-Za-z0-9_-]{32}$/)
+    t.ok(isOrbError(await bot.get('/api/bot/v1/app'), 401))
+    t.equal((await new OrbClient(bot.url, rotated.json.token).get('/api/bot/v1/app')).status, 200)
+    t.same((await call('PUT', '/control/orb/chain', { available: false })).json, { available: false })
+    t.equal((await call('PUT', '/control/orb/chain', { available: 'no' })).status, 400)
+    t.same((await call('PUT', '/control/orb/voice', { server: false, capacity: { ch_lounge: 2 } })).json, {
+      server: false,
+      url: null
+    })
+    t.equal(
+      (await call('PUT', '/control/orb/voice', { capacity: { ch_general: 2 } })).status,
+      400,
+      'capacity is for voice channels'
+    )
+    t.equal((await call('PUT', '/control/orb/voice', {})).status, 400, 'an empty change')
+    const state = (await call('GET', '/control/orb/state')).json
+    t.same({ server: state.voice.server, url: state.voice.url }, { server: false, url: null })
+    t.ok(Array.isArray(state.voice.channels), 'the voice module adds its calls to the same key')
+    t.equal(state.servers[0].channels.find((c: { id: string }) => c.id === 'ch_lounge').capacity, 2)
+    t.same((await call('PUT', '/control/orb/voice', { server: true })).json, {
+      server: true,
+      url: 'wss://voice.orb.test'
+    })
+  }
+)
 
-t.test('ORB-A04 control: POST /control/reset brings the world back: tokens, installs, messages, chain, throttles, commands, voice', async (t) => {
-  const { call, bot, fakes } = await setup(t)
-  for (let i = 0; i < 12; i++) await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: `fill ${i}` })
-  t.equal((await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'full' })).status, 429, 'the channel window is full')
-  await bot.put('/api/bot/v1/commands', { commands: [{ name: 'hello' }] })
-  const seat = await bot.post('/api/bot/v1/voice', { action: 'join', channel: 'ch_stage' })
-  t.equal(seat.status, 200)
-  await call('PUT', '/control/orb/voice', { server: false, capacity: { ch_lounge: 1 } })
-  await bot.post('/api/bot/v1/music', { channel: 'ch_lounge', action: 'add', arg: 'a song' })
-  await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'gone after reset' }).catch(() => {})
-  await call('POST', '/control/orb/apps/app_demo/rotate-token')
-  await call('DELETE', '/control/orb/servers/srv_orbit/apps/app_lite')
-  await call('PUT', '/control/orb/chain', { available: false })
-  t.equal((await call('POST', '/control/reset')).status, 200)
-  const read = (await bot.get('/api/bot/v1/messages?channel=ch_general')).json.messages
-  t.equal(read.length, 3, 'the world\'s history only, under the world\'s token')
-  t.equal((await new OrbClient(bot.url, DEMO.lite).get('/api/bot/v1/messages?channel=ch_general')).status, 200, 'the install is back')
-  t.same((await call('GET', '/control/orb/state')).json.chain, { available: true })
-  const first = (await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'x' })).json.id
-  t.equal(first, 6, 'ids start over after the world\'s five messages, and the throttle window is empty again')
-  t.same((await bot.get('/api/bot/v1/commands')).json.commands, [], 'the commands synced are gone')
-  const state = (await call('GET', '/control/orb/state')).json
-  t.same({ server: state.voice.server, url: state.voice.url }, { server: true, url: 'wss://voice.orb.test' }, 'the voice server is back')
-  t.equal(state.servers[0].channels.find((c: { id: string }) => c.id === 'ch_lounge').capacity, 4, 'and the world\'s capacity')
-  t.same(state.voice.channels.find((c: { channel: string }) => c.channel === 'ch_stage').participants, [], 'the app\'s seat is gone')
-  t.same(state.music.players, [], 'no player was used yet')
-  t.equal(fakes.clock.pendingTimers(), 0, 'no seat timer outlives the reset')
-})
+t.test(
+  'ORB-A04 control: POST /control/reset brings the world back: tokens, installs, messages, chain, throttles, commands, voice',
+  async (t) => {
+    const { call, bot, fakes } = await setup(t)
+    for (let i = 0; i < 12; i++) await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: `fill ${i}` })
+    t.equal(
+      (await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'full' })).status,
+      429,
+      'the channel window is full'
+    )
+    await bot.put('/api/bot/v1/commands', { commands: [{ name: 'hello' }] })
+    const seat = await bot.post('/api/bot/v1/voice', { action: 'join', channel: 'ch_stage' })
+    t.equal(seat.status, 200)
+    await call('PUT', '/control/orb/voice', { server: false, capacity: { ch_lounge: 1 } })
+    await bot.post('/api/bot/v1/music', { channel: 'ch_lounge', action: 'add', arg: 'a song' })
+    await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'gone after reset' }).catch(() => {})
+    await call('POST', '/control/orb/apps/app_demo/rotate-token')
+    await call('DELETE', '/control/orb/servers/srv_orbit/apps/app_lite')
+    await call('PUT', '/control/orb/chain', { available: false })
+    t.equal((await call('POST', '/control/reset')).status, 200)
+    const read = (await bot.get('/api/bot/v1/messages?channel=ch_general')).json.messages
+    t.equal(read.length, 3, "the world's history only, under the world's token")
+    t.equal(
+      (await new OrbClient(bot.url, DEMO.lite).get('/api/bot/v1/messages?channel=ch_general')).status,
+      200,
+      'the install is back'
+    )
+    t.same((await call('GET', '/control/orb/state')).json.chain, { available: true })
+    const first = (await bot.post('/api/bot/v1/messages', { channel: 'ch_general', content: 'x' })).json.id
+    t.equal(first, 6, "ids start over after the world's five messages, and the throttle window is empty again")
+    t.same((await bot.get('/api/bot/v1/commands')).json.commands, [], 'the commands synced are gone')
+    const state = (await call('GET', '/control/orb/state')).json
+    t.same(
+      { server: state.voice.server, url: state.voice.url },
+      { server: true, url: 'wss://voice.orb.test' },
+      'the voice server is back'
+    )
+    t.equal(
+      state.servers[0].channels.find((c: { id: string }) => c.id === 'ch_lounge').capacity,
+      4,
+      "and the world's capacity"
+    )
+    t.same(
+      state.voice.channels.find((c: { channel: string }) => c.channel === 'ch_stage').participants,
+      [],
+      "the app's seat is gone"
+    )
+    t.same(state.music.players, [], 'no player was used yet')
+    t.equal(fakes.clock.pendingTimers(), 0, 'no seat timer outlives the reset')
+  }
+)
 
-t.test('ORB-A04 ORB-A05 ORB-A10 control: invoke, endpoint, test-event and deliveries over HTTP answer what the control document says', async (t) => {
-  const { call, bot } = await setup(t)
-  const doc = (await call('GET', '/control/openapi.json')).json
-  const ajv = createAjv().addSchema({ $id: 'control', components: doc.components })
-  const check = (schema: string, value: unknown): boolean => ajv.validate({ $ref: `control#/components/schemas/${schema}` }, value) as boolean
-  await bot.put('/api/bot/v1/commands', { commands: [{ name: 'roll', options: [{ name: 'sides' }] }] })
-  const invoked = await call('POST', '/control/orb/commands/invoke', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_cy', name: 'roll', options: { sides: '6' } })
-  t.equal(invoked.status, 200)
-  t.ok(check('OrbInvoked', invoked.json), 'OrbInvoked')
-  t.equal((await call('POST', '/control/orb/commands/invoke', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_cy', name: 'nope' })).status, 404)
-  t.equal((await call('POST', '/control/orb/commands/invoke', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_dee', name: 'roll', options: { sides: '6' } })).status, 409, 'no right')
-  t.equal((await call('POST', '/control/orb/commands/invoke', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_cy', name: 'roll', options: { sides: 6 } })).status, 400, 'options are text')
-  const tested = await call('POST', '/control/orb/apps/app_demo/test-event')
-  t.ok(check('OrbEventRef', tested.json), 'OrbEventRef')
-  t.equal((await call('POST', '/control/orb/apps/app_none/test-event')).status, 404)
-  const events = (await bot.get('/api/bot/v1/events')).json.events
-  t.same(events.map((e: { id: string }) => e.id), [invoked.json.event, tested.json.event])
-  const endpoint = await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://127.0.0.1:9/hook' })
-  t.ok(check('OrbEndpointState', endpoint.json), 'OrbEndpointState')
-  t.same(endpoint.json, { app: 'app_demo', endpoint: 'http://127.0.0.1:9/hook', mode: 'webhook' })
-  t.equal((await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://example.com/hook' })).status, 400, 'plain http elsewhere')
-  t.equal((await call('PUT', '/control/orb/apps/app_demo/endpoint', {})).status, 400, 'url is required (null to clear)')
-  const state = (await call('GET', '/control/orb/state')).json
-  t.ok(check('OrbState', state), 'OrbState')
-  t.equal(state.apps.find((a: { id: string }) => a.id === 'app_demo').endpoint, 'http://127.0.0.1:9/hook')
-  expectOk(t, await call('POST', '/control/orb/apps/app_demo/test-event'))
-  const deliveries = await waitForDeliveries(call)
-  t.ok(deliveries.every((d: unknown) => check('OrbDelivery', d)), 'every record is an OrbDelivery')
-  t.match(deliveries[0], { type: 'app.test', attempt: 1, outcome: 'error', url: 'http://127.0.0.1:9/hook' })
-  t.notMatch(JSON.stringify(deliveries), DEMO.token, 'the token is never in the log')
-  t.equal((await call('GET', '/control/orb/apps/app_none/deliveries')).status, 404)
-  t.same((await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: null })).json.mode, 'events')
-})
+t.test(
+  'ORB-A04 ORB-A05 ORB-A10 control: invoke, endpoint, test-event and deliveries over HTTP answer what the control document says',
+  async (t) => {
+    const { call, bot } = await setup(t)
+    const doc = (await call('GET', '/control/openapi.json')).json
+    const ajv = createAjv().addSchema({ $id: 'control', components: doc.components })
+    const check = (schema: string, value: unknown): boolean =>
+      ajv.validate({ $ref: `control#/components/schemas/${schema}` }, value) as boolean
+    await bot.put('/api/bot/v1/commands', { commands: [{ name: 'roll', options: [{ name: 'sides' }] }] })
+    const invoked = await call('POST', '/control/orb/commands/invoke', {
+      server: 'srv_orbit',
+      channel: 'ch_general',
+      member: 'mem_cy',
+      name: 'roll',
+      options: { sides: '6' }
+    })
+    t.equal(invoked.status, 200)
+    t.ok(check('OrbInvoked', invoked.json), 'OrbInvoked')
+    t.equal(
+      (
+        await call('POST', '/control/orb/commands/invoke', {
+          server: 'srv_orbit',
+          channel: 'ch_general',
+          member: 'mem_cy',
+          name: 'nope'
+        })
+      ).status,
+      404
+    )
+    t.equal(
+      (
+        await call('POST', '/control/orb/commands/invoke', {
+          server: 'srv_orbit',
+          channel: 'ch_general',
+          member: 'mem_dee',
+          name: 'roll',
+          options: { sides: '6' }
+        })
+      ).status,
+      409,
+      'no right'
+    )
+    t.equal(
+      (
+        await call('POST', '/control/orb/commands/invoke', {
+          server: 'srv_orbit',
+          channel: 'ch_general',
+          member: 'mem_cy',
+          name: 'roll',
+          options: { sides: 6 }
+        })
+      ).status,
+      400,
+      'options are text'
+    )
+    const tested = await call('POST', '/control/orb/apps/app_demo/test-event')
+    t.ok(check('OrbEventRef', tested.json), 'OrbEventRef')
+    t.equal((await call('POST', '/control/orb/apps/app_none/test-event')).status, 404)
+    const events = (await bot.get('/api/bot/v1/events')).json.events
+    t.same(
+      events.map((e: { id: string }) => e.id),
+      [invoked.json.event, tested.json.event]
+    )
+    const endpoint = await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://127.0.0.1:9/hook' })
+    t.ok(check('OrbEndpointState', endpoint.json), 'OrbEndpointState')
+    t.same(endpoint.json, { app: 'app_demo', endpoint: 'http://127.0.0.1:9/hook', mode: 'webhook' })
+    t.equal(
+      (await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://example.com/hook' })).status,
+      400,
+      'plain http elsewhere'
+    )
+    t.equal(
+      (await call('PUT', '/control/orb/apps/app_demo/endpoint', {})).status,
+      400,
+      'url is required (null to clear)'
+    )
+    const state = (await call('GET', '/control/orb/state')).json
+    t.ok(check('OrbState', state), 'OrbState')
+    t.equal(state.apps.find((a: { id: string }) => a.id === 'app_demo').endpoint, 'http://127.0.0.1:9/hook')
+    expectOk(t, await call('POST', '/control/orb/apps/app_demo/test-event'))
+    const deliveries = await waitForDeliveries(call)
+    t.ok(
+      deliveries.every((d: unknown) => check('OrbDelivery', d)),
+      'every record is an OrbDelivery'
+    )
+    t.match(deliveries[0], { type: 'app.test', attempt: 1, outcome: 'error', url: 'http://127.0.0.1:9/hook' })
+    t.notMatch(JSON.stringify(deliveries), DEMO.token, 'the token is never in the log')
+    t.equal((await call('GET', '/control/orb/apps/app_none/deliveries')).status, 404)
+    t.same((await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: null })).json.mode, 'events')
+  }
+)
 
 function expectOk (t: { equal(a: unknown, b: unknown): void }, reply: { status: number }): void {
   t.equal(reply.status, 200)
@@ -147,52 +357,105 @@ async function waitForDeliveries (call: (method: string, path: string) => Promis
   throw new Error('no delivery was recorded')
 }
 
-t.test('ORB-A04 ORB-004 control: the developer creates an app (token shown once, unlisted, installed nowhere) and deletes it (uninstalled, 401)', async (t) => {
-  const { call, fakes } = await setup(t)
-  const made = await call('POST', '/control/orb/apps', { id: 'app_new', name: 'New Bot', scopes: ['messages:read', 'voice'], rights: ['send_messages', 'connect'] })
-  t.equal(made.status, 200)
-  t.match(made.json, { id: 'app_new', name: 'New Bot', scopes: ['messages:read', 'voice'], member: 'app_new' })
-  t.match(made.json.token, /^orb_[A-Za-z0-9_-]{32}$/)
-  const bot = new OrbClient(fakes.orb!.url, made.json.token)
-  const app = await bot.get('/api/bot/v1/app')
-  t.equal(app.status, 200)
-  t.same(app.json.servers, [], 'installed nowhere')
-  const state = (await call('GET', '/control/orb/state')).json
-  t.match(state.apps.find((a: { id: string }) => a.id === 'app_new'), { listed: false, installs: 0, endpoint: null })
-  t.equal((await call('POST', '/control/orb/apps', { id: 'app_new', name: 'Again', scopes: [] })).status, 409, 'an id is taken once')
-  t.equal((await call('POST', '/control/orb/apps', { id: 'mem_ada', name: 'Clash', scopes: [] })).status, 409, 'a member id is taken too')
-  t.equal((await call('POST', '/control/orb/apps', { name: 'No scopes field' })).status, 400)
-  t.equal((await call('POST', '/control/orb/apps', { name: 'x', scopes: ['admin'] })).status, 400, 'scopes from the vocabulary only')
-  const unnamed = await call('POST', '/control/orb/apps', { name: 'Auto', scopes: [] })
-  t.match(unnamed.json.id, /^app_[0-9a-f]{12}$/)
-  t.equal((await call('PUT', '/control/orb/servers/srv_orbit/apps/app_new', { channels: ['ch_general', 'ch_lounge'] })).status, 200)
-  t.equal((await bot.post('/api/bot/v1/voice', { action: 'join', channel: 'ch_lounge' })).status, 200, 'it takes a seat')
-  t.equal((await call('POST', '/control/orb/apps/app_new/test-event')).status, 200)
-  t.ok(Object.hasOwn(fakes.orb!.control.state().events as object, 'app_new'), 'it has an event log')
-  t.equal((await call('DELETE', '/control/orb/apps/app_new')).status, 200)
-  t.equal((await call('DELETE', '/control/orb/apps/app_new')).status, 404)
-  t.equal((await call('POST', '/control/orb/apps', { id: 'app_new', name: 'Reborn', scopes: [] })).status, 409, 'a deleted app\'s id is not given out again')
-  t.notOk(Object.hasOwn(fakes.orb!.control.state().events as object, 'app_new'), 'its event log went with it')
-  t.ok(isOrbError(await bot.get('/api/bot/v1/app'), 401), 'its token is dead')
-  const after = (await call('GET', '/control/orb/state')).json
-  t.notOk(after.apps.some((a: { id: string }) => a.id === 'app_new'), 'gone from the console')
-  t.notOk(after.installs.some((i: { app: string }) => i.app === 'app_new'), 'uninstalled everywhere')
-  t.notOk(JSON.stringify(after.voice).includes('app_new'), 'its seat went with it')
-})
+t.test(
+  'ORB-A04 ORB-004 control: the developer creates an app (token shown once, unlisted, installed nowhere) and deletes it (uninstalled, 401)',
+  async (t) => {
+    const { call, fakes } = await setup(t)
+    const made = await call('POST', '/control/orb/apps', {
+      id: 'app_new',
+      name: 'New Bot',
+      scopes: ['messages:read', 'voice'],
+      rights: ['send_messages', 'connect']
+    })
+    t.equal(made.status, 200)
+    t.match(made.json, { id: 'app_new', name: 'New Bot', scopes: ['messages:read', 'voice'], member: 'app_new' })
+    t.match(made.json.token, /^orb_[A-Za-z0-9_-]{32}$/)
+    const bot = new OrbClient(fakes.orb!.url, made.json.token)
+    const app = await bot.get('/api/bot/v1/app')
+    t.equal(app.status, 200)
+    t.same(app.json.servers, [], 'installed nowhere')
+    const state = (await call('GET', '/control/orb/state')).json
+    t.match(
+      state.apps.find((a: { id: string }) => a.id === 'app_new'),
+      { listed: false, installs: 0, endpoint: null }
+    )
+    t.equal(
+      (await call('POST', '/control/orb/apps', { id: 'app_new', name: 'Again', scopes: [] })).status,
+      409,
+      'an id is taken once'
+    )
+    t.equal(
+      (await call('POST', '/control/orb/apps', { id: 'mem_ada', name: 'Clash', scopes: [] })).status,
+      409,
+      'a member id is taken too'
+    )
+    t.equal((await call('POST', '/control/orb/apps', { name: 'No scopes field' })).status, 400)
+    t.equal(
+      (await call('POST', '/control/orb/apps', { name: 'x', scopes: ['admin'] })).status,
+      400,
+      'scopes from the vocabulary only'
+    )
+    const unnamed = await call('POST', '/control/orb/apps', { name: 'Auto', scopes: [] })
+    t.match(unnamed.json.id, /^app_[0-9a-f]{12}$/)
+    t.equal(
+      (await call('PUT', '/control/orb/servers/srv_orbit/apps/app_new', { channels: ['ch_general', 'ch_lounge'] }))
+        .status,
+      200
+    )
+    t.equal(
+      (await bot.post('/api/bot/v1/voice', { action: 'join', channel: 'ch_lounge' })).status,
+      200,
+      'it takes a seat'
+    )
+    t.equal((await call('POST', '/control/orb/apps/app_new/test-event')).status, 200)
+    t.ok(Object.hasOwn(fakes.orb!.control.state().events as object, 'app_new'), 'it has an event log')
+    t.equal((await call('DELETE', '/control/orb/apps/app_new')).status, 200)
+    t.equal((await call('DELETE', '/control/orb/apps/app_new')).status, 404)
+    t.equal(
+      (await call('POST', '/control/orb/apps', { id: 'app_new', name: 'Reborn', scopes: [] })).status,
+      409,
+      "a deleted app's id is not given out again"
+    )
+    t.notOk(Object.hasOwn(fakes.orb!.control.state().events as object, 'app_new'), 'its event log went with it')
+    t.ok(isOrbError(await bot.get('/api/bot/v1/app'), 401), 'its token is dead')
+    const after = (await call('GET', '/control/orb/state')).json
+    t.notOk(
+      after.apps.some((a: { id: string }) => a.id === 'app_new'),
+      'gone from the console'
+    )
+    t.notOk(
+      after.installs.some((i: { app: string }) => i.app === 'app_new'),
+      'uninstalled everywhere'
+    )
+    t.notOk(JSON.stringify(after.voice).includes('app_new'), 'its seat went with it')
+  }
+)
 
 t.test('ORB-A04 control: a moderator removes any message; deleting an app can remove what it posted', async (t) => {
   const { call, fakes, bot } = await setup(t)
-  const said = await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_bo', content: 'remove me' })
+  const said = await call('POST', '/control/orb/messages', {
+    server: 'srv_orbit',
+    channel: 'ch_general',
+    member: 'mem_bo',
+    content: 'remove me'
+  })
   t.equal((await call('DELETE', `/control/orb/messages/${said.json.id}`)).status, 200)
   t.equal((await call('DELETE', `/control/orb/messages/${said.json.id}`)).status, 404, 'already removed')
   t.equal((await call('DELETE', '/control/orb/messages/abc')).status, 400)
   t.equal((await call('DELETE', '/control/orb/messages/999999')).status, 404)
   const read = (await bot.get('/api/bot/v1/messages?channel=ch_general')).json.messages
-  t.notOk(read.some((m: { id: number }) => m.id === said.json.id), 'gone from the channel')
-  const made = (await call('POST', '/control/orb/apps', { id: 'app_poster', name: 'Poster', scopes: ['messages:write'] })).json
+  t.notOk(
+    read.some((m: { id: number }) => m.id === said.json.id),
+    'gone from the channel'
+  )
+  const made = (
+    await call('POST', '/control/orb/apps', { id: 'app_poster', name: 'Poster', scopes: ['messages:write'] })
+  ).json
   await call('PUT', '/control/orb/servers/srv_orbit/apps/app_poster', { channels: ['ch_general'] })
   const poster = new OrbClient(fakes.orb!.url, made.token)
-  for (const content of ['one', 'two']) t.equal((await poster.post('/api/bot/v1/messages', { channel: 'ch_general', content })).status, 200)
+  for (const content of ['one', 'two']) {
+    t.equal((await poster.post('/api/bot/v1/messages', { channel: 'ch_general', content })).status, 200)
+  }
   const gone = await call('DELETE', '/control/orb/apps/app_poster?messages=delete')
   t.same(gone.json, { deleted: true, messages: 2 })
   const after = (await bot.get('/api/bot/v1/messages?channel=ch_general')).json.messages

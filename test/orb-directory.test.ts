@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { keccak_256, sha3_256 } from '@noble/hashes/sha3.js'
+import { keccak_256 as keccak256, sha3_256 as sha3256 } from '@noble/hashes/sha3.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { checkWorld, defaultWorld, type World } from '../src/orb-mock/world.js'
 import { fcParams } from './helpers/fc.js'
@@ -17,7 +17,7 @@ const VECTORS: Record<string, string> = {
 const SHA3_OF_EMPTY = 'a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a'
 const CHAIN = { app: `0x${'ab'.repeat(32)}`, price: '0', retired: false }
 
-const keccakOf = (text: string): string => `0x${bytesToHex(keccak_256(new TextEncoder().encode(text)))}`
+const keccakOf = (text: string): string => `0x${bytesToHex(keccak256(new TextEncoder().encode(text)))}`
 const byId = (reply: { json: any }) => new Map<string, any>(reply.json.apps.map((app: { id: string }) => [app.id, app]))
 
 /** The demo world with its listed apps replaced by `apps` (on the registry, each with its manifest). */
@@ -25,7 +25,18 @@ function worldWithManifests (manifests: readonly string[]): World {
   const world = defaultWorld()
   world.apps = world.apps.filter((app) => app.listed !== true)
   world.installs = world.installs?.filter((install) => world.apps.some((app) => app.id === install.app))
-  manifests.forEach((manifest, i) => world.apps.push({ id: `app_m${i}`, name: `M${i}`, token: `tok_manifest_${i}_0000000`, scopes: [], listed: true, listedAt: i, chain: CHAIN, manifest }))
+  manifests.forEach((manifest, i) =>
+    world.apps.push({
+      id: `app_m${i}`,
+      name: `M${i}`,
+      token: `tok_manifest_${i}_0000000`,
+      scopes: [],
+      listed: true,
+      listedAt: i,
+      chain: CHAIN,
+      manifest
+    })
+  )
   return world
 }
 
@@ -47,15 +58,26 @@ t.test('ORB-A19 an Authorization header, valid or not, is ignored', async (t) =>
   t.equal((await orb.bot.get(DIRECTORY, { token: null, headers: { authorization: 'Basic Zm9vOmJhcg==' } })).status, 200)
 })
 
-t.test('ORB-011 ORB-018 the reply is {apps, registry}; the registry holds its seven public facts from the world', async (t) => {
-  const orb = await startOrb(t)
-  const reply = await orb.bot.get(DIRECTORY)
-  t.same(Object.keys(reply.json).sort(), ['apps', 'registry'])
-  t.ok(Array.isArray(reply.json.apps))
-  const { available: _available, ...facts } = defaultWorld().registry
-  t.same(reply.json.registry, facts, 'chainId, contract, asset, feeRecipient, feeBps, apps, fees; nothing else')
-  t.same(Object.keys(reply.json.registry).sort(), ['apps', 'asset', 'chainId', 'contract', 'feeBps', 'feeRecipient', 'fees'])
-})
+t.test(
+  'ORB-011 ORB-018 the reply is {apps, registry}; the registry holds its seven public facts from the world',
+  async (t) => {
+    const orb = await startOrb(t)
+    const reply = await orb.bot.get(DIRECTORY)
+    t.same(Object.keys(reply.json).sort(), ['apps', 'registry'])
+    t.ok(Array.isArray(reply.json.apps))
+    const { available: _available, ...facts } = defaultWorld().registry
+    t.same(reply.json.registry, facts, 'chainId, contract, asset, feeRecipient, feeBps, apps, fees; nothing else')
+    t.same(Object.keys(reply.json.registry).sort(), [
+      'apps',
+      'asset',
+      'chainId',
+      'contract',
+      'feeBps',
+      'feeRecipient',
+      'fees'
+    ])
+  }
+)
 
 t.test('ORB-012 only apps the developer listed appear; the unlisted one never does', async (t) => {
   const orb = await startOrb(t)
@@ -111,48 +133,62 @@ t.test('ORB-A19 with no registry contract, every chain is null and no manifest i
   }
 })
 
-t.test('ORB-016 manifest.hash is keccak256 of the exact manifest bytes (the ledger vectors), not sha3-256', async (t) => {
-  t.equal(bytesToHex(sha3_256(new Uint8Array())), SHA3_OF_EMPTY, 'the wrong function gives the ledger\'s wrong answer')
-  const manifests = Object.keys(VECTORS)
-  const orb = await startOrb(t, { world: worldWithManifests(manifests) })
-  const apps = byId(await orb.bot.get(DIRECTORY))
-  manifests.forEach((manifest, i) => {
-    const listed = apps.get(`app_m${i}`)
-    t.equal(listed.manifest.json, manifest, 'the exact string, not re-serialised')
-    t.equal(listed.manifest.hash, `0x${VECTORS[manifest]}`, JSON.stringify(manifest))
-  })
-  t.not(apps.get('app_m0').manifest.hash, `0x${SHA3_OF_EMPTY}`)
-})
-
-t.test('ORB-016 ORB-017 the manifest is served byte for byte: spacing, key order and non-ASCII are kept and hashed as UTF-8', async (t) => {
-  const manifests = ['{ "b": 1,\n  "a": "é" }', '{"a":"é"}', '{"emoji":"🪐","cjk":"軌道"}', '{"escaped":"\\u00e9"}']
-  const orb = await startOrb(t, { world: worldWithManifests(manifests) })
-  const apps = byId(await orb.bot.get(DIRECTORY))
-  const hashes = manifests.map((manifest, i) => {
-    const listed = apps.get(`app_m${i}`)
-    t.equal(listed.manifest.json, manifest)
-    t.equal(listed.manifest.hash, keccakOf(manifest), JSON.stringify(manifest))
-    return listed.manifest.hash
-  })
-  t.equal(new Set(hashes).size, manifests.length, 'texts that parse alike still hash apart')
-})
-
-t.test('ORB-016 property: any manifest JSON string in a world hashes to the library\'s keccak256 of its UTF-8 bytes', async (t) => {
-  const orb = await startOrb(t, { rateLimit: 'off' })
-  const manifest = fc.oneof(
-    fc.json({ stringUnit: 'binary' }),
-    fc.tuple(fc.jsonValue({ stringUnit: 'grapheme' }), fc.constantFrom(1, 2, '\t')).map(([value, indent]) => JSON.stringify(value, null, indent))
-  )
-  await fc.assert(fc.asyncProperty(fc.array(manifest, { minLength: 1, maxLength: 3 }), async (manifests) => {
-    // A fresh world, as a reset would load it.
-    orb.store.load(checkWorld(worldWithManifests(manifests)))
+t.test(
+  'ORB-016 manifest.hash is keccak256 of the exact manifest bytes (the ledger vectors), not sha3-256',
+  async (t) => {
+    t.equal(bytesToHex(sha3256(new Uint8Array())), SHA3_OF_EMPTY, "the wrong function gives the ledger's wrong answer")
+    const manifests = Object.keys(VECTORS)
+    const orb = await startOrb(t, { world: worldWithManifests(manifests) })
     const apps = byId(await orb.bot.get(DIRECTORY))
-    return manifests.every((json, i) => {
+    manifests.forEach((manifest, i) => {
       const listed = apps.get(`app_m${i}`)
-      return listed.manifest.json === json && listed.manifest.hash === keccakOf(json)
+      t.equal(listed.manifest.json, manifest, 'the exact string, not re-serialised')
+      t.equal(listed.manifest.hash, `0x${VECTORS[manifest]}`, JSON.stringify(manifest))
     })
-  }), fcParams({ numRuns: 100 }))
-})
+    t.not(apps.get('app_m0').manifest.hash, `0x${SHA3_OF_EMPTY}`)
+  }
+)
+
+t.test(
+  'ORB-016 ORB-017 the manifest is served byte for byte: spacing, key order and non-ASCII are kept and hashed as UTF-8',
+  async (t) => {
+    const manifests = ['{ "b": 1,\n  "a": "é" }', '{"a":"é"}', '{"emoji":"🪐","cjk":"軌道"}', '{"escaped":"\\u00e9"}']
+    const orb = await startOrb(t, { world: worldWithManifests(manifests) })
+    const apps = byId(await orb.bot.get(DIRECTORY))
+    const hashes = manifests.map((manifest, i) => {
+      const listed = apps.get(`app_m${i}`)
+      t.equal(listed.manifest.json, manifest)
+      t.equal(listed.manifest.hash, keccakOf(manifest), JSON.stringify(manifest))
+      return listed.manifest.hash
+    })
+    t.equal(new Set(hashes).size, manifests.length, 'texts that parse alike still hash apart')
+  }
+)
+
+t.test(
+  "ORB-016 property: any manifest JSON string in a world hashes to the library's keccak256 of its UTF-8 bytes",
+  async (t) => {
+    const orb = await startOrb(t, { rateLimit: 'off' })
+    const manifest = fc.oneof(
+      fc.json({ stringUnit: 'binary' }),
+      fc
+        .tuple(fc.jsonValue({ stringUnit: 'grapheme' }), fc.constantFrom(1, 2, '\t'))
+        .map(([value, indent]) => JSON.stringify(value, null, indent))
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.array(manifest, { minLength: 1, maxLength: 3 }), async (manifests) => {
+        // A fresh world, as a reset would load it.
+        orb.store.load(checkWorld(worldWithManifests(manifests)))
+        const apps = byId(await orb.bot.get(DIRECTORY))
+        return manifests.every((json, i) => {
+          const listed = apps.get(`app_m${i}`)
+          return listed.manifest.json === json && listed.manifest.hash === keccakOf(json)
+        })
+      }),
+      fcParams({ numRuns: 100 })
+    )
+  }
+)
 
 /** A world of `n` listed apps: app_i was listed at day i and is installed in `installs(i)` communities. */
 function crowdedWorld (n: number, installs: (i: number) => number): World {
@@ -160,14 +196,35 @@ function crowdedWorld (n: number, installs: (i: number) => number): World {
   world.apps = []
   world.installs = []
   world.messages = []
-  world.communities = Array.from({ length: 3 }, (_, c) => ({ id: `srv_${c}`, name: `S${c}`, members: [], channels: [] }))
+  world.communities = Array.from({ length: 3 }, (_, c) => ({
+    id: `srv_${c}`,
+    name: `S${c}`,
+    members: [],
+    channels: []
+  }))
   for (let i = 0; i < n; i++) {
     const id = `app_${String(i).padStart(2, '0')}`
-    world.apps.push({ id, name: id, token: `tok_crowd_${id}_000000`, scopes: [], listed: true, listedAt: i * 86_400_000 })
-    for (let c = 0; c < installs(i); c++) world.installs.push({ community: `srv_${c}`, app: id, role: { name: id, rights: [] }, channels: [] })
+    world.apps.push({
+      id,
+      name: id,
+      token: `tok_crowd_${id}_000000`,
+      scopes: [],
+      listed: true,
+      listedAt: i * 86_400_000
+    })
+    for (let c = 0; c < installs(i); c++) {
+      world.installs.push({ community: `srv_${c}`, app: id, role: { name: id, rights: [] }, channels: [] })
+    }
   }
   world.apps.push({ id: 'app_hidden', name: 'Hidden', token: 'tok_crowd_hidden_00000', scopes: [], listed: false })
-  for (let c = 0; c < 3; c++) world.installs.push({ community: `srv_${c}`, app: 'app_hidden', role: { name: 'Hidden', rights: [] }, channels: [] })
+  for (let c = 0; c < 3; c++) {
+    world.installs.push({
+      community: `srv_${c}`,
+      app: 'app_hidden',
+      role: { name: 'Hidden', rights: [] },
+      channels: []
+    })
+  }
   return world
 }
 
@@ -186,7 +243,8 @@ t.test('ORB-013 ORB-A19 at most 60 of 70 listed apps: most installs first, then 
 
 t.test('ORB-A19 installs counts current installs, and the order follows them', async (t) => {
   const orb = await startOrb(t)
-  const order = async () => (await orb.bot.get(DIRECTORY)).json.apps.map((app: { id: string, installs: number }) => `${app.id}:${app.installs}`)
+  const order = async () =>
+    (await orb.bot.get(DIRECTORY)).json.apps.map((app: { id: string; installs: number }) => `${app.id}:${app.installs}`)
   t.same(await order(), ['app_lite:2', 'app_demo:1', 'app_relic:0'])
   orb.control.install('srv_quiet', 'app_relic', {})
   orb.control.install('srv_orbit', 'app_relic', {})
@@ -194,20 +252,25 @@ t.test('ORB-A19 installs counts current installs, and the order follows them', a
   t.same(await order(), ['app_relic:2', 'app_lite:1', 'app_demo:1'], 'lite and demo tie at 1: lite was listed later')
 })
 
-t.test('ORB-019 ORB-099 ORB-A03 the 61st request in a minute from one address is 429 with Retry-After; waiting it out succeeds', async (t) => {
-  const orb = await startOrb(t)
-  for (let i = 0; i < 30; i++) t.equal((await orb.bot.get(DIRECTORY, { token: null })).status, 200)
-  orb.clock.advance(20_000)
-  for (let i = 0; i < 30; i++) t.equal((await orb.bot.get(DIRECTORY, { token: i % 2 === 0 ? DEMO.token : DEMO.lite })).status, 200)
-  const refused = await orb.bot.get(DIRECTORY, { token: DEMO.ghost })
-  t.ok(isOrbError(refused, 429), 'the window is per address, whatever token is sent')
-  const retryAfter = refused.headers.get('retry-after')
-  t.equal(retryAfter, '40', 'ceil of the seconds until the oldest request leaves the window')
-  orb.clock.advance(39_999)
-  t.ok(isOrbError(await orb.bot.get(DIRECTORY), 429), 'never early')
-  orb.clock.advance(Number(retryAfter) * 1000 - 39_999)
-  t.equal((await orb.bot.get(DIRECTORY)).status, 200, 'after Retry-After seconds')
-})
+t.test(
+  'ORB-019 ORB-099 ORB-A03 the 61st request in a minute from one address is 429 with Retry-After; waiting it out succeeds',
+  async (t) => {
+    const orb = await startOrb(t)
+    for (let i = 0; i < 30; i++) t.equal((await orb.bot.get(DIRECTORY, { token: null })).status, 200)
+    orb.clock.advance(20_000)
+    for (let i = 0; i < 30; i++) {
+      t.equal((await orb.bot.get(DIRECTORY, { token: i % 2 === 0 ? DEMO.token : DEMO.lite })).status, 200)
+    }
+    const refused = await orb.bot.get(DIRECTORY, { token: DEMO.ghost })
+    t.ok(isOrbError(refused, 429), 'the window is per address, whatever token is sent')
+    const retryAfter = refused.headers.get('retry-after')
+    t.equal(retryAfter, '40', 'ceil of the seconds until the oldest request leaves the window')
+    orb.clock.advance(39_999)
+    t.ok(isOrbError(await orb.bot.get(DIRECTORY), 429), 'never early')
+    orb.clock.advance(Number(retryAfter) * 1000 - 39_999)
+    t.equal((await orb.bot.get(DIRECTORY)).status, 200, 'after Retry-After seconds')
+  }
+)
 
 t.test('ORB-A03 with rateLimit off the directory is never throttled', async (t) => {
   const orb = await startOrb(t, { rateLimit: 'off' })

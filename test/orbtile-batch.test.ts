@@ -27,7 +27,17 @@ t.test('OT-114 OT-A19 a batch replaces the set: listed sessions are created or u
 
 t.test('OT-115 sessions is required', async (t) => {
   const a = await agentSetup(t)
-  assertSpecError(t, await a.client.request({ method: 'PUT', path: `/adapters/${a.id}/sessions`, body: {}, headers: { 'x-orbtile-adapter-token': a.token() } }), 'invalid_field', 'sessions')
+  assertSpecError(
+    t,
+    await a.client.request({
+      method: 'PUT',
+      path: `/adapters/${a.id}/sessions`,
+      body: {},
+      headers: { 'x-orbtile-adapter-token': a.token() }
+    }),
+    'invalid_field',
+    'sessions'
+  )
 })
 
 t.test('OT-116 OT-A19 33 items are invalid_field on sessions', async (t) => {
@@ -39,7 +49,12 @@ t.test('OT-116 OT-A19 33 items are invalid_field on sessions', async (t) => {
 t.test('OT-117 every item needs id, title and activity, even for an existing session', async (t) => {
   const a = await agentSetup(t)
   await a.post('s0', newSession())
-  assertSpecError(t, await a.batch([item('s0'), item('s1'), { id: 's0', activity: 'idle' }]), 'invalid_field', 'sessions[2].title')
+  assertSpecError(
+    t,
+    await a.batch([item('s0'), item('s1'), { id: 's0', activity: 'idle' }]),
+    'invalid_field',
+    'sessions[2].title'
+  )
   assertSpecError(t, await a.batch([{ title: 'x', activity: 'idle' }]), 'invalid_field', 'sessions[0].id')
   assertSpecError(t, await a.batch([item('bad id')]), 'invalid_field', 'sessions[0].id')
 })
@@ -98,17 +113,31 @@ t.test('OT-A19 atomicity: for any batch with one bad item, the stored sessions d
   const a = await agentSetup(t)
   await a.batch([item('s0', { model: 'm' }), item('s1')])
   const before = JSON.stringify(a.snapshot().sessions)
-  const bad = fc.constantFrom<Record<string, unknown>>({ ttlSeconds: 1 }, { host: 'a b' }, { activity: 'empty' }, { subagentCount: 100 }, { message: { id: 'x' } }, { title: '' })
-  await fc.assert(fc.asyncProperty(
-    fc.uniqueArray(fc.stringMatching(/^s[0-9]$/), { minLength: 1, maxLength: 6 }), fc.nat(), bad,
-    async (ids, pick, fault) => {
-      const items = ids.map((id) => item(id))
-      const at = pick % items.length
-      items[at] = { ...items[at]!, ...fault }
-      const reply = await a.batch(items)
-      return specErrorProblem(reply, 'invalid_field') === undefined &&
-        reply.json.error.field.startsWith(`sessions[${at}]`) &&
-        JSON.stringify(a.snapshot().sessions) === before
-    }
-  ), fcParams({ numRuns: 40 }))
+  const bad = fc.constantFrom<Record<string, unknown>>(
+    { ttlSeconds: 1 },
+    { host: 'a b' },
+    { activity: 'empty' },
+    { subagentCount: 100 },
+    { message: { id: 'x' } },
+    { title: '' }
+  )
+  await fc.assert(
+    fc.asyncProperty(
+      fc.uniqueArray(fc.stringMatching(/^s[0-9]$/), { minLength: 1, maxLength: 6 }),
+      fc.nat(),
+      bad,
+      async (ids, pick, fault) => {
+        const items = ids.map((id) => item(id))
+        const at = pick % items.length
+        items[at] = { ...items[at]!, ...fault }
+        const reply = await a.batch(items)
+        return (
+          specErrorProblem(reply, 'invalid_field') === undefined &&
+          reply.json.error.field.startsWith(`sessions[${at}]`) &&
+          JSON.stringify(a.snapshot().sessions) === before
+        )
+      }
+    ),
+    fcParams({ numRuns: 40 })
+  )
 })

@@ -12,9 +12,10 @@ const until = async (condition: () => boolean) => {
   for (let i = 0; i < 5000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve))
   if (!condition()) throw new Error('the fake never reached the awaited state')
 }
-const held = (a: { snapshot(): { events: { pollHeld: boolean } | null } }) => until(() => a.snapshot().events?.pollHeld === true)
+const held = (a: { snapshot(): { events: { pollHeld: boolean } | null } }) =>
+  until(() => a.snapshot().events?.pollHeld === true)
 
-t.test('OT-131 a poll answers 200 with events, lastSequence and acknowledged, as the spec\'s EventsReply', async (t) => {
+t.test("OT-131 a poll answers 200 with events, lastSequence and acknowledged, as the spec's EventsReply", async (t) => {
   const a = await agentSetup(t)
   const reply = await a.poll()
   t.equal(reply.status, 200)
@@ -24,7 +25,13 @@ t.test('OT-131 a poll answers 200 with events, lastSequence and acknowledged, as
 
 t.test('OT-132 after and ack are 0..2^53-1, waitSeconds 0..2, all integers', async (t) => {
   const a = await agentSetup(t)
-  for (const [body, field] of [[{ after: -1 }, 'after'], [{ ack: 9007199254740992 }, 'ack'], [{ after: 1.5 }, 'after'], [{ waitSeconds: 3 }, 'waitSeconds'], [{ waitSeconds: '1' }, 'waitSeconds']] as const) {
+  for (const [body, field] of [
+    [{ after: -1 }, 'after'],
+    [{ ack: 9007199254740992 }, 'ack'],
+    [{ after: 1.5 }, 'after'],
+    [{ waitSeconds: 3 }, 'waitSeconds'],
+    [{ waitSeconds: '1' }, 'waitSeconds']
+  ] as const) {
     assertSpecError(t, await a.poll(body), 'invalid_field', field)
   }
 })
@@ -50,7 +57,11 @@ t.test('OT-143 OT-144 a tap queues a tap event with sequence, sessionId and host
 t.test('OT-055 alsoOpen opens the openURL on a tap; eventOnly only emits the event', async (t) => {
   const a = await agentSetup(t)
   await a.post('s1', newSession({ openURL: 'vscode://file/x', pid: 4242 }))
-  t.same(a.fake.control.tap(a.id, 's1'), { event: { sequence: 1, type: 'tap', sessionId: 's1', host: 'local' }, opened: 'vscode://file/x', activated: 4242 })
+  t.same(a.fake.control.tap(a.id, 's1'), {
+    event: { sequence: 1, type: 'tap', sessionId: 's1', host: 'local' },
+    opened: 'vscode://file/x',
+    activated: 4242
+  })
   await a.reregister({ tapBehavior: 'eventOnly' })
   const onlyEvent = a.fake.control.tap(a.id, 's1')
   t.same([onlyEvent.opened, onlyEvent.activated], [null, null])
@@ -62,7 +73,17 @@ t.test('OT-055 alsoOpen opens the openURL on a tap; eventOnly only emits the eve
 t.test('OT-145 OT-146 decision events carry the request id, the decision or picks, and expiresAt', async (t) => {
   const a = await agentSetup(t, { keypad: true })
   await a.post('s1', newSession({ approval: approval('r1') }))
-  await a.post('s2', newSession({ question: question('q1', { questions: [{ text: 'a?', options: [{ label: 'x' }, { label: 'y' }, { label: 'z' }], multiSelect: true }, { text: 'b?', options: [{ label: 'x' }, { label: 'y' }] }] }) }))
+  await a.post(
+    's2',
+    newSession({
+      question: question('q1', {
+        questions: [
+          { text: 'a?', options: [{ label: 'x' }, { label: 'y' }, { label: 'z' }], multiSelect: true },
+          { text: 'b?', options: [{ label: 'x' }, { label: 'y' }] }
+        ]
+      })
+    })
+  )
   a.fake.control.decide(a.id, 'r1', { decision: 'deny' })
   a.fake.control.decide(a.id, 'q1', { picks: [[0, 2], [1]] })
   const { events } = (await a.poll()).json
@@ -73,14 +94,21 @@ t.test('OT-145 OT-146 decision events carry the request id, the decision or pick
   ])
 })
 
-t.test('OT-146 picks are validated against the pending question: one array per question, indices in range, unique, one for single-select', async (t) => {
-  const a = await agentSetup(t, { keypad: true })
-  await a.post('s1', newSession({ question: question('q1') }))
-  for (const picks of [[[0, 1]], [[2]], [[0], [1]], [[-1]], [['0']], [[]], [[0, 0]], []]) {
-    t.throws(() => a.fake.control.decide(a.id, 'q1', { picks: picks as number[][] }), { name: 'ControlError' }, JSON.stringify(picks))
+t.test(
+  'OT-146 picks are validated against the pending question: one array per question, indices in range, unique, one for single-select',
+  async (t) => {
+    const a = await agentSetup(t, { keypad: true })
+    await a.post('s1', newSession({ question: question('q1') }))
+    for (const picks of [[[0, 1]], [[2]], [[0], [1]], [[-1]], [['0']], [[]], [[0, 0]], []]) {
+      t.throws(
+        () => a.fake.control.decide(a.id, 'q1', { picks: picks as number[][] }),
+        { name: 'ControlError' },
+        JSON.stringify(picks)
+      )
+    }
+    t.ok(a.fake.control.decide(a.id, 'q1', { picks: [[1]] }).event)
   }
-  t.ok(a.fake.control.decide(a.id, 'q1', { picks: [[1]] }).event)
-})
+)
 
 t.test('OT-135 OT-136 events after `after`, ascending; a cumulative ack that never goes down', async (t) => {
   const a = await agentSetup(t)
@@ -142,28 +170,51 @@ t.test('OT-133 one outstanding poll per adapter: a second is poll_pending, and t
   t.equal((await first).json.events.length, 1)
 })
 
-t.test('OT-033 OT-141 OT-A21 at most 4 long polls across the fake; a 5th is limit_exceeded; waitSeconds 0 never counts', async (t) => {
-  const agents = [await agentSetup(t)]
-  const { fake } = agents[0]!
-  const clients = []
-  for (let i = 1; i < 5; i++) {
-    fake.control.setUser(`com.example.a${i}`, { allowed: true })
-    const reply = await agents[0]!.register(`com.example.a${i}`, { name: 'x', palette: { baseHue: 200 }, capabilities: ['tap'] })
-    clients.push({ id: `com.example.a${i}`, token: reply.json.adapterToken as string })
+t.test(
+  'OT-033 OT-141 OT-A21 at most 4 long polls across the fake; a 5th is limit_exceeded; waitSeconds 0 never counts',
+  async (t) => {
+    const agents = [await agentSetup(t)]
+    const { fake } = agents[0]!
+    const clients = []
+    for (let i = 1; i < 5; i++) {
+      fake.control.setUser(`com.example.a${i}`, { allowed: true })
+      const reply = await agents[0]!.register(`com.example.a${i}`, {
+        name: 'x',
+        palette: { baseHue: 200 },
+        capabilities: ['tap']
+      })
+      clients.push({ id: `com.example.a${i}`, token: reply.json.adapterToken as string })
+    }
+    const poll = (id: string, token: string, waitSeconds: number) =>
+      agents[0]!.client.request({
+        method: 'POST',
+        path: `/adapters/${id}/events`,
+        body: { waitSeconds },
+        headers: { 'x-orbtile-adapter-token': token }
+      })
+    const held = [agents[0]!.poll({ waitSeconds: 2 }), ...clients.slice(0, 3).map((c) => poll(c.id, c.token, 2))]
+    await until(() => fake.control.state().adapters.filter((adapter) => adapter.events?.pollHeld === true).length === 4)
+    assertSpecError(t, await poll(clients[3]!.id, clients[3]!.token, 1), 'limit_exceeded')
+    t.equal((await poll(clients[3]!.id, clients[3]!.token, 0)).status, 200)
+    await fake.control.advance(2000)
+    for (const reply of await Promise.all(held)) t.equal(reply.status, 200)
+    t.equal((await poll(clients[3]!.id, clients[3]!.token, 0)).status, 200)
   }
-  const poll = (id: string, token: string, waitSeconds: number) => agents[0]!.client.request({ method: 'POST', path: `/adapters/${id}/events`, body: { waitSeconds }, headers: { 'x-orbtile-adapter-token': token } })
-  const held = [agents[0]!.poll({ waitSeconds: 2 }), ...clients.slice(0, 3).map((c) => poll(c.id, c.token, 2))]
-  await until(() => fake.control.state().adapters.filter((adapter) => adapter.events?.pollHeld === true).length === 4)
-  assertSpecError(t, await poll(clients[3]!.id, clients[3]!.token, 1), 'limit_exceeded')
-  t.equal((await poll(clients[3]!.id, clients[3]!.token, 0)).status, 200)
-  await fake.control.advance(2000)
-  for (const reply of await Promise.all(held)) t.equal(reply.status, 200)
-  t.equal((await poll(clients[3]!.id, clients[3]!.token, 0)).status, 200)
-})
+)
 
 t.test('OT-141 a client that disconnects mid-poll frees its slot at once', async (t) => {
   const a = await agentSetup(t)
-  const req = httpRequest({ socketPath: a.fake.socketPath, method: 'POST', path: `/a/v1/adapters/${a.id}/events`, headers: { host: 'localhost', authorization: `Bearer ${a.fake.token}`, 'content-type': 'application/json', 'x-orbtile-adapter-token': a.token() } })
+  const req = httpRequest({
+    socketPath: a.fake.socketPath,
+    method: 'POST',
+    path: `/a/v1/adapters/${a.id}/events`,
+    headers: {
+      host: 'localhost',
+      authorization: `Bearer ${a.fake.token}`,
+      'content-type': 'application/json',
+      'x-orbtile-adapter-token': a.token()
+    }
+  })
   req.on('error', () => {})
   req.end(JSON.stringify({ waitSeconds: 2 }))
   await held(a)

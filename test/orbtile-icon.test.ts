@@ -26,7 +26,14 @@ t.test('OT-062 icon is an object with png or appBundleId, or null', async (t) =>
 t.test('OT-065 icon.png is strict RFC 4648 base64', async (t) => {
   const { register } = await adapterSetup(t)
   const good = b64(makePng(16, 16))
-  for (const png of [good.replace(/\+/g, '-').replace(/\//g, '_') + '-_', good.slice(0, 8) + ' ' + good.slice(8), good.slice(0, 8) + '\n' + good.slice(8), good.replace(/=+$/, '') + 'A', '', 'A'.repeat(43697)]) {
+  for (const png of [
+    good.replace(/\+/g, '-').replace(/\//g, '_') + '-_',
+    good.slice(0, 8) + ' ' + good.slice(8),
+    good.slice(0, 8) + '\n' + good.slice(8),
+    good.replace(/=+$/, '') + 'A',
+    '',
+    'A'.repeat(43697)
+  ]) {
     assertSpecError(t, await register('a.b', withIcon({ png })), 'invalid_field', 'icon.png')
   }
 })
@@ -56,19 +63,29 @@ t.test('OT-067 the PNG must be square, 16 to 256 pixels, and decode whole', asyn
     ['corrupt image data', corrupt(makePng(32, 32, 'noise'), 100)]
   ]
   for (const [what, bytes] of bad) {
-    t.equal(specErrorProblem(await register('a.b', withIcon({ png: b64(bytes) })), 'invalid_field', 'icon.png'), undefined, `${what} is refused`)
+    t.equal(
+      specErrorProblem(await register('a.b', withIcon({ png: b64(bytes) })), 'invalid_field', 'icon.png'),
+      undefined,
+      `${what} is refused`
+    )
   }
 })
 
 t.test('OT-067 any PNG that is not square, or not 16..256, is refused', async (t) => {
   const { register } = await adapterSetup(t)
-  await fc.assert(fc.asyncProperty(
-    fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 300 }),
-    async (width, height) => {
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 300 }), async (width, height) => {
       fc.pre(width !== height || width < 16 || width > 256)
-      return specErrorProblem(await register('a.b', withIcon({ png: b64(makePng(width, height, 'solid')) })), 'invalid_field', 'icon.png') === undefined
-    }
-  ), fcParams({ numRuns: 40 }))
+      return (
+        specErrorProblem(
+          await register('a.b', withIcon({ png: b64(makePng(width, height, 'solid')) })),
+          'invalid_field',
+          'icon.png'
+        ) === undefined
+      )
+    }),
+    fcParams({ numRuns: 40 })
+  )
 })
 
 t.test('OT-068 every accepted PNG re-encodes to 28x28 and 56x56 sRGB images within 16384 bytes', async (t) => {
@@ -94,13 +111,20 @@ t.test('OT-068 every accepted PNG re-encodes to 28x28 and 56x56 sRGB images with
 
 t.test('OT-068 the control server serves the two re-encoded PNGs, and the snapshot links them', async (t) => {
   const dir = scratch(t)
-  const fakes = await startOrbtest({ orb: false, orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off' }, controlPort: 0 })
+  const fakes = await startOrbtest({
+    orb: false,
+    orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off' },
+    controlPort: 0
+  })
   t.teardown(() => fakes.close())
   const client = new SocketClient(fakes.orbtile!.socketPath, fakes.orbtile!.token)
   t.teardown(() => client.close())
   await client.request({ method: 'PUT', path: '/adapters/i.ctl', body: withIcon({ png: b64(makePng(100, 100)) }) })
   const adapter = (await httpRequest(fakes.control.url, { path: '/control/orbtile/adapters/i.ctl' })).json
-  t.same(adapter.icon, { 28: '/control/orbtile/adapters/i.ctl/icon/28.png', 56: '/control/orbtile/adapters/i.ctl/icon/56.png' })
+  t.same(adapter.icon, {
+    28: '/control/orbtile/adapters/i.ctl/icon/28.png',
+    56: '/control/orbtile/adapters/i.ctl/icon/56.png'
+  })
   for (const size of [28, 56]) {
     const reply = await httpRequest(fakes.control.url, { path: adapter.icon[size] })
     t.equal(reply.status, 200)
@@ -110,32 +134,45 @@ t.test('OT-068 the control server serves the two re-encoded PNGs, and the snapsh
   t.equal((await httpRequest(fakes.control.url, { path: '/control/orbtile/adapters/no.icon/icon/28.png' })).status, 404)
 })
 
-t.test('OT-063 OT-A14 re-registering without icon clears it; a refused icon refuses the whole registration and keeps the old one', async (t) => {
-  const { register, fake } = await adapterSetup(t)
-  const first = await register('i.keep', { ...withIcon({ png: b64(makePng(64, 64)) }), capabilities: ['tap'] })
-  const token = first.json.adapterToken
-  const before = fake.control.icon('i.keep', 56)
-  t.ok(before)
-  const refused = await register('i.keep', { ...withIcon({ png: b64(makePng(10, 10)) }), capabilities: [] }, token)
-  assertSpecError(t, refused, 'invalid_field', 'icon.png')
-  t.same(fake.control.icon('i.keep', 56), before, 'the previous icon stays')
-  t.same(fake.control.adapter('i.keep')!.registration!.capabilities, ['tap'], 'and nothing else of the refused body was applied')
-  t.equal((await register('i.keep', withIcon(null), token)).status, 200)
-  t.equal(fake.control.icon('i.keep', 56), undefined, 'icon: null clears it')
-  await register('i.keep', withIcon({ png: b64(makePng(64, 64)) }), token)
-  await register('i.keep', { name: 'x', palette: { baseHue: 200 } }, token)
-  t.equal(fake.control.icon('i.keep', 28), undefined, 'leaving icon out clears it too')
-})
-
-t.test('OT-069 OT-A14 appBundleId: 3..128 characters of reverse-DNS; one that does not resolve is accepted silently', async (t) => {
-  const { register } = await adapterSetup(t)
-  const ok = await register('i.app', withIcon({ appBundleId: 'com.apple.Terminal' }))
-  t.equal(ok.status, 200)
-  t.notOk(ok.json.warnings.some((w: string) => /icon|appBundleId/.test(w)), 'no warning about the unresolved bundle id')
-  for (const appBundleId of ['Terminal', 'com..x', 'com.x.', 'a_b.c', `a.${'b'.repeat(127)}`]) {
-    assertSpecError(t, await register('a.b', withIcon({ appBundleId })), 'invalid_field', 'icon.appBundleId')
+t.test(
+  'OT-063 OT-A14 re-registering without icon clears it; a refused icon refuses the whole registration and keeps the old one',
+  async (t) => {
+    const { register, fake } = await adapterSetup(t)
+    const first = await register('i.keep', { ...withIcon({ png: b64(makePng(64, 64)) }), capabilities: ['tap'] })
+    const token = first.json.adapterToken
+    const before = fake.control.icon('i.keep', 56)
+    t.ok(before)
+    const refused = await register('i.keep', { ...withIcon({ png: b64(makePng(10, 10)) }), capabilities: [] }, token)
+    assertSpecError(t, refused, 'invalid_field', 'icon.png')
+    t.same(fake.control.icon('i.keep', 56), before, 'the previous icon stays')
+    t.same(
+      fake.control.adapter('i.keep')!.registration!.capabilities,
+      ['tap'],
+      'and nothing else of the refused body was applied'
+    )
+    t.equal((await register('i.keep', withIcon(null), token)).status, 200)
+    t.equal(fake.control.icon('i.keep', 56), undefined, 'icon: null clears it')
+    await register('i.keep', withIcon({ png: b64(makePng(64, 64)) }), token)
+    await register('i.keep', { name: 'x', palette: { baseHue: 200 } }, token)
+    t.equal(fake.control.icon('i.keep', 28), undefined, 'leaving icon out clears it too')
   }
-})
+)
+
+t.test(
+  'OT-069 OT-A14 appBundleId: 3..128 characters of reverse-DNS; one that does not resolve is accepted silently',
+  async (t) => {
+    const { register } = await adapterSetup(t)
+    const ok = await register('i.app', withIcon({ appBundleId: 'com.apple.Terminal' }))
+    t.equal(ok.status, 200)
+    t.notOk(
+      ok.json.warnings.some((w: string) => /icon|appBundleId/.test(w)),
+      'no warning about the unresolved bundle id'
+    )
+    for (const appBundleId of ['Terminal', 'com..x', 'com.x.', 'a_b.c', `a.${'b'.repeat(127)}`]) {
+      assertSpecError(t, await register('a.b', withIcon({ appBundleId })), 'invalid_field', 'icon.appBundleId')
+    }
+  }
+)
 
 t.test('OT-A14 an APNG is accepted (its first frame)', async (t) => {
   const { register } = await adapterSetup(t)
@@ -165,56 +202,85 @@ function toApng (png: Buffer): Buffer {
 
 t.test('OT-070 OT-A14 with both png and appBundleId, both are kept; off macOS the png is the icon drawn', async (t) => {
   const { register, fake } = await adapterSetup(t)
-  t.equal((await register('i.both', withIcon({ png: b64(makePng(48, 48)), appBundleId: 'com.apple.Terminal' }))).status, 200)
-  t.same(fake.control.adapter('i.both')!.registration!.icon, { appBundleId: 'com.apple.Terminal', png: { width: 48, height: 48, bytes: makePng(48, 48).length } })
+  t.equal(
+    (await register('i.both', withIcon({ png: b64(makePng(48, 48)), appBundleId: 'com.apple.Terminal' }))).status,
+    200
+  )
+  t.same(fake.control.adapter('i.both')!.registration!.icon, {
+    appBundleId: 'com.apple.Terminal',
+    png: { width: 48, height: 48, bytes: makePng(48, 48).length }
+  })
   t.ok(fake.control.icon('i.both', 28))
   await register('i.bundle', withIcon({ appBundleId: 'com.apple.Terminal' }))
   t.equal(fake.control.icon('i.bundle', 28), undefined, 'a bundle id alone draws no custom icon here')
 })
 
-t.test('OT-068 the re-encoded icons carry a valid sRGB chunk right after IHDR, and every chunk CRC holds', async (t) => {
-  const { register, fake } = await adapterSetup(t)
-  await register('i.srgb', withIcon({ png: b64(makePng(64, 64)) }))
-  for (const size of [28, 56] as const) {
-    const chunks = pngChunks(fake.control.icon('i.srgb', size)!)
-    t.same(chunks.map((c) => c.type).slice(0, 2), ['IHDR', 'sRGB'])
-    t.same([...chunks[1]!.data], [0], 'rendering intent: perceptual')
-    t.ok(chunks.every((c) => c.crcOk), 'every CRC is right')
-    t.equal(chunks.at(-1)!.type, 'IEND')
+t.test(
+  'OT-068 the re-encoded icons carry a valid sRGB chunk right after IHDR, and every chunk CRC holds',
+  async (t) => {
+    const { register, fake } = await adapterSetup(t)
+    await register('i.srgb', withIcon({ png: b64(makePng(64, 64)) }))
+    for (const size of [28, 56] as const) {
+      const chunks = pngChunks(fake.control.icon('i.srgb', size)!)
+      t.same(chunks.map((c) => c.type).slice(0, 2), ['IHDR', 'sRGB'])
+      t.same([...chunks[1]!.data], [0], 'rendering intent: perceptual')
+      t.ok(
+        chunks.every((c) => c.crcOk),
+        'every CRC is right'
+      )
+      t.equal(chunks.at(-1)!.type, 'IEND')
+    }
   }
-})
+)
 
-t.test('OT-068 the icon is resampled, not cropped: a full-width gradient stays a full-width gradient at 28 and 56', async (t) => {
-  const { register, fake } = await adapterSetup(t)
-  await register('i.grad', withIcon({ png: b64(makePng(200, 200)) }))
-  for (const size of [28, 56] as const) {
-    const image = fake.control.icon('i.grad', size)!
-    const [left] = pixel(image, 0, size / 2)
-    const [middle] = pixel(image, size / 2, size / 2)
-    const [right] = pixel(image, size - 1, size / 2)
-    t.ok(left! < 20 && right! > 235 && Math.abs(middle! - 128) < 20, `${size}: left ${left}, middle ${middle}, right ${right}`)
+t.test(
+  'OT-068 the icon is resampled, not cropped: a full-width gradient stays a full-width gradient at 28 and 56',
+  async (t) => {
+    const { register, fake } = await adapterSetup(t)
+    await register('i.grad', withIcon({ png: b64(makePng(200, 200)) }))
+    for (const size of [28, 56] as const) {
+      const image = fake.control.icon('i.grad', size)!
+      const [left] = pixel(image, 0, size / 2)
+      const [middle] = pixel(image, size / 2, size / 2)
+      const [right] = pixel(image, size - 1, size / 2)
+      t.ok(
+        left! < 20 && right! > 235 && Math.abs(middle! - 128) < 20,
+        `${size}: left ${left}, middle ${middle}, right ${right}`
+      )
+    }
+    const [a] = pixel(fake.control.icon('i.grad', 56)!, 28, 28)
+    await register('i.small', withIcon({ png: b64(makePng(16, 16)) }))
+    t.ok(
+      Math.abs(pixel(fake.control.icon('i.small', 56)!, 28, 28)[0]! - a!) < 25,
+      'an upscaled 16x16 keeps its gradient too'
+    )
   }
-  const [a] = pixel(fake.control.icon('i.grad', 56)!, 28, 28)
-  await register('i.small', withIcon({ png: b64(makePng(16, 16)) }))
-  t.ok(Math.abs(pixel(fake.control.icon('i.small', 56)!, 28, 28)[0]! - a!) < 25, 'an upscaled 16x16 keeps its gradient too')
-})
+)
 
-t.test('OT-066 a real PNG of 32769..32772 bytes (within 43696 characters) is refused for its size; one of 32768 is accepted', async (t) => {
-  const { register } = await adapterSetup(t)
-  const base = makePng(64, 64)
-  const padded = (total: number) => withChunk(base, 'teXt', Buffer.alloc(total - base.length - 12, 0x61))
-  const over = padded(32770)
-  t.equal(over.length, 32770)
-  t.ok(b64(over).length <= 43696, 'within the character limit')
-  assertSpecError(t, await register('a.b', withIcon({ png: b64(over) })), 'invalid_field', 'icon.png')
-  const exact = padded(32768)
-  t.equal(exact.length, 32768)
-  t.equal((await register('i.exact', withIcon({ png: b64(exact) }))).status, 200)
-})
+t.test(
+  'OT-066 a real PNG of 32769..32772 bytes (within 43696 characters) is refused for its size; one of 32768 is accepted',
+  async (t) => {
+    const { register } = await adapterSetup(t)
+    const base = makePng(64, 64)
+    const padded = (total: number) => withChunk(base, 'teXt', Buffer.alloc(total - base.length - 12, 0x61))
+    const over = padded(32770)
+    t.equal(over.length, 32770)
+    t.ok(b64(over).length <= 43696, 'within the character limit')
+    assertSpecError(t, await register('a.b', withIcon({ png: b64(over) })), 'invalid_field', 'icon.png')
+    const exact = padded(32768)
+    t.equal(exact.length, 32768)
+    t.equal((await register('i.exact', withIcon({ png: b64(exact) }))).status, 200)
+  }
+)
 
 t.test('OT-067 OT-A14 a bad CRC in any chunk is refused; bytes after IEND are ignored', async (t) => {
   const { register } = await adapterSetup(t)
-  assertSpecError(t, await register('a.b', withIcon({ png: b64(withChunk(makePng(32, 32), 'tEXt', Buffer.from('Comment\0hi'), true)) })), 'invalid_field', 'icon.png')
+  assertSpecError(
+    t,
+    await register('a.b', withIcon({ png: b64(withChunk(makePng(32, 32), 'tEXt', Buffer.from('Comment\0hi'), true)) })),
+    'invalid_field',
+    'icon.png'
+  )
   const idat = makePng(32, 32)
   const at = idat.indexOf('IDAT') - 4
   const badIdatCrc = Buffer.from(idat)

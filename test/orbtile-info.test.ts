@@ -86,12 +86,27 @@ t.test('OT-038 without X-Orbtile-Nonce there is no proof', async (t) => {
 t.test('OT-A29 a malformed nonce is invalid_field naming the header', async (t) => {
   const { client } = await setup(t)
   for (const nonce of ['', '0011', 'x'.repeat(16), '0'.repeat(65), '0'.repeat(15), '0'.repeat(15) + 'g']) {
-    assertSpecError(t, await client.request({ headers: { 'x-orbtile-nonce': nonce } }), 'invalid_field', 'X-Orbtile-Nonce')
+    assertSpecError(
+      t,
+      await client.request({ headers: { 'x-orbtile-nonce': nonce } }),
+      'invalid_field',
+      'X-Orbtile-Nonce'
+    )
   }
-  await fc.assert(fc.asyncProperty(
-    fc.string({ unit: 'grapheme-ascii', maxLength: 80 }).filter((s) => !/^[0-9A-Fa-f]{16,64}$/.test(s) && /^[\x21-\x7e]*$/.test(s)),
-    async (nonce) => specErrorProblem(await client.request({ headers: { 'x-orbtile-nonce': nonce } }), 'invalid_field', 'X-Orbtile-Nonce') === undefined
-  ), fcParams({ numRuns: 50 }))
+  await fc.assert(
+    fc.asyncProperty(
+      fc
+        .string({ unit: 'grapheme-ascii', maxLength: 80 })
+        .filter((s) => !/^[0-9A-Fa-f]{16,64}$/.test(s) && /^[\x21-\x7e]*$/.test(s)),
+      async (nonce) =>
+        specErrorProblem(
+          await client.request({ headers: { 'x-orbtile-nonce': nonce } }),
+          'invalid_field',
+          'X-Orbtile-Nonce'
+        ) === undefined
+    ),
+    fcParams({ numRuns: 50 })
+  )
 })
 
 t.test('OT-A29 /info needs the bearer token too', async (t) => {

@@ -24,20 +24,28 @@ t.test('OT-018 a registration reply carries a 43-character base64url adapterToke
   t.equal(tokens.size, 5, 'five leases, five tokens')
 })
 
-t.test('OT-020 OT-021 OT-A06 while a lease is live, re-registration needs its token; a wrong or missing one is 401 naming the header', async (t) => {
-  const { register } = await adapterSetup(t)
-  const a = (await register('own.a')).json.adapterToken
-  const b = (await register('own.b')).json.adapterToken
-  assertSpecError(t, await register('own.a'), 'unauthorized', 'X-Orbtile-Adapter-Token')
-  assertSpecError(t, await register('own.a', minimalRegistration(), 'x'.repeat(43)), 'unauthorized', 'X-Orbtile-Adapter-Token')
-  assertSpecError(t, await register('own.a', minimalRegistration(), b), 'unauthorized', 'X-Orbtile-Adapter-Token')
-  const again = await register('own.a', { name: 'Renamed', palette: { baseHue: 250 } }, a)
-  t.equal(again.status, 200)
-  t.equal(again.json.adapterToken, a, 'OT-A06: the same token; the lease goes on')
-  t.equal(again.json.adapter.palette.baseHue, 250, 'the reply reflects the new body')
-})
+t.test(
+  'OT-020 OT-021 OT-A06 while a lease is live, re-registration needs its token; a wrong or missing one is 401 naming the header',
+  async (t) => {
+    const { register } = await adapterSetup(t)
+    const a = (await register('own.a')).json.adapterToken
+    const b = (await register('own.b')).json.adapterToken
+    assertSpecError(t, await register('own.a'), 'unauthorized', 'X-Orbtile-Adapter-Token')
+    assertSpecError(
+      t,
+      await register('own.a', minimalRegistration(), 'x'.repeat(43)),
+      'unauthorized',
+      'X-Orbtile-Adapter-Token'
+    )
+    assertSpecError(t, await register('own.a', minimalRegistration(), b), 'unauthorized', 'X-Orbtile-Adapter-Token')
+    const again = await register('own.a', { name: 'Renamed', palette: { baseHue: 250 } }, a)
+    t.equal(again.status, 200)
+    t.equal(again.json.adapterToken, a, 'OT-A06: the same token; the lease goes on')
+    t.equal(again.json.adapter.palette.baseHue, 250, 'the reply reflects the new body')
+  }
+)
 
-t.test('OT-A02 a live lease\'s token is checked before the body', async (t) => {
+t.test("OT-A02 a live lease's token is checked before the body", async (t) => {
   const { register } = await adapterSetup(t)
   await register('order.a')
   assertSpecError(t, await register('order.a', { name: '' }), 'unauthorized', 'X-Orbtile-Adapter-Token')
@@ -68,7 +76,11 @@ t.test('OT-028 OT-A21 at most 8 live leases, awaiting adapters included; ending 
     tokens.push(reply.json.adapterToken)
   }
   assertSpecError(t, await register('max.ninth'), 'limit_exceeded')
-  t.equal((await register('max.a3', minimalRegistration(), tokens[3])).status, 200, 're-registering a live one is no new slot')
+  t.equal(
+    (await register('max.a3', minimalRegistration(), tokens[3])).status,
+    200,
+    're-registering a live one is no new slot'
+  )
   await unregister('max.a0', tokens[0])
   t.equal((await register('max.ninth')).status, 200)
 })
@@ -112,79 +124,139 @@ t.test('OT-023 regenerating the discovery token or restarting ends every lease',
   const after = new SocketClient(fake.socketPath, fake.token)
   t.teardown(() => after.close())
   t.equal(fake.control.adapter('end.a')!.lease, null)
-  const c = await after.request({ method: 'PUT', path: '/adapters/end.a', body: minimalRegistration(), headers: { 'x-orbtile-adapter-token': b } })
+  const c = await after.request({
+    method: 'PUT',
+    path: '/adapters/end.a',
+    body: minimalRegistration(),
+    headers: { 'x-orbtile-adapter-token': b }
+  })
   t.equal(c.status, 200)
   t.not(c.json.adapterToken, b)
 })
 
-t.test('OT-060 OT-A09 approval: awaiting_user first, allowed by the user, disabled_by_user; kept across leases and restarts', async (t) => {
-  const { register, unregister, fake } = await adapterSetup(t)
-  const first = await register('ok.a')
-  t.same([first.json.enabled, first.json.reason], [false, 'awaiting_user'])
-  t.match(first.json.adapterToken, TOKEN, 'a token is issued anyway')
-  fake.control.setUser('ok.a', { allowed: true })
-  const allowed = await register('ok.a', minimalRegistration(), first.json.adapterToken)
-  t.equal(allowed.json.enabled, true)
-  t.notOk('reason' in allowed.json, 'no reason while enabled')
-  await unregister('ok.a', first.json.adapterToken)
-  await fake.control.restart()
-  const client = new SocketClient(fake.socketPath, fake.token)
-  t.teardown(() => client.close())
-  const later = await client.request({ method: 'PUT', path: '/adapters/ok.a', body: minimalRegistration() })
-  t.equal(later.json.enabled, true, 'the approval outlives the lease and the restart')
-  fake.control.setUser('ok.a', { allowed: false })
-  const disabled = await client.request({ method: 'PUT', path: '/adapters/ok.a', body: minimalRegistration(), headers: { 'x-orbtile-adapter-token': later.json.adapterToken } })
-  t.same([disabled.json.enabled, disabled.json.reason], [false, 'disabled_by_user'])
-})
+t.test(
+  'OT-060 OT-A09 approval: awaiting_user first, allowed by the user, disabled_by_user; kept across leases and restarts',
+  async (t) => {
+    const { register, unregister, fake } = await adapterSetup(t)
+    const first = await register('ok.a')
+    t.same([first.json.enabled, first.json.reason], [false, 'awaiting_user'])
+    t.match(first.json.adapterToken, TOKEN, 'a token is issued anyway')
+    fake.control.setUser('ok.a', { allowed: true })
+    const allowed = await register('ok.a', minimalRegistration(), first.json.adapterToken)
+    t.equal(allowed.json.enabled, true)
+    t.notOk('reason' in allowed.json, 'no reason while enabled')
+    await unregister('ok.a', first.json.adapterToken)
+    await fake.control.restart()
+    const client = new SocketClient(fake.socketPath, fake.token)
+    t.teardown(() => client.close())
+    const later = await client.request({ method: 'PUT', path: '/adapters/ok.a', body: minimalRegistration() })
+    t.equal(later.json.enabled, true, 'the approval outlives the lease and the restart')
+    fake.control.setUser('ok.a', { allowed: false })
+    const disabled = await client.request({
+      method: 'PUT',
+      path: '/adapters/ok.a',
+      body: minimalRegistration(),
+      headers: { 'x-orbtile-adapter-token': later.json.adapterToken }
+    })
+    t.same([disabled.json.enabled, disabled.json.reason], [false, 'disabled_by_user'])
+  }
+)
 
 t.test('OT-A09 PUT replaces the whole registration: omitted fields return to their defaults', async (t) => {
   const { register, fake } = await adapterSetup(t)
-  const token = (await register('rep.a', { name: 'Full', shortName: 'F', palette: { baseHue: 200, chroma: 0.7 }, glyph: { symbol: 'x' }, urlSchemes: ['vscode'], capabilities: ['tap', 'approvals'], tapBehavior: 'eventOnly' })).json.adapterToken
+  const token = (
+    await register('rep.a', {
+      name: 'Full',
+      shortName: 'F',
+      palette: { baseHue: 200, chroma: 0.7 },
+      glyph: { symbol: 'x' },
+      urlSchemes: ['vscode'],
+      capabilities: ['tap', 'approvals'],
+      tapBehavior: 'eventOnly'
+    })
+  ).json.adapterToken
   await register('rep.a', { name: 'Plain name that is long', palette: { baseHue: 200 } }, token)
   const { registration, badge } = fake.control.adapter('rep.a')!
-  t.same(registration, { name: 'Plain name that is long', palette: { baseHue: 200, chroma: 1, lightness: 0 }, icon: null, urlSchemes: [], capabilities: [], tapBehavior: 'alsoOpen' })
+  t.same(registration, {
+    name: 'Plain name that is long',
+    palette: { baseHue: 200, chroma: 1, lightness: 0 },
+    icon: null,
+    urlSchemes: [],
+    capabilities: [],
+    tapBehavior: 'alsoOpen'
+  })
   t.equal(badge, 'Plain name t', 'a long name without shortName is cut to 12 for display')
 })
 
-t.test('OT-056 OT-057 keypad decisions need the user\'s switch, and the reply shows it as of registration', async (t) => {
-  const { register, fake } = await adapterSetup(t)
-  const first = await register('kp.a', { ...minimalRegistration(), capabilities: ['approvals', 'questions'] })
-  t.equal(first.json.keypadDecisions, false, 'declaring approvals does not enable them')
-  fake.control.setUser('kp.a', { keypad: true })
-  t.equal(fake.control.adapter('kp.a')!.keypadDecisions, false, 'a snapshot: unchanged until the next registration')
-  const second = await register('kp.a', { ...minimalRegistration(), capabilities: ['approvals'] }, first.json.adapterToken)
-  t.equal(second.json.keypadDecisions, true)
-  const noCaps = await register('kp.a', minimalRegistration(), first.json.adapterToken)
-  t.equal(noCaps.json.keypadDecisions, false, 'nothing to decide without approvals or questions')
-})
-
-t.test('OT-A26 control: PUT /control/orbtile/adapters/{id}/user, the snapshot per adapter, and --auto-allow', async (t) => {
-  const dir = scratch(t)
-  const fakes = await startOrbtest({ orb: false, orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off', autoAllow: true }, controlPort: 0, clockMode: 'virtual' })
-  t.teardown(() => fakes.close())
-  const client = new SocketClient(fakes.orbtile!.socketPath, readDiscovery(join(dir, 'd.json')).token)
-  t.teardown(() => client.close())
-  const reply = await client.request({ method: 'PUT', path: '/adapters/auto.a', body: minimalRegistration() })
-  t.equal(reply.json.enabled, true, '--auto-allow allows a first registration')
-  const call = (method: string, path: string, body?: unknown) => httpRequest(fakes.control.url, { method, path, body })
-  const changed = await call('PUT', '/control/orbtile/adapters/auto.a/user', { allowed: false, keypad: true, baseHue: 120, anchorAttention: true })
-  t.equal(changed.status, 200)
-  t.same(changed.json.user, { approval: 'disabled_by_user', keypad: true, baseHue: 120, anchorAttention: true })
-  t.equal(changed.json.palette.resolvedBaseHue, 120)
-  const state = (await call('GET', '/control/orbtile/state')).json
-  t.equal(state.adapters.length, 1)
-  t.notMatch(JSON.stringify(state), reply.json.adapterToken, 'never the adapter token')
-  t.ok(state.adapters[0].lease.silenceDeadline)
-  for (const bad of [{}, { baseHue: 360 }, { allowed: 'yes' }, { extra: 1 }]) {
-    t.equal((await call('PUT', '/control/orbtile/adapters/auto.a/user', bad)).status, 400, JSON.stringify(bad))
+t.test(
+  "OT-056 OT-057 keypad decisions need the user's switch, and the reply shows it as of registration",
+  async (t) => {
+    const { register, fake } = await adapterSetup(t)
+    const first = await register('kp.a', { ...minimalRegistration(), capabilities: ['approvals', 'questions'] })
+    t.equal(first.json.keypadDecisions, false, 'declaring approvals does not enable them')
+    fake.control.setUser('kp.a', { keypad: true })
+    t.equal(fake.control.adapter('kp.a')!.keypadDecisions, false, 'a snapshot: unchanged until the next registration')
+    const second = await register(
+      'kp.a',
+      { ...minimalRegistration(), capabilities: ['approvals'] },
+      first.json.adapterToken
+    )
+    t.equal(second.json.keypadDecisions, true)
+    const noCaps = await register('kp.a', minimalRegistration(), first.json.adapterToken)
+    t.equal(noCaps.json.keypadDecisions, false, 'nothing to decide without approvals or questions')
   }
-  t.equal((await call('PUT', '/control/orbtile/adapters/claude/user', { allowed: true })).status, 400, 'reserved ids have no settings')
-  const pre = await call('PUT', '/control/orbtile/adapters/later.a/user', { allowed: true })
-  t.equal(pre.json.enabled, true, 'a user can allow an id before it ever registers')
-  t.equal((await call('GET', '/control/orbtile/adapters/never.seen')).status, 404)
-  await call('POST', '/control/reset')
-  t.same((await call('GET', '/control/orbtile/state')).json.adapters, [], 'reset forgets adapters and settings')
-})
+)
+
+t.test(
+  'OT-A26 control: PUT /control/orbtile/adapters/{id}/user, the snapshot per adapter, and --auto-allow',
+  async (t) => {
+    const dir = scratch(t)
+    const fakes = await startOrbtest({
+      orb: false,
+      orbtile: {
+        discoveryPath: join(dir, 'd.json'),
+        socketPath: join(dir, 'o.sock'),
+        rateLimit: 'off',
+        autoAllow: true
+      },
+      controlPort: 0,
+      clockMode: 'virtual'
+    })
+    t.teardown(() => fakes.close())
+    const client = new SocketClient(fakes.orbtile!.socketPath, readDiscovery(join(dir, 'd.json')).token)
+    t.teardown(() => client.close())
+    const reply = await client.request({ method: 'PUT', path: '/adapters/auto.a', body: minimalRegistration() })
+    t.equal(reply.json.enabled, true, '--auto-allow allows a first registration')
+    const call = (method: string, path: string, body?: unknown) =>
+      httpRequest(fakes.control.url, { method, path, body })
+    const changed = await call('PUT', '/control/orbtile/adapters/auto.a/user', {
+      allowed: false,
+      keypad: true,
+      baseHue: 120,
+      anchorAttention: true
+    })
+    t.equal(changed.status, 200)
+    t.same(changed.json.user, { approval: 'disabled_by_user', keypad: true, baseHue: 120, anchorAttention: true })
+    t.equal(changed.json.palette.resolvedBaseHue, 120)
+    const state = (await call('GET', '/control/orbtile/state')).json
+    t.equal(state.adapters.length, 1)
+    t.notMatch(JSON.stringify(state), reply.json.adapterToken, 'never the adapter token')
+    t.ok(state.adapters[0].lease.silenceDeadline)
+    for (const bad of [{}, { baseHue: 360 }, { allowed: 'yes' }, { extra: 1 }]) {
+      t.equal((await call('PUT', '/control/orbtile/adapters/auto.a/user', bad)).status, 400, JSON.stringify(bad))
+    }
+    t.equal(
+      (await call('PUT', '/control/orbtile/adapters/claude/user', { allowed: true })).status,
+      400,
+      'reserved ids have no settings'
+    )
+    const pre = await call('PUT', '/control/orbtile/adapters/later.a/user', { allowed: true })
+    t.equal(pre.json.enabled, true, 'a user can allow an id before it ever registers')
+    t.equal((await call('GET', '/control/orbtile/adapters/never.seen')).status, 404)
+    await call('POST', '/control/reset')
+    t.same((await call('GET', '/control/orbtile/state')).json.adapters, [], 'reset forgets adapters and settings')
+  }
+)
 
 t.test('OT-041 a reply validates against the spec for every approval state', async (t) => {
   const { register, fake } = await adapterSetup(t)
@@ -214,7 +286,10 @@ t.test('OT-A09 --auto-allow allows only an id the user never decided on; a disab
 t.test('OT-021 OT-A06 two first registrations racing for one id: one lease, the other is 401', async (t) => {
   const { register } = await adapterSetup(t)
   const icon = { png: makePng(80, 80, 'noise').toString('base64') }
-  const replies = await Promise.all([register('race.a', { ...minimalRegistration(), icon }), register('race.a'), register('race.a', { ...minimalRegistration(), icon })])
+  const replies = await Promise.all([
+    register('race.a', { ...minimalRegistration(), icon }),
+    register('race.a'),
+    register('race.a', { ...minimalRegistration(), icon })
+  ])
   t.same(replies.map((r) => r.status).sort(), [200, 401, 401])
 })
-

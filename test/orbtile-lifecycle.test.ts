@@ -10,10 +10,16 @@ import { readDiscovery, scratch } from './helpers/fake.js'
 
 const item = (id: string, extra: Record<string, unknown> = {}) => ({ id, ...newSession(), ...extra })
 const held = async (a: { snapshot(): { events: { pollHeld: boolean } | null } }) => {
-  for (let i = 0; i < 500 && a.snapshot().events?.pollHeld !== true; i++) await new Promise((resolve) => setImmediate(resolve))
+  for (let i = 0; i < 500 && a.snapshot().events?.pollHeld !== true; i++) {
+    await new Promise((resolve) => setImmediate(resolve))
+  }
 }
 const userError = (action: () => unknown): ControlError | undefined => {
-  try { action() } catch (err) { return err as ControlError }
+  try {
+    action()
+  } catch (err) {
+    return err as ControlError
+  }
   return undefined
 }
 
@@ -56,7 +62,9 @@ t.test('OT-057 OT-A22 a decision whose event was dropped undelivered can be made
 t.test('OT-127 an identical re-send that spells out a default is still identical', async (t) => {
   const a = await agentSetup(t)
   await a.post('s1', newSession({ question: question('q1') }))
-  const spelled = question('q1', { questions: [{ text: 'Which branch?', multiSelect: false, options: [{ label: 'main' }, { label: 'dev' }] }] })
+  const spelled = question('q1', {
+    questions: [{ text: 'Which branch?', multiSelect: false, options: [{ label: 'main' }, { label: 'dev' }] }]
+  })
   t.equal((await a.post('s1', { question: spelled })).status, 200)
 })
 
@@ -65,8 +73,16 @@ t.test('OT-133 OT-A02 an adapter\'s second poll is poll_pending even when the fa
   const others = []
   for (let i = 1; i <= 3; i++) {
     a.fake.control.setUser(`com.example.o${i}`, { allowed: true })
-    const token = (await a.register(`com.example.o${i}`, { ...minimalRegistration(), capabilities: ['tap'] })).json.adapterToken
-    others.push(a.client.request({ method: 'POST', path: `/adapters/com.example.o${i}/events`, body: { waitSeconds: 2 }, headers: { 'x-orbtile-adapter-token': token } }))
+    const token = (await a.register(`com.example.o${i}`, { ...minimalRegistration(), capabilities: ['tap'] })).json
+      .adapterToken
+    others.push(
+      a.client.request({
+        method: 'POST',
+        path: `/adapters/com.example.o${i}/events`,
+        body: { waitSeconds: 2 },
+        headers: { 'x-orbtile-adapter-token': token }
+      })
+    )
   }
   const first = a.poll({ waitSeconds: 2 })
   await held(a)
@@ -80,51 +96,140 @@ t.test('OT-A25 session faults are reported in the body\'s order', async (t) => {
   await a.post('s1', newSession())
   assertSpecError(t, await a.post('s1', { pid: 999999999, openURL: 'https://x' }), 'invalid_field', 'pid')
   assertSpecError(t, await a.post('s1', { openURL: 'https://x', pid: 999999999 }), 'invalid_field', 'openURL')
-  assertSpecError(t, await a.batch([item('a'), item('a'), { id: 'c', title: '' , activity: 'idle' }]), 'invalid_field', 'sessions[1].id')
+  assertSpecError(
+    t,
+    await a.batch([item('a'), item('a'), { id: 'c', title: '', activity: 'idle' }]),
+    'invalid_field',
+    'sessions[1].id'
+  )
 })
 
-t.test('OT-A05 OT-012 a bodiless DELETE with Content-Type: application/json is fine; so is a bodiless control tap', async (t) => {
-  const dir = scratch(t)
-  const fakes = await startOrbtest({ orb: false, orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off', autoAllow: true }, controlPort: 0 })
-  t.teardown(() => fakes.close())
-  const client = new SocketClient(fakes.orbtile!.socketPath, readDiscovery(join(dir, 'd.json')).token)
-  t.teardown(() => client.close())
-  const token = (await client.request({ method: 'PUT', path: '/adapters/del.a', body: { ...minimalRegistration(), capabilities: ['tap'] } })).json.adapterToken
-  await client.request({ method: 'POST', path: '/adapters/del.a/sessions/s1', body: newSession(), headers: { 'x-orbtile-adapter-token': token } })
-  const tap = await httpRequest(fakes.control.url, { method: 'POST', path: '/control/orbtile/adapters/del.a/sessions/s1/tap', headers: { 'content-type': 'application/json' } })
-  t.equal(tap.status, 200)
-  t.equal(tap.json.event.type, 'tap')
-  const del = await client.request({ method: 'DELETE', path: '/adapters/del.a', headers: { 'x-orbtile-adapter-token': token, 'content-type': 'application/json' } })
-  t.equal(del.status, 204)
-})
+t.test(
+  'OT-A05 OT-012 a bodiless DELETE with Content-Type: application/json is fine; so is a bodiless control tap',
+  async (t) => {
+    const dir = scratch(t)
+    const fakes = await startOrbtest({
+      orb: false,
+      orbtile: {
+        discoveryPath: join(dir, 'd.json'),
+        socketPath: join(dir, 'o.sock'),
+        rateLimit: 'off',
+        autoAllow: true
+      },
+      controlPort: 0
+    })
+    t.teardown(() => fakes.close())
+    const client = new SocketClient(fakes.orbtile!.socketPath, readDiscovery(join(dir, 'd.json')).token)
+    t.teardown(() => client.close())
+    const token = (
+      await client.request({
+        method: 'PUT',
+        path: '/adapters/del.a',
+        body: { ...minimalRegistration(), capabilities: ['tap'] }
+      })
+    ).json.adapterToken
+    await client.request({
+      method: 'POST',
+      path: '/adapters/del.a/sessions/s1',
+      body: newSession(),
+      headers: { 'x-orbtile-adapter-token': token }
+    })
+    const tap = await httpRequest(fakes.control.url, {
+      method: 'POST',
+      path: '/control/orbtile/adapters/del.a/sessions/s1/tap',
+      headers: { 'content-type': 'application/json' }
+    })
+    t.equal(tap.status, 200)
+    t.equal(tap.json.event.type, 'tap')
+    const del = await client.request({
+      method: 'DELETE',
+      path: '/adapters/del.a',
+      headers: { 'x-orbtile-adapter-token': token, 'content-type': 'application/json' }
+    })
+    t.equal(del.status, 204)
+  }
+)
 
-t.test('OT-144 OT-145 the user\'s actions over the control HTTP API: 404 for nothing there, 409 for not now, 400 for a bad answer', async (t) => {
-  const dir = scratch(t)
-  const fakes = await startOrbtest({ orb: false, orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off' }, controlPort: 0 })
-  t.teardown(() => fakes.close())
-  const client = new SocketClient(fakes.orbtile!.socketPath, readDiscovery(join(dir, 'd.json')).token)
-  t.teardown(() => client.close())
-  const call = (path: string, body?: unknown) => httpRequest(fakes.control.url, { method: 'POST', path, body })
-  const token = (await client.request({ method: 'PUT', path: '/adapters/h.a', body: { ...minimalRegistration(), capabilities: ['tap', 'approvals', 'questions'] } })).json.adapterToken
-  const headers = { 'x-orbtile-adapter-token': token }
-  await client.request({ method: 'POST', path: '/adapters/h.a/sessions/s1', body: newSession({ approval: approval('r1') }), headers })
-  t.equal((await call('/control/orbtile/adapters/h.a/sessions/s1/tap')).json.error.code, 'conflict', 'not enabled: its keys are not shown')
-  await httpRequest(fakes.control.url, { method: 'PUT', path: '/control/orbtile/adapters/h.a/user', body: { allowed: true } })
-  t.equal((await call('/control/orbtile/adapters/h.a/sessions/nope/tap')).status, 404)
-  t.equal((await call('/control/orbtile/adapters/h.a/requests/r1/decide', { decision: 'allow' })).status, 409, 'keypad decisions are off')
-  await httpRequest(fakes.control.url, { method: 'PUT', path: '/control/orbtile/adapters/h.a/user', body: { keypad: true } })
-  t.equal((await call('/control/orbtile/adapters/h.a/requests/nope/decide', { decision: 'allow' })).status, 404)
-  t.equal((await call('/control/orbtile/adapters/h.a/requests/r1/decide', { picks: [[0]] })).status, 400, 'an approval takes a decision, not picks')
-  t.equal((await call('/control/orbtile/adapters/h.a/requests/r1/decide', { decision: 'maybe' })).status, 400)
-  const ok = await call('/control/orbtile/adapters/h.a/requests/r1/decide', { decision: 'allow' })
-  t.equal(ok.status, 200)
-  t.equal(ok.json.event.decision, 'allow')
-  t.equal((await call('/control/orbtile/adapters/h.a/requests/r1/decide', { decision: 'allow' })).status, 409, 'decided already')
-})
+t.test(
+  "OT-144 OT-145 the user's actions over the control HTTP API: 404 for nothing there, 409 for not now, 400 for a bad answer",
+  async (t) => {
+    const dir = scratch(t)
+    const fakes = await startOrbtest({
+      orb: false,
+      orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), rateLimit: 'off' },
+      controlPort: 0
+    })
+    t.teardown(() => fakes.close())
+    const client = new SocketClient(fakes.orbtile!.socketPath, readDiscovery(join(dir, 'd.json')).token)
+    t.teardown(() => client.close())
+    const call = (path: string, body?: unknown) => httpRequest(fakes.control.url, { method: 'POST', path, body })
+    const token = (
+      await client.request({
+        method: 'PUT',
+        path: '/adapters/h.a',
+        body: { ...minimalRegistration(), capabilities: ['tap', 'approvals', 'questions'] }
+      })
+    ).json.adapterToken
+    const headers = { 'x-orbtile-adapter-token': token }
+    await client.request({
+      method: 'POST',
+      path: '/adapters/h.a/sessions/s1',
+      body: newSession({ approval: approval('r1') }),
+      headers
+    })
+    t.equal(
+      (await call('/control/orbtile/adapters/h.a/sessions/s1/tap')).json.error.code,
+      'conflict',
+      'not enabled: its keys are not shown'
+    )
+    await httpRequest(fakes.control.url, {
+      method: 'PUT',
+      path: '/control/orbtile/adapters/h.a/user',
+      body: { allowed: true }
+    })
+    t.equal((await call('/control/orbtile/adapters/h.a/sessions/nope/tap')).status, 404)
+    t.equal(
+      (await call('/control/orbtile/adapters/h.a/requests/r1/decide', { decision: 'allow' })).status,
+      409,
+      'keypad decisions are off'
+    )
+    await httpRequest(fakes.control.url, {
+      method: 'PUT',
+      path: '/control/orbtile/adapters/h.a/user',
+      body: { keypad: true }
+    })
+    t.equal((await call('/control/orbtile/adapters/h.a/requests/nope/decide', { decision: 'allow' })).status, 404)
+    t.equal(
+      (await call('/control/orbtile/adapters/h.a/requests/r1/decide', { picks: [[0]] })).status,
+      400,
+      'an approval takes a decision, not picks'
+    )
+    t.equal((await call('/control/orbtile/adapters/h.a/requests/r1/decide', { decision: 'maybe' })).status, 400)
+    const ok = await call('/control/orbtile/adapters/h.a/requests/r1/decide', { decision: 'allow' })
+    t.equal(ok.status, 200)
+    t.equal(ok.json.event.decision, 'allow')
+    t.equal(
+      (await call('/control/orbtile/adapters/h.a/requests/r1/decide', { decision: 'allow' })).status,
+      409,
+      'decided already'
+    )
+  }
+)
 
 t.test('OT-092 null clears every nullable field, as stored', async (t) => {
   const a = await agentSetup(t)
-  const full = { cwd: '/x', project: 'P', model: 'm', toolLabel: 'l', toolKind: 'shell', message: { id: 'm1', text: 't' }, statusDetail: 's', openURL: 'vscode://x', pid: 4242, approval: approval('r1') }
+  const full = {
+    cwd: '/x',
+    project: 'P',
+    model: 'm',
+    toolLabel: 'l',
+    toolKind: 'shell',
+    message: { id: 'm1', text: 't' },
+    statusDetail: 's',
+    openURL: 'vscode://x',
+    pid: 4242,
+    approval: approval('r1')
+  }
   await a.post('s1', newSession(full))
   for (const key of Object.keys(full)) {
     t.not(a.session('s1')![key as 'cwd'], null, `${key} was set`)

@@ -91,13 +91,17 @@ class Batch implements Cmd {
     const reply = await a.batch(this.sids.map((id) => ({ id, ...newSession({ ttlSeconds: 30 }) })))
     expectStatus(reply, 200, this.toString())
     const ended = [...m.sessions.keys()].filter((id) => !this.sids.includes(id)).sort()
-    if (JSON.stringify([...reply.json.ended].sort()) !== JSON.stringify(ended)) throw new Error(`${this}: ended ${reply.json.ended}, model ${ended}`)
+    if (JSON.stringify([...reply.json.ended].sort()) !== JSON.stringify(ended)) {
+      throw new Error(`${this}: ended ${reply.json.ended}, model ${ended}`)
+    }
     for (const id of ended) {
       const s = m.sessions.get(id)!
       if (s.approval !== null) retire(m, s.approval)
       m.sessions.delete(id)
     }
-    for (const id of this.sids) m.sessions.set(id, { ttl: 30, lastContact: m.now, approval: m.sessions.get(id)?.approval ?? null })
+    for (const id of this.sids) {
+      m.sessions.set(id, { ttl: 30, lastContact: m.now, approval: m.sessions.get(id)?.approval ?? null })
+    }
   }
 
   toString = () => `batch([${this.sids}])`
@@ -115,7 +119,9 @@ class Approve implements Cmd {
       s.lastContact = m.now // any update is contact (OT-A18)
       return
     }
-    if (m.pending.has(this.rid) || m.retired.has(this.rid)) return expectStatus(reply, 400, `${this} (id in use or retired)`)
+    if (m.pending.has(this.rid) || m.retired.has(this.rid)) {
+      return expectStatus(reply, 400, `${this} (id in use or retired)`)
+    }
     expectStatus(reply, 200, this.toString())
     if (s.approval !== null) retire(m, s.approval)
     s.approval = this.rid
@@ -163,8 +169,14 @@ class Tap implements Cmd {
   check = () => true
   async run (m: Model, a: Agent): Promise<void> {
     let tapped = true
-    try { a.fake.control.tap(a.id, this.sid) } catch { tapped = false }
-    if (tapped !== m.sessions.has(this.sid)) throw new Error(`${this}: fake ${tapped}, model ${m.sessions.has(this.sid)}`)
+    try {
+      a.fake.control.tap(a.id, this.sid)
+    } catch {
+      tapped = false
+    }
+    if (tapped !== m.sessions.has(this.sid)) {
+      throw new Error(`${this}: fake ${tapped}, model ${m.sessions.has(this.sid)}`)
+    }
     if (tapped) m.events.push({ sequence: m.nextSequence++ })
   }
 
@@ -208,12 +220,20 @@ class Advance implements Cmd {
 // After every command: the fake's sessions (and their offline flags) and pending requests are the model's.
 function compare (m: Model, a: Agent): void {
   const snapshot = a.snapshot()
-  const fakeSessions = snapshot.sessions.map((s) => `${s.id}:${s.offline ? 'off' : 'on'}:${s.approval?.id ?? '-'}`).sort()
-  const modelSessions = [...m.sessions].map(([id, s]) => `${id}:${offline(m, s) ? 'off' : 'on'}:${s.approval ?? '-'}`).sort()
-  if (JSON.stringify(fakeSessions) !== JSON.stringify(modelSessions)) throw new Error(`sessions ${fakeSessions}, model ${modelSessions}`)
+  const fakeSessions = snapshot.sessions
+    .map((s) => `${s.id}:${s.offline ? 'off' : 'on'}:${s.approval?.id ?? '-'}`)
+    .sort()
+  const modelSessions = [...m.sessions]
+    .map(([id, s]) => `${id}:${offline(m, s) ? 'off' : 'on'}:${s.approval ?? '-'}`)
+    .sort()
+  if (JSON.stringify(fakeSessions) !== JSON.stringify(modelSessions)) {
+    throw new Error(`sessions ${fakeSessions}, model ${modelSessions}`)
+  }
   const fakeRequests = snapshot.requests.map((r) => `${r.id}@${r.sessionId}${r.decided ? '!' : ''}`).sort()
   const modelRequests = [...m.pending].map(([id, r]) => `${id}@${r.sessionId}${r.decided ? '!' : ''}`).sort()
-  if (JSON.stringify(fakeRequests) !== JSON.stringify(modelRequests)) throw new Error(`requests ${fakeRequests}, model ${modelRequests}`)
+  if (JSON.stringify(fakeRequests) !== JSON.stringify(modelRequests)) {
+    throw new Error(`requests ${fakeRequests}, model ${modelRequests}`)
+  }
 }
 
 const checked = (cmd: Cmd): Cmd => ({
@@ -235,17 +255,32 @@ const commands = [
   fc.constantFrom(1_000, 9_999, 10_000, 30_000, 120_000, 300_000, 600_000).map((ms) => checked(new Advance(ms)))
 ]
 
-t.test('OT-092 OT-112 OT-114 OT-125 OT-126 OT-129 OT-136 OT-A18 OT-A22 model-based: any sequence of posts, heartbeats, batches, approvals, decisions, taps, polls and clock moves matches the model', async (t) => {
-  const a = await agentSetup(t, { keypad: true, fake: { leaseSilenceMs: 86_400_000 } })
-  let runs = 0
-  await fc.assert(fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), async (cmds) => {
-    runs++
-    // A clean slate each run: the user's settings, a new lease, no sessions.
-    await a.fake.control.reset()
-    a.fake.control.setUser(a.id, { allowed: true, keypad: true })
-    await a.reregister()
-    const model: Model = { now: a.clock.now(), sessions: new Map(), pending: new Map(), retired: new Set(), events: [], nextSequence: 1, acknowledged: 0, delivered: 0 }
-    await fc.asyncModelRun(() => ({ model, real: a }), cmds)
-  }), fcParams({ numRuns: 60 }))
-  t.equal(runs >= 60, true, `${runs} runs`)
-})
+t.test(
+  'OT-092 OT-112 OT-114 OT-125 OT-126 OT-129 OT-136 OT-A18 OT-A22 model-based: any sequence of posts, heartbeats, batches, approvals, decisions, taps, polls and clock moves matches the model',
+  async (t) => {
+    const a = await agentSetup(t, { keypad: true, fake: { leaseSilenceMs: 86_400_000 } })
+    let runs = 0
+    await fc.assert(
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), async (cmds) => {
+        runs++
+        // A clean slate each run: the user's settings, a new lease, no sessions.
+        await a.fake.control.reset()
+        a.fake.control.setUser(a.id, { allowed: true, keypad: true })
+        await a.reregister()
+        const model: Model = {
+          now: a.clock.now(),
+          sessions: new Map(),
+          pending: new Map(),
+          retired: new Set(),
+          events: [],
+          nextSequence: 1,
+          acknowledged: 0,
+          delivered: 0
+        }
+        await fc.asyncModelRun(() => ({ model, real: a }), cmds)
+      }),
+      fcParams({ numRuns: 60 })
+    )
+    t.equal(runs >= 60, true, `${runs} runs`)
+  }
+)

@@ -52,60 +52,77 @@ t.test('OT-A02 OT-A20 requests refused before the rate-limit step take no token'
 t.test('OT-026 over the socket, no window of t seconds admits more than 60 + 20t requests', async (t) => {
   const { client, fake } = await setup(t)
   // Each step: advance the virtual clock, then send a burst; every admitted request is stamped with the clock.
-  await fc.assert(fc.asyncProperty(
-    fc.array(fc.record({ advance: fc.integer({ min: 0, max: 4000 }), burst: fc.integer({ min: 0, max: 90 }) }), { minLength: 1, maxLength: 8 }),
-    async (steps) => {
-      await fake.control.advance(10_000) // start each run with a full bucket
-      const admitted: number[] = []
-      for (const { advance, burst } of steps) {
-        await fake.control.advance(advance)
-        const now = fake.clock.now()
-        const replies = await Promise.all(Array.from({ length: burst }, () => client.request()))
-        for (const reply of replies) if (reply.status === 200) admitted.push(now)
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.record({ advance: fc.integer({ min: 0, max: 4000 }), burst: fc.integer({ min: 0, max: 90 }) }), {
+        minLength: 1,
+        maxLength: 8
+      }),
+      async (steps) => {
+        await fake.control.advance(10_000) // start each run with a full bucket
+        const admitted: number[] = []
+        for (const { advance, burst } of steps) {
+          await fake.control.advance(advance)
+          const now = fake.clock.now()
+          const replies = await Promise.all(Array.from({ length: burst }, () => client.request()))
+          for (const reply of replies) if (reply.status === 200) admitted.push(now)
+        }
+        return windowsHold(admitted)
       }
-      return windowsHold(admitted)
-    }
-  ), fcParams({ numRuns: 15 }))
+    ),
+    fcParams({ numRuns: 15 })
+  )
 })
 
-t.test('OT-026 the bucket itself: for any schedule, any window admits at most 60 + 20t, and a full bucket admits 60 at once', async (t) => {
-  await fc.assert(fc.property(
-    fc.array(fc.record({ advance: fc.integer({ min: 0, max: 3000 }), takes: fc.integer({ min: 0, max: 80 }) }), { maxLength: 40 }),
-    (steps) => {
-      const clock = new VirtualClock(0)
-      const buckets = new TokenBuckets({ burst: 60, perSecond: 20 }, clock)
-      const admitted: number[] = []
-      for (const { advance, takes } of steps) {
-        clock.advance(advance)
-        for (let i = 0; i < takes; i++) if (buckets.take('k').ok) admitted.push(clock.now())
-      }
-      return windowsHold(admitted)
-    }
-  ), fcParams())
-  const clock = new VirtualClock(0)
-  const buckets = new TokenBuckets({ burst: 60, perSecond: 20 }, clock)
-  let ok = 0
-  for (let i = 0; i < 61; i++) if (buckets.take('k').ok) ok++
-  t.equal(ok, 60)
-})
-
-t.test('OT-A20 a refused take reports an honest Retry-After: waiting it always brings a token back', async (t) => {
-  await fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 50 }), (gaps) => {
+t.test(
+  'OT-026 the bucket itself: for any schedule, any window admits at most 60 + 20t, and a full bucket admits 60 at once',
+  async (t) => {
+    await fc.assert(
+      fc.property(
+        fc.array(fc.record({ advance: fc.integer({ min: 0, max: 3000 }), takes: fc.integer({ min: 0, max: 80 }) }), {
+          maxLength: 40
+        }),
+        (steps) => {
+          const clock = new VirtualClock(0)
+          const buckets = new TokenBuckets({ burst: 60, perSecond: 20 }, clock)
+          const admitted: number[] = []
+          for (const { advance, takes } of steps) {
+            clock.advance(advance)
+            for (let i = 0; i < takes; i++) if (buckets.take('k').ok) admitted.push(clock.now())
+          }
+          return windowsHold(admitted)
+        }
+      ),
+      fcParams()
+    )
     const clock = new VirtualClock(0)
     const buckets = new TokenBuckets({ burst: 60, perSecond: 20 }, clock)
-    for (const gap of gaps) {
-      clock.advance(gap)
-      for (;;) {
-        const taken = buckets.take('k')
-        if (taken.ok) continue
-        if (taken.retryAfterSeconds < 1) return false
-        clock.advance(taken.retryAfterSeconds * 1000)
-        if (!buckets.take('k').ok) return false
-        break
+    let ok = 0
+    for (let i = 0; i < 61; i++) if (buckets.take('k').ok) ok++
+    t.equal(ok, 60)
+  }
+)
+
+t.test('OT-A20 a refused take reports an honest Retry-After: waiting it always brings a token back', async (t) => {
+  await fc.assert(
+    fc.property(fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 50 }), (gaps) => {
+      const clock = new VirtualClock(0)
+      const buckets = new TokenBuckets({ burst: 60, perSecond: 20 }, clock)
+      for (const gap of gaps) {
+        clock.advance(gap)
+        for (;;) {
+          const taken = buckets.take('k')
+          if (taken.ok) continue
+          if (taken.retryAfterSeconds < 1) return false
+          clock.advance(taken.retryAfterSeconds * 1000)
+          if (!buckets.take('k').ok) return false
+          break
+        }
       }
-    }
-    return true
-  }), fcParams())
+      return true
+    }),
+    fcParams()
+  )
 })
 
 t.test('OT-A20 buckets that refilled are forgotten, so invented keys cannot grow memory without bound', async (t) => {
@@ -145,7 +162,8 @@ t.test('OT-A20 adapter routes draw on their adapter\'s own bucket; everything el
   })
   const client = new SocketClient(fake.socketPath, fake.token)
   t.teardown(() => client.close())
-  const burst = (path: string, n: number) => Promise.all(Array.from({ length: n }, () => client.request({ path }))).then((rs) => rs.map((r) => r.status))
+  const burst = (path: string, n: number) =>
+    Promise.all(Array.from({ length: n }, () => client.request({ path }))).then((rs) => rs.map((r) => r.status))
   t.same(await burst('/adapters/a.one/probe', 61), [...Array(60).fill(200), 429], 'a.one spends its 60')
   t.same(await burst('/adapters/b.two/probe', 60), Array(60).fill(200), 'b.two has its own 60')
   t.same(await burst('/info', 60), Array(60).fill(200), 'the shared bucket is untouched by adapters')

@@ -36,14 +36,25 @@ t.test('OT-121 a question has 1..4 questions of 2..4 options, text 1..1024, head
   t.equal((await a.post('s1', { question: question('q1') })).status, 200)
 })
 
-t.test('OT-122 OT-A22 one pending request per session: setting the other kind needs a null for the first', async (t) => {
-  const a = await agentSetup(t)
-  await a.post('s1', newSession({ approval: approval('r1') }))
-  assertSpecError(t, await a.post('s1', { question: question('q1') }), 'invalid_field', 'question')
-  assertSpecError(t, await a.post('s1', { approval: approval('r2'), question: question('q2') }), 'invalid_field', 'approval')
-  t.equal((await a.post('s1', { approval: null, question: question('q1') })).status, 200)
-  t.same(a.snapshot().requests.map((r) => r.id), ['q1'])
-})
+t.test(
+  'OT-122 OT-A22 one pending request per session: setting the other kind needs a null for the first',
+  async (t) => {
+    const a = await agentSetup(t)
+    await a.post('s1', newSession({ approval: approval('r1') }))
+    assertSpecError(t, await a.post('s1', { question: question('q1') }), 'invalid_field', 'question')
+    assertSpecError(
+      t,
+      await a.post('s1', { approval: approval('r2'), question: question('q2') }),
+      'invalid_field',
+      'approval'
+    )
+    t.equal((await a.post('s1', { approval: null, question: question('q1') })).status, 200)
+    t.same(
+      a.snapshot().requests.map((r) => r.id),
+      ['q1']
+    )
+  }
+)
 
 t.test('OT-A22 a new approval with another id replaces the pending one, and the old id retires', async (t) => {
   const a = await agentSetup(t)
@@ -88,47 +99,71 @@ t.test('OT-126 a retired id is refused, whatever retired it', async (t) => {
   assertSpecError(t, await a.post('s2', { question: question('q1') }), 'invalid_field', 'question.id', undefined)
 })
 
-t.test('OT-127 an identical re-send is accepted and keeps the original expiry; other content under the same id is refused', async (t) => {
-  const a = await agentSetup(t, { keypad: true, fake: { leaseSilenceMs: 3_600_000 } })
-  await a.post('s1', newSession({ approval: approval('r1') }))
-  const expiresAt = a.snapshot().requests[0]!.expiresAt
-  await a.advance(300_000)
-  t.equal((await a.post('s1', { approval: approval('r1') })).status, 200)
-  t.equal(a.snapshot().requests[0]!.expiresAt, expiresAt, 'the expiry did not move')
-  assertSpecError(t, await a.post('s1', { approval: approval('r1', { commandSummary: 'rm -rf /' }) }), 'invalid_field', 'approval.id')
-  const { event } = a.fake.control.decide(a.id, 'r1', { decision: 'allow' })
-  t.equal((event as { expiresAt: number }).expiresAt, expiresAt, 'the decision carries the original expiresAt')
-})
+t.test(
+  'OT-127 an identical re-send is accepted and keeps the original expiry; other content under the same id is refused',
+  async (t) => {
+    const a = await agentSetup(t, { keypad: true, fake: { leaseSilenceMs: 3_600_000 } })
+    await a.post('s1', newSession({ approval: approval('r1') }))
+    const expiresAt = a.snapshot().requests[0]!.expiresAt
+    await a.advance(300_000)
+    t.equal((await a.post('s1', { approval: approval('r1') })).status, 200)
+    t.equal(a.snapshot().requests[0]!.expiresAt, expiresAt, 'the expiry did not move')
+    assertSpecError(
+      t,
+      await a.post('s1', { approval: approval('r1', { commandSummary: 'rm -rf /' }) }),
+      'invalid_field',
+      'approval.id'
+    )
+    const { event } = a.fake.control.decide(a.id, 'r1', { decision: 'allow' })
+    t.equal((event as { expiresAt: number }).expiresAt, expiresAt, 'the decision carries the original expiresAt')
+  }
+)
 
-t.test('OT-129 OT-A22 OT-A31 requests expire 600 s after they first became pending; expiresAt is whole epoch seconds', async (t) => {
-  const a = await agentSetup(t, { fake: { leaseSilenceMs: 3_600_000 } })
-  const start = a.clock.now()
-  await a.post('s1', newSession({ question: question('q1') }))
-  const { expiresAt } = a.snapshot().requests[0]!
-  t.ok(Number.isInteger(expiresAt))
-  t.equal(expiresAt, Math.ceil((start + 600_000) / 1000))
-  await a.advance(599_999)
-  t.equal(a.snapshot().requests.length, 1)
-  await a.advance(1)
-  t.same(a.snapshot().requests, [], 'expired: removed')
-  t.equal(a.session('s1')!.question, null, 'and cleared from the session')
-})
+t.test(
+  'OT-129 OT-A22 OT-A31 requests expire 600 s after they first became pending; expiresAt is whole epoch seconds',
+  async (t) => {
+    const a = await agentSetup(t, { fake: { leaseSilenceMs: 3_600_000 } })
+    const start = a.clock.now()
+    await a.post('s1', newSession({ question: question('q1') }))
+    const { expiresAt } = a.snapshot().requests[0]!
+    t.ok(Number.isInteger(expiresAt))
+    t.equal(expiresAt, Math.ceil((start + 600_000) / 1000))
+    await a.advance(599_999)
+    t.equal(a.snapshot().requests.length, 1)
+    await a.advance(1)
+    t.same(a.snapshot().requests, [], 'expired: removed')
+    t.equal(a.session('s1')!.question, null, 'and cleared from the session')
+  }
+)
 
-t.test('OT-130 OT-056 decisions need the capability and the user\'s keypad switch; posting without the switch is allowed', async (t) => {
-  const a = await agentSetup(t, { keypad: false })
-  t.equal((await a.post('s1', newSession({ approval: approval('r1') }))).status, 200, 'OT-A22: posting is allowed without keypad decisions')
-  t.throws(() => a.fake.control.decide(a.id, 'r1', { decision: 'allow' }), ControlError)
-  const noCaps = await agentSetup(t, { capabilities: ['tap'], id: 'com.example.tap' })
-  await noCaps.post('s1', newSession())
-  assertSpecError(t, await noCaps.post('s1', { approval: approval('r1') }), 'invalid_field', 'approval')
-  assertSpecError(t, await noCaps.post('s1', { question: question('q1') }), 'invalid_field', 'question')
-})
+t.test(
+  "OT-130 OT-056 decisions need the capability and the user's keypad switch; posting without the switch is allowed",
+  async (t) => {
+    const a = await agentSetup(t, { keypad: false })
+    t.equal(
+      (await a.post('s1', newSession({ approval: approval('r1') }))).status,
+      200,
+      'OT-A22: posting is allowed without keypad decisions'
+    )
+    t.throws(() => a.fake.control.decide(a.id, 'r1', { decision: 'allow' }), ControlError)
+    const noCaps = await agentSetup(t, { capabilities: ['tap'], id: 'com.example.tap' })
+    await noCaps.post('s1', newSession())
+    assertSpecError(t, await noCaps.post('s1', { approval: approval('r1') }), 'invalid_field', 'approval')
+    assertSpecError(t, await noCaps.post('s1', { question: question('q1') }), 'invalid_field', 'question')
+  }
+)
 
 t.test('OT-A22 after a decision the request is not decidable again, and stays pending until cleared', async (t) => {
   const a = await agentSetup(t, { keypad: true })
   await a.post('s1', newSession({ approval: approval('r1') }))
   a.fake.control.decide(a.id, 'r1', { decision: 'deny' })
-  const again = (() => { try { a.fake.control.decide(a.id, 'r1', { decision: 'allow' }) } catch (err) { return err } })()
+  const again = (() => {
+    try {
+      a.fake.control.decide(a.id, 'r1', { decision: 'allow' })
+    } catch (err) {
+      return err
+    }
+  })()
   t.equal((again as ControlError).code, 'conflict')
   t.equal(a.snapshot().requests[0]!.decided, true)
   t.equal(a.session('s1')!.approval?.id, 'r1', 'still pending')

@@ -21,7 +21,9 @@ t.test('OT-090 sessionId is 1..128 of [A-Za-z0-9._:-]', async (t) => {
   const a = await agentSetup(t)
   t.equal((await a.post('a.B_c:d-1', newSession())).status, 200)
   t.equal((await a.post('x'.repeat(128), newSession())).status, 200)
-  for (const id of ['x'.repeat(129), '%20', 'a%2Fb', '%C3%A9']) assertSpecError(t, await a.post(id, newSession()), 'invalid_field', 'sessionId')
+  for (const id of ['x'.repeat(129), '%20', 'a%2Fb', '%C3%A9']) {
+    assertSpecError(t, await a.post(id, newSession()), 'invalid_field', 'sessionId')
+  }
 })
 
 t.test('OT-091 creating a session needs title and activity', async (t) => {
@@ -39,7 +41,19 @@ t.test('OT-092 merge: an absent field keeps its value, null clears it', async (t
   t.same([a.session('s1')!.model, a.session('s1')!.cwd, a.session('s1')!.activity], ['m1', '/x', 'tool'])
   await a.post('s1', { model: null })
   t.same([a.session('s1')!.model, a.session('s1')!.cwd], [null, '/x'])
-  for (const key of ['cwd', 'project', 'model', 'toolLabel', 'toolKind', 'message', 'statusDetail', 'openURL', 'pid', 'approval', 'question']) {
+  for (const key of [
+    'cwd',
+    'project',
+    'model',
+    'toolLabel',
+    'toolKind',
+    'message',
+    'statusDetail',
+    'openURL',
+    'pid',
+    'approval',
+    'question'
+  ]) {
     t.equal((await a.post('s1', { [key]: null })).status, 200, `${key} is nullable`)
   }
 })
@@ -56,14 +70,43 @@ t.test('OT-094 OT-095 OT-096 OT-098 OT-099 OT-104 field lengths and the activity
   const a = await agentSetup(t)
   await a.post('s1', newSession())
   const cases: Array<[string, unknown]> = [
-    ['title', ''], ['title', 'x'.repeat(121)], ['activity', 'empty'], ['activity', 'napping'], ['cwd', 'x'.repeat(1025)],
-    ['model', 'x'.repeat(65)], ['toolLabel', 'x'.repeat(81)], ['statusDetail', 'x'.repeat(121)]
+    ['title', ''],
+    ['title', 'x'.repeat(121)],
+    ['activity', 'empty'],
+    ['activity', 'napping'],
+    ['cwd', 'x'.repeat(1025)],
+    ['model', 'x'.repeat(65)],
+    ['toolLabel', 'x'.repeat(81)],
+    ['statusDetail', 'x'.repeat(121)]
   ]
   for (const [key, value] of cases) assertSpecError(t, await a.post('s1', { [key]: value }), 'invalid_field', key)
-  for (const activity of ['starting', 'idle', 'thinking', 'tool', 'streaming', 'waitingPermission', 'waitingQuestion', 'done', 'error', 'compacting', 'offline']) {
+  for (const activity of [
+    'starting',
+    'idle',
+    'thinking',
+    'tool',
+    'streaming',
+    'waitingPermission',
+    'waitingQuestion',
+    'done',
+    'error',
+    'compacting',
+    'offline'
+  ]) {
     t.equal((await a.post('s1', { activity })).status, 200, activity)
   }
-  t.equal((await a.post('s1', { title: 'x'.repeat(120), cwd: 'x'.repeat(1024), model: 'x'.repeat(64), toolLabel: 'x'.repeat(80), statusDetail: 'x'.repeat(120) })).status, 200)
+  t.equal(
+    (
+      await a.post('s1', {
+        title: 'x'.repeat(120),
+        cwd: 'x'.repeat(1024),
+        model: 'x'.repeat(64),
+        toolLabel: 'x'.repeat(80),
+        statusDetail: 'x'.repeat(120)
+      })
+    ).status,
+    200
+  )
 })
 
 t.test('OT-097 OT-A24 project is cleaned, then counted 1..128 scalars', async (t) => {
@@ -75,14 +118,26 @@ t.test('OT-097 OT-A24 project is cleaned, then counted 1..128 scalars', async (t
   t.equal(a.session('s1')!.project, 'a bc')
   assertSpecError(t, await a.post('s1', { project: '   ' }), 'invalid_field', 'project')
   assertSpecError(t, await a.post('s1', { project: '\u200e\u0000' }), 'invalid_field', 'project')
-  t.equal((await a.post('s1', { project: `  ${'🛰'.repeat(128)}  ` })).status, 200, '128 scalars after trimming, however many bytes')
+  t.equal(
+    (await a.post('s1', { project: `  ${'🛰'.repeat(128)}  ` })).status,
+    200,
+    '128 scalars after trimming, however many bytes'
+  )
   assertSpecError(t, await a.post('s1', { project: 'x'.repeat(129) }), 'invalid_field', 'project')
   t.equal((await a.post('s1', { project: null })).status, 200)
   t.equal(a.session('s1')!.project, null, 'null restores the cwd fallback')
-  await fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (raw) => {
-    const cleaned = cleanProject(raw)
-    return cleaned === cleaned.trim() && !/[\p{Cc}\p{Cf}]/u.test(cleaned) && !/\s{2}/u.test(cleaned) && !/[^\S ]/u.test(cleaned)
-  }), fcParams())
+  await fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (raw) => {
+      const cleaned = cleanProject(raw)
+      return (
+        cleaned === cleaned.trim() &&
+        !/[\p{Cc}\p{Cf}]/u.test(cleaned) &&
+        !/\s{2}/u.test(cleaned) &&
+        !/[^\S ]/u.test(cleaned)
+      )
+    }),
+    fcParams()
+  )
 })
 
 t.test('OT-100 an unknown toolKind is accepted with a warning; 33 characters are refused', async (t) => {
@@ -101,7 +156,12 @@ t.test('OT-101 message is {id, text}: both required, a closed object, text up to
   assertSpecError(t, await a.post('s1', { message: { id: 'm' } }), 'invalid_field', 'message.text')
   assertSpecError(t, await a.post('s1', { message: { text: 'x' } }), 'invalid_field', 'message.id')
   assertSpecError(t, await a.post('s1', { message: { id: '', text: 'x' } }), 'invalid_field', 'message.id')
-  assertSpecError(t, await a.post('s1', { message: { id: 'm', text: 'x'.repeat(16385) } }), 'invalid_field', 'message.text')
+  assertSpecError(
+    t,
+    await a.post('s1', { message: { id: 'm', text: 'x'.repeat(16385) } }),
+    'invalid_field',
+    'message.text'
+  )
   const extra = await a.post('s1', { message: { id: 'm', text: 'x', colour: 'red' } })
   t.equal(extra.status, 200, 'OT-A10: an unknown key in the closed object is dropped')
   t.ok(extra.json.warnings.includes('unknown-field: message.colour'))
@@ -114,21 +174,39 @@ t.test('OT-102 OT-A24 the fake keeps the last 4096 bytes of message.text, cut on
   const kept = a.session('s1')!.message!.text
   t.ok(Buffer.byteLength(kept) <= 4096 && Buffer.byteLength(kept) >= 4093)
   t.ok(text.endsWith(kept))
-  await fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 3000 }), fc.integer({ min: 1, max: 64 }), (s, limit) => {
-    const out = keepLastBytes(s, limit)
-    const bytes = Buffer.byteLength(out)
-    return s.endsWith(out) && bytes <= limit && bytes > limit - 4 - (Buffer.byteLength(s) < limit ? limit : 0) && !out.includes('\ufffd')
-  }), fcParams())
+  await fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 3000 }), fc.integer({ min: 1, max: 64 }), (s, limit) => {
+      const out = keepLastBytes(s, limit)
+      const bytes = Buffer.byteLength(out)
+      return (
+        s.endsWith(out) &&
+        bytes <= limit &&
+        bytes > limit - 4 - (Buffer.byteLength(s) < limit ? limit : 0) &&
+        !out.includes('\ufffd')
+      )
+    }),
+    fcParams()
+  )
 })
 
 t.test('OT-105 OT-106 OT-111 subagentCount 0..99, host an ssh-style alias, ttlSeconds 10..3600', async (t) => {
   const a = await agentSetup(t)
   await a.post('s1', newSession())
-  for (const subagentCount of [100, -1, 1.5]) assertSpecError(t, await a.post('s1', { subagentCount }), 'invalid_field', 'subagentCount')
-  for (const host of ['user@host', 'a b', 'x'.repeat(65)]) assertSpecError(t, await a.post('s1', { host }), 'invalid_field', 'host')
-  for (const ttlSeconds of [9, 3601]) assertSpecError(t, await a.post('s1', { ttlSeconds }), 'invalid_field', 'ttlSeconds')
+  for (const subagentCount of [100, -1, 1.5]) {
+    assertSpecError(t, await a.post('s1', { subagentCount }), 'invalid_field', 'subagentCount')
+  }
+  for (const host of ['user@host', 'a b', 'x'.repeat(65)]) {
+    assertSpecError(t, await a.post('s1', { host }), 'invalid_field', 'host')
+  }
+  for (const ttlSeconds of [9, 3601]) {
+    assertSpecError(t, await a.post('s1', { ttlSeconds }), 'invalid_field', 'ttlSeconds')
+  }
   t.equal((await a.post('s1', { subagentCount: 99, host: 'build-box.lan', ttlSeconds: 10 })).status, 200)
-  t.equal((await a.post('s1', { subagentCount: 3.0, ttlSeconds: 3600 })).status, 200, 'OT-A05: an integral number such as 3.0 is an integer')
+  t.equal(
+    (await a.post('s1', { subagentCount: 3.0, ttlSeconds: 3600 })).status,
+    200,
+    'OT-A05: an integral number such as 3.0 is an integer'
+  )
 })
 
 t.test('OT-107 OT-A15 openURL needs a scheme the registration declared; refused schemes stay refused', async (t) => {
@@ -160,14 +238,38 @@ t.test('OT-109 OT-110 OT-A17 background and liveText are booleans; defaults on c
   const a = await agentSetup(t)
   await a.post('s1', newSession())
   const s = a.session('s1')!
-  t.same({ host: s.host, ttlSeconds: s.ttlSeconds, subagentCount: s.subagentCount, background: s.background, liveText: s.liveText, cwd: s.cwd, model: s.model, pid: s.pid },
-    { host: 'local', ttlSeconds: 120, subagentCount: 0, background: false, liveText: true, cwd: null, model: null, pid: null })
+  t.same(
+    {
+      host: s.host,
+      ttlSeconds: s.ttlSeconds,
+      subagentCount: s.subagentCount,
+      background: s.background,
+      liveText: s.liveText,
+      cwd: s.cwd,
+      model: s.model,
+      pid: s.pid
+    },
+    {
+      host: 'local',
+      ttlSeconds: 120,
+      subagentCount: 0,
+      background: false,
+      liveText: true,
+      cwd: null,
+      model: null,
+      pid: null
+    }
+  )
   assertSpecError(t, await a.post('s1', { background: 'yes' }), 'invalid_field', 'background')
   assertSpecError(t, await a.post('s1', { liveText: 1 }), 'invalid_field', 'liveText')
-  t.equal((await a.post('s1', { background: true, liveText: false })).json.session.visible, true, 'background does not change visible')
+  t.equal(
+    (await a.post('s1', { background: true, liveText: false })).json.session.visible,
+    true,
+    'background does not change visible'
+  )
 })
 
-t.test('OT-A17 uid is stable and unique across adapters; visible follows the user\'s approval', async (t) => {
+t.test("OT-A17 uid is stable and unique across adapters; visible follows the user's approval", async (t) => {
   const a = await agentSetup(t)
   const first = (await a.post('s1', newSession())).json.session.uid
   t.equal((await a.post('s1', { activity: 'idle' })).json.session.uid, first)
@@ -202,7 +304,11 @@ t.test('OT-112 OT-A18 offline after ttlSeconds without contact, removed 600 s la
   t.equal(a.session('s1')!.activity, 'offline')
   t.equal(a.session('s1')!.lastActivity, 'tool')
   await a.post('s1', {})
-  t.same([a.session('s1')!.offline, a.session('s1')!.activity], [false, 'tool'], 'a heartbeat revives it with its last activity')
+  t.same(
+    [a.session('s1')!.offline, a.session('s1')!.activity],
+    [false, 'tool'],
+    'a heartbeat revives it with its last activity'
+  )
   await a.advance(30_000 + 599_999)
   t.ok(a.session('s1'), 'still there 1 ms before removal')
   await a.advance(1)
@@ -221,25 +327,41 @@ t.test('OT-112 the default TTL: offline after 120 s, removed after 720 s; an eve
   t.equal(a.session('s1'), undefined)
 })
 
-t.test('OT-A08 the lease outlives its window while a session\'s longer TTL runs; the sessions then follow their clocks', async (t) => {
-  const a = await agentSetup(t, { fake: { leaseSilenceMs: 120_000 } })
-  await a.post('s1', newSession({ ttlSeconds: 600 }))
-  await a.advance(300_000)
-  t.ok(a.snapshot().lease, 'a 600 s TTL stretches the 120 s window')
-  await a.advance(300_000)
-  t.equal(a.snapshot().lease, null, 'ended at 600 s of silence')
-  t.ok(a.session('s1')!.offline, 'the session is offline, not gone')
-  await a.advance(600_000)
-  t.equal(a.session('s1'), undefined)
-})
+t.test(
+  "OT-A08 the lease outlives its window while a session's longer TTL runs; the sessions then follow their clocks",
+  async (t) => {
+    const a = await agentSetup(t, { fake: { leaseSilenceMs: 120_000 } })
+    await a.post('s1', newSession({ ttlSeconds: 600 }))
+    await a.advance(300_000)
+    t.ok(a.snapshot().lease, 'a 600 s TTL stretches the 120 s window')
+    await a.advance(300_000)
+    t.equal(a.snapshot().lease, null, 'ended at 600 s of silence')
+    t.ok(a.session('s1')!.offline, 'the session is offline, not gone')
+    await a.advance(600_000)
+    t.equal(a.session('s1'), undefined)
+  }
+)
 
 t.test('OT-152 OT-A06 session routes need a live lease and its token', async (t) => {
   const a = await agentSetup(t)
-  assertSpecError(t, await a.client.request({ method: 'POST', path: `/adapters/${a.id}/sessions/s1`, body: newSession() }), 'unauthorized', 'X-Orbtile-Adapter-Token')
-  assertSpecError(t, await a.client.request({ method: 'POST', path: '/adapters/never.registered/sessions/s1', body: newSession() }), 'adapter_not_registered')
+  assertSpecError(
+    t,
+    await a.client.request({ method: 'POST', path: `/adapters/${a.id}/sessions/s1`, body: newSession() }),
+    'unauthorized',
+    'X-Orbtile-Adapter-Token'
+  )
+  assertSpecError(
+    t,
+    await a.client.request({ method: 'POST', path: '/adapters/never.registered/sessions/s1', body: newSession() }),
+    'adapter_not_registered'
+  )
   await a.unregister(a.id, a.token())
   assertSpecError(t, await a.post('s1', newSession()), 'adapter_not_registered')
-  assertSpecError(t, await a.client.request({ method: 'POST', path: '/adapters/claude/sessions/s1', body: newSession() }), 'reserved_id')
+  assertSpecError(
+    t,
+    await a.client.request({ method: 'POST', path: '/adapters/claude/sessions/s1', body: newSession() }),
+    'reserved_id'
+  )
 })
 
 t.test('OT-A18 there is no route to delete one session: DELETE on a session path is 405', async (t) => {

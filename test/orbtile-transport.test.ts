@@ -1,9 +1,24 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync
+} from 'node:fs'
 import { spawn } from 'node:child_process'
 import { isAbsolute, join } from 'node:path'
 import t from 'tap'
 import { startOrbtileMock } from '../src/orbtile-mock/index.js'
-import { resolveDiscoveryPath, writeDiscoveryFile, discoveryContents, SPEC_DISCOVERY_SUFFIX } from '../src/orbtile-mock/discovery.js'
+import {
+  resolveDiscoveryPath,
+  writeDiscoveryFile,
+  discoveryContents,
+  SPEC_DISCOVERY_SUFFIX
+} from '../src/orbtile-mock/discovery.js'
 import { StartupError } from '../src/shared/startup-error.js'
 import { readDiscovery, scratch, startFake } from './helpers/fake.js'
 import { SocketClient } from './helpers/client.js'
@@ -31,55 +46,71 @@ t.test('OT-004 the discovery file says api 1 and basePath /a/v1', async (t) => {
   t.equal(discovery.basePath, '/a/v1')
 })
 
-t.test('OT-A04 the discovery file and the socket are 0600, the folders the fake made are 0700; the token is 256 random bits', async (t) => {
-  const fake = await startFake(t)
-  t.equal(mode(fake.discoveryPath), 0o600, 'discovery file 0600')
-  t.equal(mode(fake.socketPath), 0o600, 'socket 0600')
-  t.equal(mode(join(fake.dir, 'run')), 0o700, 'socket folder 0700')
-  t.equal(mode(join(fake.dir, 'home')), 0o700, 'discovery folder 0700')
-  const { token } = readDiscovery(fake.discoveryPath)
-  t.match(token, /^[A-Za-z0-9_-]{43}$/)
-  t.equal(Buffer.from(token, 'base64url').length, 32)
-  const other = await startFake(t)
-  t.not(readDiscovery(other.discoveryPath).token, token, 'each instance draws its own token')
-})
+t.test(
+  'OT-A04 the discovery file and the socket are 0600, the folders the fake made are 0700; the token is 256 random bits',
+  async (t) => {
+    const fake = await startFake(t)
+    t.equal(mode(fake.discoveryPath), 0o600, 'discovery file 0600')
+    t.equal(mode(fake.socketPath), 0o600, 'socket 0600')
+    t.equal(mode(join(fake.dir, 'run')), 0o700, 'socket folder 0700')
+    t.equal(mode(join(fake.dir, 'home')), 0o700, 'discovery folder 0700')
+    const { token } = readDiscovery(fake.discoveryPath)
+    t.match(token, /^[A-Za-z0-9_-]{43}$/)
+    t.equal(Buffer.from(token, 'base64url').length, 32)
+    const other = await startFake(t)
+    t.not(readDiscovery(other.discoveryPath).token, token, 'each instance draws its own token')
+  }
+)
 
-t.test('OT-A04 the discovery path: explicit, else ORBTILE_DISCOVERY, else the spec\'s place under HOME', async (t) => {
+t.test("OT-A04 the discovery path: explicit, else ORBTILE_DISCOVERY, else the spec's place under HOME", async (t) => {
   t.equal(resolveDiscoveryPath('/x/d.json', { ORBTILE_DISCOVERY: '/y/d.json', HOME: '/h' }), '/x/d.json')
   t.equal(resolveDiscoveryPath(undefined, { ORBTILE_DISCOVERY: '/y/d.json', HOME: '/h' }), '/y/d.json')
-  t.equal(resolveDiscoveryPath(undefined, { HOME: '/h' }), join('/h', 'Library/Application Support/Orbtile/adapter-api.json'))
+  t.equal(
+    resolveDiscoveryPath(undefined, { HOME: '/h' }),
+    join('/h', 'Library/Application Support/Orbtile/adapter-api.json')
+  )
   t.equal(SPEC_DISCOVERY_SUFFIX, join('Library', 'Application Support', 'Orbtile', 'adapter-api.json'))
 })
 
-t.test('OT-A04 the discovery file is written atomically: a concurrent reader never sees a partial file, and no temp file is left', async (t) => {
-  const dir = scratch(t)
-  const path = join(dir, 'adapter-api.json')
-  writeDiscoveryFile(path, discoveryContents('/s', 'first'))
-  // A reader in another process, so that it really runs while the writes happen.
-  const reader = spawn(process.execPath, ['-e', `
+t.test(
+  'OT-A04 the discovery file is written atomically: a concurrent reader never sees a partial file, and no temp file is left',
+  async (t) => {
+    const dir = scratch(t)
+    const path = join(dir, 'adapter-api.json')
+    writeDiscoveryFile(path, discoveryContents('/s', 'first'))
+    // A reader in another process, so that it really runs while the writes happen.
+    const reader = spawn(process.execPath, [
+      '-e',
+      `
     const fs = require('fs'); let reads = 0, torn = 0; const end = Date.now() + 1500
-    while (Date.now() < end) { reads++; try { JSON.parse(fs.readFileSync(${JSON.stringify(path)}, 'utf8')) } catch { torn++ } }
-    console.log(JSON.stringify({ reads, torn }))`])
-  let out = ''
-  reader.stdout.on('data', (chunk) => { out += chunk })
-  let writes = 0
-  let replaced = 0
-  const until = Date.now() + 1200
-  for (let i = 0; Date.now() < until; i++) {
-    const before = statSync(path).ino
-    writeDiscoveryFile(path, discoveryContents(`/s/${'x'.repeat((i % 50) * 200)}`, `token-${i}`))
-    writes++
-    if (statSync(path).ino !== before) replaced++
-    await new Promise((resolve) => setImmediate(resolve))
+    while (Date.now() < end) {
+      reads++; try { JSON.parse(fs.readFileSync(${JSON.stringify(path)}, 'utf8')) } catch { torn++ }
+    }
+    console.log(JSON.stringify({ reads, torn }))`
+    ])
+    let out = ''
+    reader.stdout.on('data', (chunk) => {
+      out += chunk
+    })
+    let writes = 0
+    let replaced = 0
+    const until = Date.now() + 1200
+    for (let i = 0; Date.now() < until; i++) {
+      const before = statSync(path).ino
+      writeDiscoveryFile(path, discoveryContents(`/s/${'x'.repeat((i % 50) * 200)}`, `token-${i}`))
+      writes++
+      if (statSync(path).ino !== before) replaced++
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await new Promise((resolve) => reader.once('exit', resolve))
+    const { reads, torn } = JSON.parse(out)
+    t.ok(reads > 1000, `the reader ran (${reads} reads)`)
+    t.equal(torn, 0, 'never a partial or missing file')
+    t.equal(replaced, writes, 'every write is a new file renamed into place, never an edit in place')
+    t.same(readdirSync(dir), ['adapter-api.json'], 'no temp files left')
+    t.equal(mode(path), 0o600)
   }
-  await new Promise((resolve) => reader.once('exit', resolve))
-  const { reads, torn } = JSON.parse(out)
-  t.ok(reads > 1000, `the reader ran (${reads} reads)`)
-  t.equal(torn, 0, 'never a partial or missing file')
-  t.equal(replaced, writes, 'every write is a new file renamed into place, never an edit in place')
-  t.same(readdirSync(dir), ['adapter-api.json'], 'no temp files left')
-  t.equal(mode(path), 0o600)
-})
+)
 
 t.test('OT-A04 relative paths are made absolute: the discovery file always names an absolute socketPath', async (t) => {
   const dir = scratch(t)
@@ -100,10 +131,13 @@ t.test('OT-A04 a default socket folder that is a symlink is refused, and its tar
   symlinkSync(join(dir, 'victim'), join(dir, 'rt', 'orbtest'))
   const saved = process.env.XDG_RUNTIME_DIR
   process.env.XDG_RUNTIME_DIR = join(dir, 'rt')
-  t.teardown(() => { if (saved === undefined) delete process.env.XDG_RUNTIME_DIR; else process.env.XDG_RUNTIME_DIR = saved })
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.XDG_RUNTIME_DIR
+    else process.env.XDG_RUNTIME_DIR = saved
+  })
   const err = await startOrbtileMock({ discoveryPath: join(dir, 'd.json') }).catch((e) => e)
   t.equal(err.code, 'ORBTEST_SOCKET_FOLDER_NOT_OURS')
-  t.equal(mode(join(dir, 'victim')), 0o755, 'the symlink\'s target keeps its mode')
+  t.equal(mode(join(dir, 'victim')), 0o755, "the symlink's target keeps its mode")
   t.same(readdirSync(join(dir, 'victim')), [])
 })
 
@@ -135,7 +169,10 @@ t.test('OT-A04 a stale socket file left by a dead process is replaced', async (t
 
 t.test('OT-A04 a live socket makes start-up fail with a clear message, and the live one keeps working', async (t) => {
   const first = await startFake(t)
-  const err = await startOrbtileMock({ socketPath: first.socketPath, discoveryPath: join(first.dir, 'other.json') }).catch((e) => e)
+  const err = await startOrbtileMock({
+    socketPath: first.socketPath,
+    discoveryPath: join(first.dir, 'other.json')
+  }).catch((e) => e)
   t.ok(err instanceof StartupError)
   t.equal(err.code, 'ORBTEST_SOCKET_IN_USE')
   t.match(err.message, first.socketPath)
@@ -241,7 +278,10 @@ t.test('OT-A04 the default socket folder must be private and ours', async (t) =>
   t.equal(path, join(dir, 'rt', 'orbtest', 'orbtile.sock'))
   const saved = process.env.XDG_RUNTIME_DIR
   process.env.XDG_RUNTIME_DIR = join(dir, 'rt')
-  t.teardown(() => { if (saved === undefined) delete process.env.XDG_RUNTIME_DIR; else process.env.XDG_RUNTIME_DIR = saved })
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.XDG_RUNTIME_DIR
+    else process.env.XDG_RUNTIME_DIR = saved
+  })
   const fake = await startOrbtileMock({ discoveryPath: join(dir, 'd.json') })
   t.teardown(() => fake.close())
   t.equal(fake.socketPath, path)

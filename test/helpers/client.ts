@@ -11,7 +11,10 @@ export interface Reply {
 
 export interface RequestOptions {
   method?: string
-  /** Path under the base path, for example `/info`; a full path when it does not start with `/a/v1` is wanted, use `target`. */
+  /**
+   * Path under the base path, for example `/info`; a full path when it does not start with `/a/v1` is wanted, use
+   * `target`.
+   */
   path?: string
   /** The whole request target, overriding basePath + path. */
   target?: string
@@ -21,7 +24,9 @@ export interface RequestOptions {
   body?: unknown
 }
 
-/** An adapter's view of the fake: HTTP/1.1 over the Unix socket, keep-alive, defaults as the spec asks (OT-011..014). */
+/**
+ * An adapter's view of the fake: HTTP/1.1 over the Unix socket, keep-alive, defaults as the spec asks (OT-011..014).
+ */
 export class SocketClient {
   readonly socketPath: string
   token: string
@@ -44,17 +49,22 @@ export class SocketClient {
       if (value === null) delete headers[name.toLowerCase()]
       else headers[name.toLowerCase()] = value
     }
-    if (payload !== undefined && headers['transfer-encoding'] === undefined) headers['content-length'] = String(payload.length)
+    if (payload !== undefined && headers['transfer-encoding'] === undefined) {
+      headers['content-length'] = String(payload.length)
+    }
     return new Promise((resolve, reject) => {
-      const req = httpRequest_({
-        socketPath: this.socketPath,
-        method,
-        path: options.target ?? `/a/v1${options.path ?? '/info'}`,
-        headers,
-        agent: this.agent,
-        // Node would add Host itself; the tests decide.
-        setHost: false
-      }, (res) => collect(res, resolve, reject))
+      const req = httpRequest_(
+        {
+          socketPath: this.socketPath,
+          method,
+          path: options.target ?? `/a/v1${options.path ?? '/info'}`,
+          headers,
+          agent: this.agent,
+          // Node would add Host itself; the tests decide.
+          setHost: false
+        },
+        (res) => collect(res, resolve, reject)
+      )
       req.on('error', reject)
       req.end(payload)
     })
@@ -93,14 +103,32 @@ export function parseRawResponse (raw: string): { status: number, headers: Recor
 }
 
 /** A request to the control server over loopback HTTP, with full control of Host and Origin. */
-export function httpRequest (baseUrl: string, options: { method?: string, path: string, headers?: Record<string, string>, body?: unknown }): Promise<Reply> {
+export function httpRequest (
+  baseUrl: string,
+  options: { method?: string; path: string; headers?: Record<string, string>; body?: unknown }
+): Promise<Reply> {
   const url = new URL(options.path, baseUrl)
-  const payload = options.body === undefined ? undefined : Buffer.from(typeof options.body === 'string' ? options.body : JSON.stringify(options.body))
-  const headers: Record<string, string> = { host: url.host, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(payload.length) }) }
+  const payload =
+    options.body === undefined
+      ? undefined
+      : Buffer.from(typeof options.body === 'string' ? options.body : JSON.stringify(options.body))
+  const headers: Record<string, string> = {
+    host: url.host,
+    ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(payload.length) })
+  }
   for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value
   return new Promise((resolve, reject) => {
-    const req = httpRequest_({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path: url.pathname + url.search, headers, setHost: false },
-      (res) => collect(res, resolve, reject))
+    const req = httpRequest_(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: options.method ?? 'GET',
+        path: url.pathname + url.search,
+        headers,
+        setHost: false
+      },
+      (res) => collect(res, resolve, reject)
+    )
     req.on('error', reject)
     req.end(payload)
   })

@@ -16,7 +16,10 @@ export function scratch (t: Teardown): string {
 }
 
 /** A fake Orbtile on a socket in a scratch folder, with its discovery file beside it; closed when the test ends. */
-export async function startFake (t: Teardown, options: OrbtileMockOptions = {}): Promise<OrbtileMock & { dir: string }> {
+export async function startFake (
+  t: Teardown,
+  options: OrbtileMockOptions = {}
+): Promise<OrbtileMock & { dir: string }> {
   const dir = scratch(t)
   const fake = await startOrbtileMock({
     discoveryPath: join(dir, 'home', 'adapter-api.json'),

@@ -28,8 +28,12 @@ export class OrbClient {
     this.token = token
   }
 
-  async request (method: string, path: string, options: { body?: unknown, headers?: Record<string, string>, token?: string | null } = {}): Promise<OrbReply> {
-    const token = options.token === null ? undefined : options.token ?? this.token
+  async request (
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string>; token?: string | null } = {}
+  ): Promise<OrbReply> {
+    const token = options.token === null ? undefined : (options.token ?? this.token)
     const headers: Record<string, string> = { ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) }
     let body: string | undefined
     if (options.body !== undefined) {
@@ -51,11 +55,19 @@ export class OrbClient {
     return this.request('GET', path, options)
   }
 
-  post (path: string, body?: unknown, options?: { headers?: Record<string, string>, token?: string | null }): Promise<OrbReply> {
+  post (
+    path: string,
+    body?: unknown,
+    options?: { headers?: Record<string, string>; token?: string | null }
+  ): Promise<OrbReply> {
     return this.request('POST', path, { ...options, body })
   }
 
-  put (path: string, body?: unknown, options?: { headers?: Record<string, string>, token?: string | null }): Promise<OrbReply> {
+  put (
+    path: string,
+    body?: unknown,
+    options?: { headers?: Record<string, string>; token?: string | null }
+  ): Promise<OrbReply> {
     return this.request('PUT', path, { ...options, body })
   }
 
@@ -68,14 +80,21 @@ export class OrbClient {
  * A fake Orb on a free loopback port with a virtual clock (unless one is given), closed when the test ends.
  * `bot` speaks as the demo app.
  */
-export async function startOrb (t: Teardown, options: OrbMockOptions = {}): Promise<OrbMock & { clock: VirtualClock, bot: OrbClient, as: (token: string) => OrbClient }> {
+export async function startOrb (
+  t: Teardown,
+  options: OrbMockOptions = {}
+): Promise<OrbMock & { clock: VirtualClock; bot: OrbClient; as: (token: string) => OrbClient }> {
   const clock = (options.clock ?? createClock('virtual', Date.UTC(2026, 10, 30, 12))) as VirtualClock
   const orb = await startOrbMock({ port: 0, ...options, clock })
   t.teardown(async () => {
     await orb.close()
     clock.dispose()
   })
-  return Object.assign(orb, { clock, bot: new OrbClient(orb.url, DEMO.token), as: (token: string) => new OrbClient(orb.url, token) })
+  return Object.assign(orb, {
+    clock,
+    bot: new OrbClient(orb.url, DEMO.token),
+    as: (token: string) => new OrbClient(orb.url, token)
+  })
 }
 
 /** Asserts the Orb's error shape (ORB-101, ORB-A01): `{error:{message, code}}` with code = status. */

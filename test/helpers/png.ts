@@ -13,11 +13,20 @@ export function makePng (width: number, height: number, pattern: Pattern = 'grad
     for (let x = 0; x < width; x++) {
       const i = (y * width + x) * 4
       if (pattern === 'noise') {
-        png.data[i] = random(); png.data[i + 1] = random(); png.data[i + 2] = random(); png.data[i + 3] = 255
+        png.data[i] = random()
+        png.data[i + 1] = random()
+        png.data[i + 2] = random()
+        png.data[i + 3] = 255
       } else if (pattern === 'solid') {
-        png.data[i] = 40; png.data[i + 1] = 120; png.data[i + 2] = 200; png.data[i + 3] = 255
+        png.data[i] = 40
+        png.data[i + 1] = 120
+        png.data[i + 2] = 200
+        png.data[i + 3] = 255
       } else {
-        png.data[i] = Math.round((x / width) * 255); png.data[i + 1] = Math.round((y / height) * 255); png.data[i + 2] = 128; png.data[i + 3] = 255
+        png.data[i] = Math.round((x / width) * 255)
+        png.data[i + 1] = Math.round((y / height) * 255)
+        png.data[i + 2] = 128
+        png.data[i + 3] = 255
       }
     }
   }
@@ -37,7 +46,11 @@ export function pngChunks (bytes: Buffer): Array<{ type: string, data: Buffer, c
     const length = bytes.readUInt32BE(at)
     const type = bytes.toString('latin1', at + 4, at + 8)
     const data = bytes.subarray(at + 8, at + 8 + length)
-    chunks.push({ type, data, crcOk: crc32(bytes.subarray(at + 4, at + 8 + length)) === bytes.readUInt32BE(at + 8 + length) })
+    chunks.push({
+      type,
+      data,
+      crcOk: crc32(bytes.subarray(at + 4, at + 8 + length)) === bytes.readUInt32BE(at + 8 + length)
+    })
     at += 12 + length
   }
   return chunks
