@@ -10,6 +10,7 @@ import {
 // The commands of the events model: the adapter's updates, batches and re-registrations, the user's taps and
 // decisions (control API), and polls with any cursor, each reply checked against events-model.ts.
 
+/** The adapter creates or updates a session (its host, now and then). */
 class UpsertCommand implements EventsCommand {
   constructor (readonly sessionId: string, readonly host: string | undefined) {}
   check (): true { return true }
@@ -24,6 +25,7 @@ class UpsertCommand implements EventsCommand {
   toString (): string { return `upsert(${this.sessionId}${this.host === undefined ? '' : `, host ${this.host}`})` }
 }
 
+/** A heartbeat `{}`: 200 for a live session, invalid_field otherwise. */
 class HeartbeatCommand implements EventsCommand {
   constructor (readonly sessionId: string) {}
   check (): true { return true }
@@ -37,6 +39,7 @@ class HeartbeatCommand implements EventsCommand {
   toString (): string { return `heartbeat(${this.sessionId})` }
 }
 
+/** The adapter sets a session's approval or question, clearing the other kind. */
 class RequestCommand implements EventsCommand {
   constructor (readonly sessionId: string, readonly kind: Kind, readonly id: string) {}
   check (): true { return true }
@@ -65,6 +68,7 @@ class RequestCommand implements EventsCommand {
   toString (): string { return `${this.kind}(${this.sessionId}, ${this.id})` }
 }
 
+/** The adapter clears a session's requests. */
 class ClearCommand implements EventsCommand {
   constructor (readonly sessionId: string) {}
   check (): true { return true }
@@ -83,6 +87,7 @@ class ClearCommand implements EventsCommand {
   toString (): string { return `clear(${this.sessionId})` }
 }
 
+/** A batch that lists these sessions; the others end. */
 class EventsBatchCommand implements EventsCommand {
   constructor (readonly ids: readonly string[]) {}
   check (): true { return true }
@@ -100,6 +105,7 @@ class EventsBatchCommand implements EventsCommand {
   toString (): string { return `batch([${this.ids.join(', ')}])` }
 }
 
+/** The user taps a session (control API). */
 class TapCommand implements EventsCommand {
   constructor (readonly sessionId: string) {}
   check (): true { return true }
@@ -118,6 +124,7 @@ class TapCommand implements EventsCommand {
   toString (): string { return `tap(${this.sessionId})` }
 }
 
+/** The user decides a request: allows or denies an approval, picks an answer (control API). */
 class DecideCommand implements EventsCommand {
   constructor (readonly id: string, readonly allow: boolean, readonly pick: number) {}
   check (): true { return true }
@@ -151,6 +158,7 @@ class DecideCommand implements EventsCommand {
 type CursorChoice = 'highest' | 'acked' | 'zero' | 'back' | 'beyond'
 type AckChoice = 'same' | 'after' | 'zero' | 'lower' | 'above'
 
+/** An events poll with a cursor and an ack chosen relative to the model's. */
 class PollCommand implements EventsCommand {
   constructor (readonly afterChoice: CursorChoice, readonly ackChoice: AckChoice, readonly back: number) {}
   check (): true { return true }
@@ -205,6 +213,7 @@ class PollCommand implements EventsCommand {
   toString (): string { return `poll(after ${this.afterChoice}, ack ${this.ackChoice}, ${this.back})` }
 }
 
+/** The adapter registers again with its token. */
 class ReregisterCommand implements EventsCommand {
   check (): true { return true }
   async run (_m: EventsModel, { a }: EventsReal): Promise<void> {
@@ -216,6 +225,7 @@ class ReregisterCommand implements EventsCommand {
   toString (): string { return 'reregister()' }
 }
 
+/** The commands of an events model run, weighted toward polls and the user's actions. */
 export function eventsCommands (): Array<fc.Arbitrary<EventsCommand>> {
   const rid = fc.constantFrom(...RIDS)
   const poll = fc.tuple(

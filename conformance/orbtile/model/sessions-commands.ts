@@ -15,7 +15,7 @@ export interface SessionsReal { ctx: CaseContext, a: Agent, uids: Map<string, st
 
 type SessionsCommand = fc.AsyncCommand<SessionsModel, SessionsReal>
 
-// OT-A17: a session's uid is stable for its life.
+/** OT-A17: a session's uid is stable for its life. */
 function checkUid (real: SessionsReal, sessionId: string, uid: unknown, what: string): void {
   if (typeof uid !== 'string') throw new CaseFailure(`${what}: session.uid`, 'a string', uid)
   const before = real.uids.get(sessionId)
@@ -23,6 +23,7 @@ function checkUid (real: SessionsReal, sessionId: string, uid: unknown, what: st
   real.uids.set(sessionId, uid)
 }
 
+/** One update of a session, checked against the model. */
 class PostCommand implements SessionsCommand {
   constructor (readonly sessionId: string, readonly patch: Patch) {}
   check (): true { return true }
@@ -41,6 +42,7 @@ class PostCommand implements SessionsCommand {
   toString (): string { return `post(${this.sessionId}, ${showPatch(this.patch)})` }
 }
 
+/** A batch replace, checked against the model (all or nothing). */
 class BatchCommand implements SessionsCommand {
   constructor (readonly items: ReadonlyArray<{ id: string, patch: Patch }>) {}
   check (): true { return true }
@@ -66,7 +68,7 @@ class BatchCommand implements SessionsCommand {
   toString (): string { return `batch([${this.items.map((i) => `${i.id}: ${showPatch(i.patch)}`).join(', ')}])` }
 }
 
-// With the control API: the stored sessions, field by field, and the pending requests are the model's.
+/** With the control API: the stored sessions, field by field, and the pending requests are the model's. */
 async function compareSessions (m: SessionsModel, real: SessionsReal, what: string): Promise<void> {
   if (real.ctx.control === undefined) return
   const snap = await snapshot(real.ctx, real.a.id)

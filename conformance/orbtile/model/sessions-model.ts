@@ -30,7 +30,7 @@ export const FIELDS = Object.keys(POOL)
 const BAD = new Map(FIELDS.map((key) => [key, new Set(POOL[key]!.bad.map((v) => JSON.stringify(v)))]))
 
 /** OT-A17: what a new session holds before its first update is merged. */
-const DEFAULTS: Record<string, unknown> = {
+export const DEFAULTS: Record<string, unknown> = {
   cwd: null,
   project: null,
   model: null,
@@ -113,8 +113,10 @@ export interface SessionsModel {
   retired: Set<string>
 }
 
+/** A fresh lease's model: no sessions, no request ids. */
 export const emptySessionsModel = (): SessionsModel => ({ sessions: new Map(), pending: new Map(), retired: new Set() })
 
+/** A copy of the model that a refused batch can be applied to and dropped. */
 const cloneModel = (m: SessionsModel): SessionsModel => ({
   sessions: new Map([...m.sessions].map(([id, s]) => [id, { fields: { ...s.fields }, approval: s.approval, question: s.question }])),
   pending: new Map(m.pending),

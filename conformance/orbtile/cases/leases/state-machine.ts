@@ -33,6 +33,7 @@ interface Real {
 
 const WRONG = 'W'.repeat(43)
 
+/** The token a command sends: the current one, the last stale one, a wrong one, or none. */
 function tokenFor (model: Model, choice: TokenChoice): string | undefined {
   if (choice === 'current') return model.current
   if (choice === 'stale') return model.stale.at(-1) ?? WRONG
@@ -47,16 +48,20 @@ function endLease (model: Model): void {
   model.current = undefined
 }
 
+/** The adapter-token header, or none. */
 const headers = (token: string | undefined): Record<string, string> => token === undefined ? {} : { 'x-orbtile-adapter-token': token }
 
+/** Fails the command with the reply. */
 function fail (what: string, expected: string, reply: Reply): never {
   throw new CaseFailure(what, expected, `${reply.status} ${reply.text.slice(0, 300)}`)
 }
 
+/** Fails unless the reply is the error `code` (on `field`, when given). */
 function expectCode (reply: Reply, code: 'unauthorized' | 'adapter_not_registered', what: string, field?: string): void {
   if (errorProblem(reply, code, field) !== undefined) fail(what, `${code}${field === undefined ? '' : ` on ${field}`}`, reply)
 }
 
+/** PUT /adapters/{id} with the chosen token. */
 class Register implements fc.AsyncCommand<Model, Real> {
   constructor (readonly choice: TokenChoice) {}
   check (): boolean { return true }
@@ -86,6 +91,7 @@ class Register implements fc.AsyncCommand<Model, Real> {
   toString (): string { return `register(${this.choice})` }
 }
 
+/** DELETE /adapters/{id} with the chosen token. */
 class Unregister implements fc.AsyncCommand<Model, Real> {
   constructor (readonly choice: TokenChoice) {}
   check (): boolean { return true }
@@ -100,6 +106,7 @@ class Unregister implements fc.AsyncCommand<Model, Real> {
   toString (): string { return `unregister(${this.choice})` }
 }
 
+/** An adapter route (an events poll) with the chosen token. */
 class Post implements fc.AsyncCommand<Model, Real> {
   constructor (readonly choice: TokenChoice) {}
   check (): boolean { return true }
@@ -115,6 +122,7 @@ class Post implements fc.AsyncCommand<Model, Real> {
   toString (): string { return `post(${this.choice})` }
 }
 
+/** Time passes without a request: a lease with no sessions ends. */
 class Silence implements fc.AsyncCommand<Model, Real> {
   check (model: Readonly<Model>): boolean { return model.silencesLeft > 0 }
   async run (model: Model, real: Real): Promise<void> {

@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { spec, validatorFor } from '../../../../src/orbtile-mock/spec.js'
+import { spec, validatorFor } from '../../../../src/spec/orbtile.js'
 import { adapterId, defineCase, type ConformanceCase } from '../../case.js'
 import { arbitraryFor, PNG_SAMPLES, REFUSED_SCHEMES } from '../../arbitrary-registration.js'
 import { errorProblem, expectError, expectSchema, expectStatus, expectThat } from '../../expect.js'

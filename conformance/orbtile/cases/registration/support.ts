@@ -1,4 +1,4 @@
-import { validatorFor } from '../../../../src/orbtile-mock/spec.js'
+import { validatorFor } from '../../../../src/spec/orbtile.js'
 import { adapterId, CaseFailure, CaseSkip, type CaseContext, type ConformanceCase } from '../../case.js'
 import { forget, minimal } from '../../adapters.js'
 import { expectStatus } from '../../expect.js'

@@ -184,10 +184,8 @@ export const eventDecisions: ConformanceCase[] = [
     level: 'decision',
     needs: ['control'],
     async run (ctx) {
-      const { a, control } = await keypadAgent(ctx, {
-        s1: { approval: approval('r1') },
-        s2: { approval: approval('r2') }
-      })
+      const sessions = { s1: { approval: approval('r1') }, s2: { approval: approval('r2') } }
+      const { a, control } = await keypadAgent(ctx, sessions)
       expectControl(await control.tap(a.id, 's1'), 200, 'a tap on s1')
       expectControl(await control.decide(a.id, 'r1', { decision: 'allow' }), 200, 'allow r1')
       expectStatus(await a.batch([]), 200, 'a batch that ends s1 and s2')

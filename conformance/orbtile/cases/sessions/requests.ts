@@ -1,4 +1,4 @@
-import { LIMITS } from '../../../../src/orbtile-mock/spec.js'
+import { LIMITS } from '../../../../src/spec/orbtile.js'
 import { defineCase, type ConformanceCase } from '../../case.js'
 import { expectEqual, expectError, expectStatus, expectThat } from '../../expect.js'
 import {

@@ -2,6 +2,7 @@ import { defineCase, type ConformanceCase } from '../../case.js'
 import { expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../../expect.js'
 import { agent, approval, mustPost, newSession, sessionState } from '../../agent-sessions.js'
 import { runSessionsModel } from '../../model/sessions-commands.js'
+import { DEFAULTS } from '../../model/sessions-model.js'
 import { agentWith, expectExists } from './support.js'
 
 /** Session updates: the reply, the session id, creation and merge (OT-089..092, OT-A17.model). */
@@ -112,24 +113,8 @@ export const updateDecisions: ConformanceCase[] = [
       expectEqual(other.json.session.visible, false, 'visible for an adapter awaiting the user')
       await mustPost(a, 's2', newSession())
       const s = await sessionState(ctx, a.id, 's2')
-      const defaults: Record<string, unknown> = {
-        host: 'local',
-        ttlSeconds: 120,
-        subagentCount: 0,
-        background: false,
-        liveText: true,
-        cwd: null,
-        project: null,
-        model: null,
-        toolLabel: null,
-        toolKind: null,
-        message: null,
-        statusDetail: null,
-        openURL: null,
-        pid: null,
-        approval: null,
-        question: null
-      }
+      // OT-A17's defaults, as the sessions model holds them, and no pending request.
+      const defaults: Record<string, unknown> = { ...DEFAULTS, approval: null, question: null }
       const stored = Object.fromEntries(Object.keys(defaults).map((k) => [k, s[k]]))
       expectEqual(stored, defaults, 'a new session\'s defaults')
     }

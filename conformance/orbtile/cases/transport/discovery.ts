@@ -1,7 +1,7 @@
 import { lstatSync, statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import fc from 'fast-check'
-import { def } from '../../../../src/orbtile-mock/spec.js'
+import { def } from '../../../../src/spec/orbtile.js'
 import { adapterId, defineCase, type ConformanceCase } from '../../case.js'
 import { register } from '../../adapters.js'
 import { expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../../expect.js'

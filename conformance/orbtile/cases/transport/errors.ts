@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { def, ERROR_CODES } from '../../../../src/orbtile-mock/spec.js'
+import { def, ERROR_CODES } from '../../../../src/spec/orbtile.js'
 import { adapterId, defineCase, type CaseContext, type ConformanceCase } from '../../case.js'
 import { forget, minimal, register } from '../../adapters.js'
 import { expectError, expectSchema, expectThat } from '../../expect.js'

@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { ACTIVITIES } from '../../../../src/orbtile-mock/spec.js'
+import { ACTIVITIES } from '../../../../src/spec/orbtile.js'
 import { defineCase, type ConformanceCase } from '../../case.js'
 import { expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../../expect.js'
 import { PROOF_VECTOR, proofOf } from '../../support-transport.js'

@@ -8,6 +8,7 @@ import {
 } from '../../support-transport.js'
 import { capped, infoBody, LIMITS, poll, SESSION, session, tapAdapter, withEvents } from './support.js'
 
+/** An approval under the given request id (OT-032). */
 const approval = (id: string): Record<string, string> => ({ id, toolName: 'Bash', commandSummary: 'ls -la' })
 
 /** An allowed adapter with the tap capability, one session, and `n` taps queued through the control API. */
