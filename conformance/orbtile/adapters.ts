@@ -3,7 +3,10 @@ import { expectStatus } from './expect.js'
 import type { Reply } from './transport.js'
 
 /** A registration the spec accepts with the fewest fields. */
-export const minimal = (baseHue = 200): Record<string, unknown> => ({ name: 'orbtest conformance', palette: { baseHue } })
+export const minimal = (baseHue = 200): Record<string, unknown> => ({
+  name: 'orbtest conformance',
+  palette: { baseHue }
+})
 
 export interface Registered {
   id: string
@@ -17,19 +20,30 @@ export interface Registered {
  * Registers a fresh adapter for the case and unregisters it when the case ends. With the control API the user allows
  * it first (and sets keypad decisions when asked), so it can do everything an enabled adapter does.
  */
-export async function register (ctx: CaseContext, body: Record<string, unknown> = minimal(), options: { label?: string, allow?: boolean, keypad?: boolean } = {}): Promise<Registered> {
+export async function register (
+  ctx: CaseContext,
+  body: Record<string, unknown> = minimal(),
+  options: { label?: string; allow?: boolean; keypad?: boolean } = {}
+): Promise<Registered> {
   const id = adapterId(ctx, options.label)
   if (ctx.control !== undefined && (options.allow !== false || options.keypad !== undefined)) {
-    await ctx.control.user(id, { ...(options.allow === false ? {} : { allowed: true }), ...(options.keypad === undefined ? {} : { keypad: options.keypad }) })
+    await ctx.control.user(id, {
+      ...(options.allow === false ? {} : { allowed: true }),
+      ...(options.keypad === undefined ? {} : { keypad: options.keypad })
+    })
   }
   const reply = await ctx.client.request({ method: 'PUT', path: `/adapters/${id}`, body })
-  if (reply.status === 409 && reply.json?.error?.code === 'limit_exceeded') throw new CaseSkip('the target holds 8 adapters; no room for this case\'s')
+  if (reply.status === 409 && reply.json?.error?.code === 'limit_exceeded') { throw new CaseSkip("the target holds 8 adapters; no room for this case's") }
   expectStatus(reply, 200, `registering ${id}`)
   const token = reply.json.adapterToken as string
   ctx.cleanup(async () => {
     // OT-A07: unregistering is orbtest's reading of "a lease ends on unregister"; a target without it keeps the lease
     // until its silence ends it, and the report says so.
-    const reply = await ctx.client.request({ method: 'DELETE', path: `/adapters/${id}`, headers: { 'x-orbtile-adapter-token': token } })
+    const reply = await ctx.client.request({
+      method: 'DELETE',
+      path: `/adapters/${id}`,
+      headers: { 'x-orbtile-adapter-token': token }
+    })
     if (leaseGone(reply)) await forget(ctx, id)
     else ctx.note(`cleanup: DELETE /adapters/${id} answered ${reply.status}; its lease stays until silence ends it`)
   })
@@ -40,7 +54,8 @@ export async function register (ctx: CaseContext, body: Record<string, unknown> 
  * Whether an unregister leaves the id without a lease: it succeeded, or there was none to end (the case, or silence,
  * ended it first).
  */
-export const leaseGone = (reply: Reply): boolean => (reply.status >= 200 && reply.status <= 299) || reply.json?.error?.code === 'adapter_not_registered'
+export const leaseGone = (reply: Reply): boolean =>
+  (reply.status >= 200 && reply.status <= 299) || reply.json?.error?.code === 'adapter_not_registered'
 
 /**
  * With orbtest's control API, the fake forgets an id whose lease is over, so that a run leaves no user settings
@@ -55,6 +70,10 @@ export async function forget (ctx: CaseContext, id: string): Promise<void> {
   if (state.status !== 200 || state.json?.lease !== null) return
   const reg = await ctx.client.request({ method: 'PUT', path: `/adapters/${id}`, body: minimal() })
   if (reg.status !== 200 || typeof reg.json?.adapterToken !== 'string') return
-  const done = await ctx.client.request({ method: 'DELETE', path: `/adapters/${id}`, headers: { 'x-orbtile-adapter-token': reg.json.adapterToken } })
+  const done = await ctx.client.request({
+    method: 'DELETE',
+    path: `/adapters/${id}`,
+    headers: { 'x-orbtile-adapter-token': reg.json.adapterToken }
+  })
   if (done.status >= 200 && done.status <= 299) await control.forget(id)
 }

@@ -9,11 +9,19 @@ import { errorProblem, expectStatus } from './expect.js'
 import type { Reply, RequestOptions } from './transport.js'
 
 /** A new session's smallest body (OT-091). */
-export const newSession = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ title: 'orbtest session', activity: 'thinking', ...extra })
+export const newSession = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  title: 'orbtest session',
+  activity: 'thinking',
+  ...extra
+})
 
 /** An approval whose content follows from its id, so that sending one id twice is an identical re-send (OT-127). */
-export const approval = (id: string, extra: Record<string, unknown> = {}): Record<string, unknown> =>
-  ({ id, toolName: 'Bash', commandSummary: `npm test # ${id}`, ...extra })
+export const approval = (id: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  id,
+  toolName: 'Bash',
+  commandSummary: `npm test # ${id}`,
+  ...extra
+})
 
 /** A one-question, two-option question (OT-121). */
 export const question = (id: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -61,11 +69,21 @@ export async function agent (ctx: CaseContext, options: AgentOptions = {}): Prom
   const body = {
     ...minimal(),
     capabilities: options.capabilities ?? ['tap', 'approvals', 'questions'],
-    ...(options.urlSchemes === undefined ? { urlSchemes: ['vscode'] } : options.urlSchemes.length === 0 ? {} : { urlSchemes: options.urlSchemes }),
+    ...(options.urlSchemes === undefined
+      ? { urlSchemes: ['vscode'] }
+      : options.urlSchemes.length === 0
+        ? {}
+        : { urlSchemes: options.urlSchemes }),
     ...options.extra
   }
-  if (Array.isArray(body.capabilities) && body.capabilities.length === 0) delete (body as Record<string, unknown>).capabilities
-  const registered = await register(ctx, body, { label: options.label, allow: options.allow, ...(options.keypad === undefined ? {} : { keypad: options.keypad }) })
+  if (Array.isArray(body.capabilities) && body.capabilities.length === 0) {
+    delete (body as Record<string, unknown>).capabilities
+  }
+  const registered = await register(ctx, body, {
+    label: options.label,
+    allow: options.allow,
+    ...(options.keypad === undefined ? {} : { keypad: options.keypad })
+  })
   const self = agentOf(ctx, registered, body)
   // With the token it holds when the case ends: a case may have begun a new lease (OT-A22, OT-A23). Once no lease is
   // left, the fake forgets the id (its user settings), whoever ended the lease.
@@ -81,12 +99,44 @@ export function agentOf (ctx: CaseContext, registered: Registered, body: Record<
   const self: Agent = {
     ...registered,
     body,
-    post: (sessionId, update, options = {}) => client.request({ method: 'POST', path: `/adapters/${self.id}/sessions/${sessionId}`, body: update, headers: { ...self.headers }, ...options }),
-    batch: (sessions, options = {}) => client.request({ method: 'PUT', path: `/adapters/${self.id}/sessions`, body: { sessions }, headers: { ...self.headers }, ...options }),
-    putBatch: (batch) => client.request({ method: 'PUT', path: `/adapters/${self.id}/sessions`, body: batch, headers: { ...self.headers } }),
-    poll: (poll = {}, options = {}) => client.request({ method: 'POST', path: `/adapters/${self.id}/events`, body: poll, headers: { ...self.headers }, ...options }),
+    post: (sessionId, update, options = {}) =>
+      client.request({
+        method: 'POST',
+        path: `/adapters/${self.id}/sessions/${sessionId}`,
+        body: update,
+        headers: { ...self.headers },
+        ...options
+      }),
+    batch: (sessions, options = {}) =>
+      client.request({
+        method: 'PUT',
+        path: `/adapters/${self.id}/sessions`,
+        body: { sessions },
+        headers: { ...self.headers },
+        ...options
+      }),
+    putBatch: (batch) =>
+      client.request({
+        method: 'PUT',
+        path: `/adapters/${self.id}/sessions`,
+        body: batch,
+        headers: { ...self.headers }
+      }),
+    poll: (poll = {}, options = {}) =>
+      client.request({
+        method: 'POST',
+        path: `/adapters/${self.id}/events`,
+        body: poll,
+        headers: { ...self.headers },
+        ...options
+      }),
     reregister: async (extra = {}) => {
-      const reply = await client.request({ method: 'PUT', path: `/adapters/${self.id}`, body: { ...body, ...extra }, headers: { ...self.headers } })
+      const reply = await client.request({
+        method: 'PUT',
+        path: `/adapters/${self.id}`,
+        body: { ...body, ...extra },
+        headers: { ...self.headers }
+      })
       if (reply.status === 200 && typeof reply.json?.adapterToken === 'string') {
         self.token = reply.json.adapterToken
         self.headers['x-orbtile-adapter-token'] = self.token
@@ -97,15 +147,29 @@ export function agentOf (ctx: CaseContext, registered: Registered, body: Record<
     exists: async (sessionId) => {
       const reply = await self.post(sessionId, {})
       if (reply.status === 200) return true
-      if (errorProblem(reply, 'invalid_field') === undefined && ['title', 'activity'].includes(reply.json.error.field)) return false
-      throw new CaseFailure(`a heartbeat {} to session ${sessionId}`, '200 (it exists) or invalid_field on title (it does not)', `${reply.status} ${reply.text.slice(0, 300)}`)
+      if (
+        errorProblem(reply, 'invalid_field') === undefined &&
+        ['title', 'activity'].includes(reply.json.error.field)
+      ) {
+        return false
+      }
+      throw new CaseFailure(
+        `a heartbeat {} to session ${sessionId}`,
+        '200 (it exists) or invalid_field on title (it does not)',
+        `${reply.status} ${reply.text.slice(0, 300)}`
+      )
     }
   }
   return self
 }
 
 /** Fails unless the post answered 200. */
-export async function mustPost (a: Agent, sessionId: string, update: unknown, what = `POST session ${sessionId}`): Promise<Reply> {
+export async function mustPost (
+  a: Agent,
+  sessionId: string,
+  update: unknown,
+  what = `POST session ${sessionId}`
+): Promise<Reply> {
   const reply = await a.post(sessionId, update)
   expectStatus(reply, 200, what)
   return reply
@@ -135,7 +199,12 @@ export async function targetNow (ctx: CaseContext): Promise<number> {
  * real one the steps are waited out against one deadline (so the polls' own time does not add up), and a wait of
  * minutes skips the case without --slow (ctx.elapse).
  */
-export async function pass (ctx: CaseContext, ms: number, keepAlive: readonly Agent[] = [], step = 60_000): Promise<void> {
+export async function pass (
+  ctx: CaseContext,
+  ms: number,
+  keepAlive: readonly Agent[] = [],
+  step = 60_000
+): Promise<void> {
   const keep = async (): Promise<void> => {
     for (const a of keepAlive) expectStatus(await a.poll({}), 200, `a keep-alive events poll of ${a.id}`)
   }
@@ -155,7 +224,9 @@ export async function pass (ctx: CaseContext, ms: number, keepAlive: readonly Ag
       await ctx.elapse(Math.min(most, left))
     } catch (err) {
       // Skipped at the first step: the reason names the whole wait.
-      if (err instanceof CaseSkip && left === ms) throw new CaseSkip(err.message.replace(/^needs \d+ s/, `needs ${Math.round(ms / 1000)} s`))
+      if (err instanceof CaseSkip && left === ms) {
+        throw new CaseSkip(err.message.replace(/^needs \d+ s/, `needs ${Math.round(ms / 1000)} s`))
+      }
       throw err
     }
     await keep()
@@ -163,13 +234,22 @@ export async function pass (ctx: CaseContext, ms: number, keepAlive: readonly Ag
 }
 
 /** `pass` until `performance.now()` reaches `at` (a real-clock deadline measured on this side). */
-export async function passUntil (ctx: CaseContext, at: number, keepAlive: readonly Agent[] = [], step?: number): Promise<void> {
+export async function passUntil (
+  ctx: CaseContext,
+  at: number,
+  keepAlive: readonly Agent[] = [],
+  step?: number
+): Promise<void> {
   await pass(ctx, at - performance.now(), keepAlive, step)
 }
 
 /** `pass` until the target's clock reads `epochMs` (a deadline the target stated, like a request's expiresAt). */
-export async function passUntilTarget (ctx: CaseContext, epochMs: number, keepAlive: readonly Agent[] = []): Promise<void> {
-  await pass(ctx, epochMs - await targetNow(ctx), keepAlive)
+export async function passUntilTarget (
+  ctx: CaseContext,
+  epochMs: number,
+  keepAlive: readonly Agent[] = []
+): Promise<void> {
+  await pass(ctx, epochMs - (await targetNow(ctx)), keepAlive)
 }
 
 /** The adapter as the control API shows it (sessions, requests, events). */
@@ -209,4 +289,5 @@ export function settle (pending: Promise<Reply>): Promise<Reply | Error> {
 }
 
 /** The sequences of an events reply. */
-export const sequences = (reply: Reply): number[] => ((reply.json?.events ?? []) as Array<{ sequence: number }>).map((e) => e.sequence)
+export const sequences = (reply: Reply): number[] =>
+  ((reply.json?.events ?? []) as Array<{ sequence: number }>).map((e) => e.sequence)

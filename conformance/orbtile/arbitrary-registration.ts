@@ -48,7 +48,12 @@ export function makePng (width: number, height: number, pattern: 'gradient' | 's
       }
     }
   }
-  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))])
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0))
+  ])
 }
 
 /** Inserts a chunk right after IHDR (a `tEXt` filler pads a PNG to an exact size; `badCrc` breaks its CRC). */

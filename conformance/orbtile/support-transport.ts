@@ -21,7 +21,11 @@ export function readDiscovery (ctx: CaseContext): Discovery {
     stat = statSync(path)
     text = readFileSync(path, 'utf8')
   } catch (err) {
-    throw new CaseFailure(`the discovery file ${path} cannot be read`, 'a readable discovery file', (err as Error).message)
+    throw new CaseFailure(
+      `the discovery file ${path} cannot be read`,
+      'a readable discovery file',
+      (err as Error).message
+    )
   }
   let json: unknown
   try {
@@ -32,8 +36,11 @@ export function readDiscovery (ctx: CaseContext): Discovery {
   return { path, stat, text, json }
 }
 
-/** `hex(HMAC-SHA256(key: token, message: nonce))` with OT-A29's encodings: the token's UTF-8 bytes, the nonce as sent. */
-export const proofOf = (token: string, nonce: string): string => createHmac('sha256', Buffer.from(token, 'utf8')).update(Buffer.from(nonce, 'ascii')).digest('hex')
+/**
+ * `hex(HMAC-SHA256(key: token, message: nonce))` with OT-A29's encodings: the token's UTF-8 bytes, the nonce as sent.
+ */
+export const proofOf = (token: string, nonce: string): string =>
+  createHmac('sha256', Buffer.from(token, 'utf8')).update(Buffer.from(nonce, 'ascii')).digest('hex')
 
 /** The ledger's test vector for OT-037; the cases check their own HMAC against it before trusting it. */
 export const PROOF_VECTOR = {
@@ -74,7 +81,8 @@ export function burst (ctx: CaseContext, n: number, options: RequestOptions = {}
 }
 
 /** Whether a reply is the spec's `rate_limited`. */
-export const isRateLimited = (reply: Reply): boolean => reply.status === 429 && reply.json?.error?.code === 'rate_limited'
+export const isRateLimited = (reply: Reply): boolean =>
+  reply.status === 429 && reply.json?.error?.code === 'rate_limited'
 
 /** OT-026: for every pair of admitted timestamps (ms), the admitted count between them is at most 60 + 20 t. */
 export function windowProblem (admitted: readonly number[]): string | undefined {
@@ -98,7 +106,10 @@ export async function switchApi (ctx: CaseContext, change: { enabled: boolean, l
 }
 
 /** A request that must not reach the server: the code of the connection error (ENOENT, ECONNREFUSED…), or the reply. */
-export async function connectionRefusal (ctx: CaseContext, options: RequestOptions = {}): Promise<{ code?: string, reply?: Reply }> {
+export async function connectionRefusal (
+  ctx: CaseContext,
+  options: RequestOptions = {}
+): Promise<{ code?: string; reply?: Reply }> {
   try {
     return { reply: await ctx.client.request({ ...options, retryRateLimited: false, timeoutMs: 3000 }) }
   } catch (err) {
@@ -116,7 +127,9 @@ export async function pollsHeld (ctx: CaseContext, ids: readonly string[]): Prom
     return
   }
   for (let i = 0; i < 500; i++) {
-    const states = await Promise.all(ids.map((id) => ctx.control!.call('GET', `/control/orbtile/adapters/${encodeURIComponent(id)}`)))
+    const states = await Promise.all(
+      ids.map((id) => ctx.control!.call('GET', `/control/orbtile/adapters/${encodeURIComponent(id)}`))
+    )
     if (states.every((s) => s.json?.events?.pollHeld === true)) return
     if (states.some((s) => s.status !== 200 || s.json?.events === undefined)) {
       await sleep(300)
@@ -128,9 +141,14 @@ export async function pollsHeld (ctx: CaseContext, ids: readonly string[]): Prom
 }
 
 /** Whether a promise settles within `ms` of real time; its value when it does. */
-export async function within<T> (promise: Promise<T>, ms: number): Promise<{ settled: true, value: T } | { settled: false }> {
+export async function within<T> (
+  promise: Promise<T>,
+  ms: number
+): Promise<{ settled: true; value: T } | { settled: false }> {
   let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<{ settled: false }>((resolve) => { timer = setTimeout(() => resolve({ settled: false }), ms) })
+  const timeout = new Promise<{ settled: false }>((resolve) => {
+    timer = setTimeout(() => resolve({ settled: false }), ms)
+  })
   try {
     return await Promise.race([promise.then((value) => ({ settled: true as const, value })), timeout])
   } finally {

@@ -3,8 +3,10 @@ import type { ConformanceCase } from '../case.js'
 import { fieldCases, fieldDecisions } from './registration/fields.js'
 import { iconCases, iconDecisions } from './registration/icon.js'
 import { idCases } from './registration/ids.js'
-import { leaseDecisions, tokenCases } from './registration/leases.js'
-import { paletteCases, paletteDecisions } from './registration/palette.js'
+import { leaseDecisions } from './registration/lease-decisions.js'
+import { tokenCases } from './registration/leases.js'
+import { paletteDecisions } from './registration/palette-decisions.js'
+import { paletteCases } from './registration/palette.js'
 import { replyCases, replyDecisions } from './registration/replies.js'
 
 /**

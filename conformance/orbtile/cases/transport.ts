@@ -2,6 +2,7 @@ import type { Fault } from '../../../src/orbtile-mock/faults.js'
 import type { ConformanceCase } from '../case.js'
 import { authCases } from './transport/auth.js'
 import { discoveryCases } from './transport/discovery.js'
+import { errorFieldCases } from './transport/error-fields.js'
 import { errorCases } from './transport/errors.js'
 import { infoCases } from './transport/info.js'
 import { limitCases } from './transport/limits.js'
@@ -17,6 +18,7 @@ export const transportCases: ConformanceCase[] = [
   ...infoCases, // 1.4 GET /info and proof
   ...authCases, // 1.2 auth and headers
   ...errorCases, // 1.10 errors
+  ...errorFieldCases,
   ...discoveryCases, // 1.1 transport and discovery
   ...limitCases, // 1.3 limits
   ...pipelineCases, // decisions on the pipeline

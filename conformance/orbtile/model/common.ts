@@ -26,12 +26,19 @@ export type Kind = 'approval' | 'question'
 export const KINDS: readonly Kind[] = ['approval', 'question']
 
 /** A request as sent: its id and its content (the same id with other content is `variant`). */
-export interface Req { id: string, variant: boolean }
+export interface Req {
+  id: string
+  variant: boolean
+}
 
 /** The body of a request as sent (its variant has other content under the same id). */
-export const requestBody = (kind: Kind, r: Req): Record<string, unknown> => kind === 'approval'
-  ? approval(r.id, r.variant ? { commandSummary: 'rm -rf build' } : {})
-  : question(r.id, r.variant ? { questions: [{ text: 'Which remote?', options: [{ label: 'origin' }, { label: 'fork' }] }] } : {})
+export const requestBody = (kind: Kind, r: Req): Record<string, unknown> =>
+  kind === 'approval'
+    ? approval(r.id, r.variant ? { commandSummary: 'rm -rf build' } : {})
+    : question(
+      r.id,
+      r.variant ? { questions: [{ text: 'Which remote?', options: [{ label: 'origin' }, { label: 'fork' }] }] } : {}
+    )
 
 /** Any of the run's session ids. */
 export const sidArb = fc.constantFrom(...SIDS)

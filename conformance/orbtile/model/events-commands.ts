@@ -12,10 +12,21 @@ import {
 
 /** The adapter creates or updates a session (its host, now and then). */
 class UpsertCommand implements EventsCommand {
-  constructor (readonly sessionId: string, readonly host: string | undefined) {}
-  check (): true { return true }
+  constructor (
+    readonly sessionId: string,
+    readonly host: string | undefined
+  ) {}
+
+  check (): true {
+    return true
+  }
+
   async run (m: EventsModel, { a }: EventsReal): Promise<void> {
-    const reply = await a.post(this.sessionId, { title: 'orbtest', activity: 'thinking', ...(this.host === undefined ? {} : { host: this.host }) })
+    const reply = await a.post(this.sessionId, {
+      title: 'orbtest',
+      activity: 'thinking',
+      ...(this.host === undefined ? {} : { host: this.host })
+    })
     if (reply.status !== 200) fail(this.toString(), 200, reply)
     const s = m.sessions.get(this.sessionId) ?? { host: 'local', request: null }
     if (this.host !== undefined) s.host = this.host
@@ -41,12 +52,23 @@ class HeartbeatCommand implements EventsCommand {
 
 /** The adapter sets a session's approval or question, clearing the other kind. */
 class RequestCommand implements EventsCommand {
-  constructor (readonly sessionId: string, readonly kind: Kind, readonly id: string) {}
-  check (): true { return true }
+  constructor (
+    readonly sessionId: string,
+    readonly kind: Kind,
+    readonly id: string
+  ) {}
+
+  check (): true {
+    return true
+  }
+
   async run (m: EventsModel, { ctx, a }: EventsReal): Promise<void> {
     const other: Kind = this.kind === 'approval' ? 'question' : 'approval'
     const now = await targetNow(ctx)
-    const reply = await a.post(this.sessionId, { [this.kind]: requestBody(this.kind, { id: this.id, variant: false }), [other]: null })
+    const reply = await a.post(this.sessionId, {
+      [this.kind]: requestBody(this.kind, { id: this.id, variant: false }),
+      [other]: null
+    })
     const s = m.sessions.get(this.sessionId)
     const current = s?.request === null || s === undefined ? undefined : m.requests.get(s.request)
     let why: string | undefined
@@ -192,20 +214,40 @@ class PollCommand implements EventsCommand {
     // OT-135: the unacknowledged events after max(after, acknowledged), ascending, at most 128.
     const expected = m.queue.filter((e) => e.sequence > Math.max(after, m.acknowledged)).slice(0, 128)
     const got = reply.json.events as Array<Record<string, unknown>>
-    const strip = (e: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'expiresAt' && k !== 'pendingSince').sort(([x], [y]) => x < y ? -1 : 1))
-    if (JSON.stringify(got.map(strip)) !== JSON.stringify(expected.map((e) => strip(e as unknown as Record<string, unknown>)))) {
-      throw new CaseFailure(`${what}: the events`, expected.map((e) => strip(e as unknown as Record<string, unknown>)), got)
+    const strip = (e: Record<string, unknown>): Record<string, unknown> =>
+      Object.fromEntries(
+        Object.entries(e)
+          .filter(([k]) => k !== 'expiresAt' && k !== 'pendingSince')
+          .sort(([x], [y]) => (x < y ? -1 : 1))
+      )
+    if (
+      JSON.stringify(got.map(strip)) !==
+      JSON.stringify(expected.map((e) => strip(e as unknown as Record<string, unknown>)))
+    ) {
+      throw new CaseFailure(
+        `${what}: the events`,
+        expected.map((e) => strip(e as unknown as Record<string, unknown>)),
+        got
+      )
     }
     // OT-129, OT-143: a decision's expiresAt is 600 s after its request first became pending.
     for (const [i, e] of expected.entries()) {
       if (e.pendingSince === undefined) continue
       const expiresAt = got[i]!.expiresAt as number
       if (typeof expiresAt !== 'number' || Math.abs(expiresAt - (e.pendingSince + 600)) > 1.5) {
-        throw new CaseFailure(`${what}: expiresAt of event ${e.sequence}`, `about ${Math.round(e.pendingSince + 600)} (pending since + 600 s)`, expiresAt)
+        throw new CaseFailure(
+          `${what}: expiresAt of event ${e.sequence}`,
+          `about ${Math.round(e.pendingSince + 600)} (pending since + 600 s)`,
+          expiresAt
+        )
       }
     }
-    if (reply.json.lastSequence !== m.next - 1) throw new CaseFailure(`${what}: lastSequence`, m.next - 1, reply.json.lastSequence)
-    if (reply.json.acknowledged !== m.acknowledged) throw new CaseFailure(`${what}: acknowledged`, m.acknowledged, reply.json.acknowledged)
+    if (reply.json.lastSequence !== m.next - 1) {
+      throw new CaseFailure(`${what}: lastSequence`, m.next - 1, reply.json.lastSequence)
+    }
+    if (reply.json.acknowledged !== m.acknowledged) {
+      throw new CaseFailure(`${what}: acknowledged`, m.acknowledged, reply.json.acknowledged)
+    }
     const last = expected.at(-1)
     if (last !== undefined) m.highestDelivered = Math.max(m.highestDelivered, last.sequence)
   }
@@ -228,18 +270,39 @@ class ReregisterCommand implements EventsCommand {
 /** The commands of an events model run, weighted toward polls and the user's actions. */
 export function eventsCommands (): Array<fc.Arbitrary<EventsCommand>> {
   const rid = fc.constantFrom(...RIDS)
-  const poll = fc.tuple(
-    fc.constantFrom<CursorChoice>('highest', 'highest', 'highest', 'acked', 'zero', 'back', 'beyond'),
-    fc.constantFrom<AckChoice>('same', 'after', 'after', 'after', 'zero', 'zero', 'lower', 'above'),
-    fc.integer({ min: 0, max: 3 })
-  ).map(([after, ack, back]) => new PollCommand(after, ack, back))
-  const upsert = fc.tuple(sidArb, fc.option(fc.constantFrom('local', 'devbox', 'build-01'), { nil: undefined })).map(([sid, host]) => new UpsertCommand(sid, host))
-  const request = fc.tuple(sidArb, fc.constantFrom<Kind>('approval', 'question'), rid).map(([sid, kind, id]) => new RequestCommand(sid, kind, id))
+  const poll = fc
+    .tuple(
+      fc.constantFrom<CursorChoice>('highest', 'highest', 'highest', 'acked', 'zero', 'back', 'beyond'),
+      fc.constantFrom<AckChoice>('same', 'after', 'after', 'after', 'zero', 'zero', 'lower', 'above'),
+      fc.integer({ min: 0, max: 3 })
+    )
+    .map(([after, ack, back]) => new PollCommand(after, ack, back))
+  const upsert = fc
+    .tuple(sidArb, fc.option(fc.constantFrom('local', 'devbox', 'build-01'), { nil: undefined }))
+    .map(([sid, host]) => new UpsertCommand(sid, host))
+  const request = fc
+    .tuple(sidArb, fc.constantFrom<Kind>('approval', 'question'), rid)
+    .map(([sid, kind, id]) => new RequestCommand(sid, kind, id))
   const tap = sidArb.map((sid) => new TapCommand(sid))
-  const decide = fc.tuple(rid, fc.boolean(), fc.integer({ min: 0, max: 1 })).map(([id, allow, pick]) => new DecideCommand(id, allow, pick))
+  const decide = fc
+    .tuple(rid, fc.boolean(), fc.integer({ min: 0, max: 1 }))
+    .map(([id, allow, pick]) => new DecideCommand(id, allow, pick))
   // Weighted by repetition: polls and the user's actions most, so that cursors move far within a run.
   return [
-    upsert, upsert, request, request, tap, tap, tap, decide, decide, poll, poll, poll, poll, poll,
+    upsert,
+    upsert,
+    request,
+    request,
+    tap,
+    tap,
+    tap,
+    decide,
+    decide,
+    poll,
+    poll,
+    poll,
+    poll,
+    poll,
     sidArb.map((sid) => new HeartbeatCommand(sid)),
     sidArb.map((sid) => new ClearCommand(sid)),
     fc.uniqueArray(sidArb, { maxLength: SIDS.length }).map((ids) => new EventsBatchCommand(ids)),
@@ -250,20 +313,29 @@ export function eventsCommands (): Array<fc.Arbitrary<EventsCommand>> {
 /** Runs the events model: each run on a fresh adapter with keypad decisions on (a fresh lease: sequences from 1). */
 export async function runEventsModel (ctx: CaseContext): Promise<number> {
   let runs = 0
-  await fc.assert(fc.asyncProperty(fc.commands(eventsCommands(), { maxCommands: 50, size: 'large' }), async (cmds) => {
-    runs++
-    const a = await agent(ctx, { label: 'cursor', keypad: true })
-    try {
-      // Every run starts with its cursor moved: two taps delivered, then acknowledged.
-      const model = emptyEventsModel()
-      const real = { ctx, a }
-      for (const warmUp of [new UpsertCommand('a', undefined), new TapCommand('a'), new TapCommand('a'), new PollCommand('highest', 'same', 0), new PollCommand('highest', 'after', 0)]) {
-        await warmUp.run(model, real)
+  await fc.assert(
+    fc.asyncProperty(fc.commands(eventsCommands(), { maxCommands: 50, size: 'large' }), async (cmds) => {
+      runs++
+      const a = await agent(ctx, { label: 'cursor', keypad: true })
+      try {
+        // Every run starts with its cursor moved: two taps delivered, then acknowledged.
+        const model = emptyEventsModel()
+        const real = { ctx, a }
+        for (const warmUp of [
+          new UpsertCommand('a', undefined),
+          new TapCommand('a'),
+          new TapCommand('a'),
+          new PollCommand('highest', 'same', 0),
+          new PollCommand('highest', 'after', 0)
+        ]) {
+          await warmUp.run(model, real)
+        }
+        await fc.asyncModelRun(() => ({ model, real }), cmds)
+      } finally {
+        await a.unregister()
       }
-      await fc.asyncModelRun(() => ({ model, real }), cmds)
-    } finally {
-      await a.unregister()
-    }
-  }), ctx.fc())
+    }),
+    ctx.fc()
+  )
   return runs
 }

@@ -35,10 +35,21 @@ export interface EventsModel {
 }
 
 /** A fresh lease's model: no sessions, no events, sequences from 1. */
-export const emptyEventsModel = (): EventsModel => ({ sessions: new Map(), requests: new Map(), retired: new Set(), queue: [], next: 1, acknowledged: 0, highestDelivered: 0 })
+export const emptyEventsModel = (): EventsModel => ({
+  sessions: new Map(),
+  requests: new Map(),
+  retired: new Set(),
+  queue: [],
+  next: 1,
+  acknowledged: 0,
+  highestDelivered: 0
+})
 
 /** The target an events model run drives. */
-export interface EventsReal { ctx: CaseContext, a: Agent }
+export interface EventsReal {
+  ctx: CaseContext
+  a: Agent
+}
 
 /** A command of the events model. */
 export type EventsCommand = fc.AsyncCommand<EventsModel, EventsReal>

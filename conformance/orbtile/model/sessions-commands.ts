@@ -19,7 +19,9 @@ type SessionsCommand = fc.AsyncCommand<SessionsModel, SessionsReal>
 function checkUid (real: SessionsReal, sessionId: string, uid: unknown, what: string): void {
   if (typeof uid !== 'string') throw new CaseFailure(`${what}: session.uid`, 'a string', uid)
   const before = real.uids.get(sessionId)
-  if (before !== undefined && before !== uid) throw new CaseFailure(`${what}: the uid of a live session changed`, before, uid)
+  if (before !== undefined && before !== uid) {
+    throw new CaseFailure(`${what}: the uid of a live session changed`, before, uid)
+  }
   real.uids.set(sessionId, uid)
 }
 
@@ -56,9 +58,17 @@ class BatchCommand implements SessionsCommand {
       if (reply.status !== 200) fail(`${this}: accepted by the model`, 200, reply)
       // OT-A19: the reply lists the sessions in order, and the ids it ended.
       const ended = Array.isArray(reply.json?.ended) ? [...reply.json.ended].sort() : reply.json?.ended
-      if (JSON.stringify(ended) !== JSON.stringify([...outcome.ended].sort())) throw new CaseFailure(`${this}: ended`, [...outcome.ended].sort(), reply.json?.ended)
-      const listed = (reply.json?.sessions ?? []) as Array<{ id: string, uid: string }>
-      if (JSON.stringify(listed.map((s) => s.id)) !== JSON.stringify(this.items.map((i) => i.id))) throw new CaseFailure(`${this}: sessions`, this.items.map((i) => i.id), listed)
+      if (JSON.stringify(ended) !== JSON.stringify([...outcome.ended].sort())) {
+        throw new CaseFailure(`${this}: ended`, [...outcome.ended].sort(), reply.json?.ended)
+      }
+      const listed = (reply.json?.sessions ?? []) as Array<{ id: string; uid: string }>
+      if (JSON.stringify(listed.map((s) => s.id)) !== JSON.stringify(this.items.map((i) => i.id))) {
+        throw new CaseFailure(
+          `${this}: sessions`,
+          this.items.map((i) => i.id),
+          listed
+        )
+      }
       for (const id of outcome.ended) real.uids.delete(id)
       for (const s of listed) checkUid(real, s.id, s.uid, this.toString())
     }
@@ -72,28 +82,39 @@ class BatchCommand implements SessionsCommand {
 async function compareSessions (m: SessionsModel, real: SessionsReal, what: string): Promise<void> {
   if (real.ctx.control === undefined) return
   const snap = await snapshot(real.ctx, real.a.id)
-  const stored = [...(snap.sessions as any[])].sort((x, y) => x.id < y.id ? -1 : 1).map((s) => {
-    const fields: Record<string, unknown> = {}
-    for (const key of FIELDS) fields[key] = key === 'activity' ? s.lastActivity : s[key]
-    return { id: s.id, fields, approval: s.approval?.id ?? null, question: s.question?.id ?? null }
-  })
-  const modelled = [...m.sessions].sort(([x], [y]) => x < y ? -1 : 1).map(([id, s]) => {
-    const fields: Record<string, unknown> = {}
-    for (const key of FIELDS) fields[key] = s.fields[key]
-    return { id, fields, approval: s.approval?.id ?? null, question: s.question?.id ?? null }
-  })
-  if (JSON.stringify(stored) !== JSON.stringify(modelled)) throw new CaseFailure(`after ${what}: the stored sessions`, modelled, stored)
+  const stored = [...(snap.sessions as any[])]
+    .sort((x, y) => (x.id < y.id ? -1 : 1))
+    .map((s) => {
+      const fields: Record<string, unknown> = {}
+      for (const key of FIELDS) fields[key] = key === 'activity' ? s.lastActivity : s[key]
+      return { id: s.id, fields, approval: s.approval?.id ?? null, question: s.question?.id ?? null }
+    })
+  const modelled = [...m.sessions]
+    .sort(([x], [y]) => (x < y ? -1 : 1))
+    .map(([id, s]) => {
+      const fields: Record<string, unknown> = {}
+      for (const key of FIELDS) fields[key] = s.fields[key]
+      return { id, fields, approval: s.approval?.id ?? null, question: s.question?.id ?? null }
+    })
+  if (JSON.stringify(stored) !== JSON.stringify(modelled)) {
+    throw new CaseFailure(`after ${what}: the stored sessions`, modelled, stored)
+  }
   const requests = (snap.requests as any[]).map((r) => `${r.id}:${r.kind}@${r.sessionId}`).sort()
   const expected = [...m.pending].map(([id, r]) => `${id}:${r.kind}@${r.sessionId}`).sort()
-  if (JSON.stringify(requests) !== JSON.stringify(expected)) throw new CaseFailure(`after ${what}: the pending requests`, expected, requests)
+  if (JSON.stringify(requests) !== JSON.stringify(expected)) {
+    throw new CaseFailure(`after ${what}: the pending requests`, expected, requests)
+  }
 }
 
 const postArb = fc.tuple(sidArb, patchArb()).map(([sid, patch]) => new PostCommand(sid, patch))
 // A heartbeat (OT-A18) is an empty update.
 const heartbeatArb = sidArb.map((sid) => new PostCommand(sid, { fields: {} }))
 const createArb = fc.tuple(sidArb, patchArb(true)).map(([sid, patch]) => new PostCommand(sid, patch))
-const batchArb = fc.uniqueArray(sidArb, { maxLength: SIDS.length })
-  .chain((ids) => fc.tuple(...ids.map(() => patchArb(true))).map((patches) => ids.map((id, i) => ({ id, patch: patches[i]! }))))
+const batchArb = fc
+  .uniqueArray(sidArb, { maxLength: SIDS.length })
+  .chain((ids) =>
+    fc.tuple(...ids.map(() => patchArb(true))).map((patches) => ids.map((id, i) => ({ id, patch: patches[i]! })))
+  )
   .map((items) => new BatchCommand(items))
 
 /** Commands weighted toward single updates (OT-092) or toward batches (OT-114). */
@@ -106,14 +127,17 @@ export function sessionsCommands (focus: 'updates' | 'batches'): Array<fc.Arbitr
 /** Runs the sessions model: each run on a fresh adapter (a fresh lease, request-id namespace and rate bucket). */
 export async function runSessionsModel (ctx: CaseContext, focus: 'updates' | 'batches'): Promise<number> {
   let runs = 0
-  await fc.assert(fc.asyncProperty(fc.commands(sessionsCommands(focus), { maxCommands: 30, size: 'large' }), async (cmds) => {
-    runs++
-    const a = await agent(ctx, { label: focus === 'updates' ? 'merge' : 'batchm' })
-    try {
-      await fc.asyncModelRun(() => ({ model: emptySessionsModel(), real: { ctx, a, uids: new Map() } }), cmds)
-    } finally {
-      await a.unregister()
-    }
-  }), ctx.fc())
+  await fc.assert(
+    fc.asyncProperty(fc.commands(sessionsCommands(focus), { maxCommands: 30, size: 'large' }), async (cmds) => {
+      runs++
+      const a = await agent(ctx, { label: focus === 'updates' ? 'merge' : 'batchm' })
+      try {
+        await fc.asyncModelRun(() => ({ model: emptySessionsModel(), real: { ctx, a, uids: new Map() } }), cmds)
+      } finally {
+        await a.unregister()
+      }
+    }),
+    ctx.fc()
+  )
   return runs
 }

@@ -6,9 +6,12 @@ import { KINDS, requestBody, RIDS, type Kind, type Req } from './common.js'
 
 /** Values per field: ones the spec accepts and ones it refuses (OT-093..111). */
 const PID = process.pid
-const POOL: Record<string, { ok: unknown[], bad: unknown[] }> = {
+const POOL: Record<string, { ok: unknown[]; bad: unknown[] }> = {
   title: { ok: ['t1', 'Fix the build', 'x'.repeat(120)], bad: ['', 'x'.repeat(121), null] },
-  activity: { ok: ['idle', 'thinking', 'tool', 'done', 'offline', 'waitingPermission'], bad: ['empty', 'napping', null] },
+  activity: {
+    ok: ['idle', 'thinking', 'tool', 'done', 'offline', 'waitingPermission'],
+    bad: ['empty', 'napping', null]
+  },
   cwd: { ok: ['/x', '/home/me/project', null], bad: ['x'.repeat(1025), 7] },
   project: { ok: ['Proj', 'Other project', null], bad: ['   '] },
   model: { ok: ['m1', 'm2', null], bad: ['x'.repeat(65)] },
@@ -55,7 +58,9 @@ export interface Patch {
 }
 
 /** A request of the run: one of its ids, and now and then another content for r4. */
-const reqArb = fc.record({ id: fc.constantFrom(...RIDS), variant: fc.boolean() }).map((r) => ({ ...r, variant: r.variant && r.id === 'r4' }))
+const reqArb = fc
+  .record({ id: fc.constantFrom(...RIDS), variant: fc.boolean() })
+  .map((r) => ({ ...r, variant: r.variant && r.id === 'r4' }))
 
 /** Request changes: none, a clear, a new one, or one kind set with the other cleared (or not). */
 const requestsArb: fc.Arbitrary<Pick<Patch, 'approval' | 'question'>> = fc.oneof(
@@ -70,22 +75,33 @@ const requestsArb: fc.Arbitrary<Pick<Patch, 'approval' | 'question'>> = fc.oneof
 /** A few fields per update, with values the spec accepts; with `required`, title and activity too. */
 const fieldsArb = (required: boolean): fc.Arbitrary<Record<string, unknown>> => {
   // A few keys per update, as an adapter sends them; each with a value the spec accepts.
-  const optional = fc.subarray(FIELDS, { maxLength: 4 }).chain((keys) =>
-    fc.tuple(...keys.map((key) => fc.constantFrom(...POOL[key]!.ok))).map((values) => Object.fromEntries(keys.map((key, i) => [key, values[i]]))))
+  const optional = fc
+    .subarray(FIELDS, { maxLength: 4 })
+    .chain((keys) =>
+      fc
+        .tuple(...keys.map((key) => fc.constantFrom(...POOL[key]!.ok)))
+        .map((values) => Object.fromEntries(keys.map((key, i) => [key, values[i]])))
+    )
   if (!required) return optional
-  return fc.tuple(optional, fc.constantFrom(...POOL.title!.ok), fc.constantFrom(...POOL.activity!.ok))
+  return fc
+    .tuple(optional, fc.constantFrom(...POOL.title!.ok), fc.constantFrom(...POOL.activity!.ok))
     .map(([fields, title, activity]) => ({ ...fields, title, activity }))
 }
 
 /** One field set to a value the spec refuses, now and then. */
 const badArb: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   { arbitrary: fc.constant({}), weight: 6 },
-  { arbitrary: fc.constantFrom(...FIELDS).chain((key) => fc.constantFrom(...POOL[key]!.bad).map((v) => ({ [key]: v }))), weight: 1 }
+  {
+    arbitrary: fc.constantFrom(...FIELDS).chain((key) => fc.constantFrom(...POOL[key]!.bad).map((v) => ({ [key]: v }))),
+    weight: 1
+  }
 )
 
 /** An update as generated: some fields (now and then one the spec refuses) and request changes. */
 export const patchArb = (required = false): fc.Arbitrary<Patch> =>
-  fc.tuple(fieldsArb(required), badArb, requestsArb).map(([fields, bad, requests]) => ({ fields: { ...fields, ...bad }, ...requests }))
+  fc
+    .tuple(fieldsArb(required), badArb, requestsArb)
+    .map(([fields, bad, requests]) => ({ fields: { ...fields, ...bad }, ...requests }))
 
 /** The SessionUpdate body of a generated update. */
 export function patchBody (patch: Patch): Record<string, unknown> {
@@ -118,16 +134,22 @@ export const emptySessionsModel = (): SessionsModel => ({ sessions: new Map(), p
 
 /** A copy of the model that a refused batch can be applied to and dropped. */
 const cloneModel = (m: SessionsModel): SessionsModel => ({
-  sessions: new Map([...m.sessions].map(([id, s]) => [id, { fields: { ...s.fields }, approval: s.approval, question: s.question }])),
+  sessions: new Map(
+    [...m.sessions].map(([id, s]) => [id, { fields: { ...s.fields }, approval: s.approval, question: s.question }])
+  ),
   pending: new Map(m.pending),
   retired: new Set(m.retired)
 })
 
 /** Applies one update to `m` as the spec says, or answers why it is refused (and leaves `m` alone). */
 export function applyPatch (m: SessionsModel, sessionId: string, patch: Patch): string | undefined {
-  for (const [key, value] of Object.entries(patch.fields)) if (BAD.get(key)?.has(JSON.stringify(value)) === true) return `${key} is invalid` // OT-093..111
+  for (const [key, value] of Object.entries(patch.fields)) {
+    if (BAD.get(key)?.has(JSON.stringify(value)) === true) return `${key} is invalid`
+  } // OT-093..111
   const existing = m.sessions.get(sessionId)
-  if (existing === undefined && (patch.fields.title === undefined || patch.fields.activity === undefined)) return 'a new session needs title and activity' // OT-091
+  if (existing === undefined && (patch.fields.title === undefined || patch.fields.activity === undefined)) {
+    return 'a new session needs title and activity'
+  } // OT-091
   const current = { approval: existing?.approval ?? null, question: existing?.question ?? null }
   const next = {
     approval: patch.approval === undefined ? current.approval : patch.approval,
@@ -178,7 +200,10 @@ function endSession (m: SessionsModel, sessionId: string): void {
  * A batch (OT-114..119, OT-A19): the unlisted sessions end, every item is applied with merge semantics, all or
  * nothing. Answers the ended ids, or why it is refused (and leaves `m` alone).
  */
-export function applyBatch (m: SessionsModel, items: ReadonlyArray<{ id: string, patch: Patch }>): { ended: string[] } | { refused: string } {
+export function applyBatch (
+  m: SessionsModel,
+  items: ReadonlyArray<{ id: string; patch: Patch }>
+): { ended: string[] } | { refused: string } {
   const draft = cloneModel(m)
   const listed = new Set(items.map((item) => item.id))
   const ended = [...draft.sessions.keys()].filter((id) => !listed.has(id))

@@ -49,7 +49,8 @@ function endLease (model: Model): void {
 }
 
 /** The adapter-token header, or none. */
-const headers = (token: string | undefined): Record<string, string> => token === undefined ? {} : { 'x-orbtile-adapter-token': token }
+const headers = (token: string | undefined): Record<string, string> =>
+  token === undefined ? {} : { 'x-orbtile-adapter-token': token }
 
 /** Fails the command with the reply. */
 function fail (what: string, expected: string, reply: Reply): never {
@@ -57,17 +58,32 @@ function fail (what: string, expected: string, reply: Reply): never {
 }
 
 /** Fails unless the reply is the error `code` (on `field`, when given). */
-function expectCode (reply: Reply, code: 'unauthorized' | 'adapter_not_registered', what: string, field?: string): void {
-  if (errorProblem(reply, code, field) !== undefined) fail(what, `${code}${field === undefined ? '' : ` on ${field}`}`, reply)
+function expectCode (
+  reply: Reply,
+  code: 'unauthorized' | 'adapter_not_registered',
+  what: string,
+  field?: string
+): void {
+  if (errorProblem(reply, code, field) !== undefined) {
+    fail(what, `${code}${field === undefined ? '' : ` on ${field}`}`, reply)
+  }
 }
 
 /** PUT /adapters/{id} with the chosen token. */
 class Register implements fc.AsyncCommand<Model, Real> {
   constructor (readonly choice: TokenChoice) {}
-  check (): boolean { return true }
+  check (): boolean {
+    return true
+  }
+
   async run (model: Model, real: Real): Promise<void> {
     const token = tokenFor(model, this.choice)
-    const reply = await real.ctx.client.request({ method: 'PUT', path: `/adapters/${real.id}`, body: minimal(), headers: headers(token) })
+    const reply = await real.ctx.client.request({
+      method: 'PUT',
+      path: `/adapters/${real.id}`,
+      body: minimal(),
+      headers: headers(token)
+    })
     if (model.live) {
       // OT-021, OT-A06: a live lease needs its own token to re-register; with it the lease and token carry on.
       if (this.choice === 'current') {
@@ -81,8 +97,14 @@ class Register implements fc.AsyncCommand<Model, Real> {
     }
     // OT-A06: without a live lease any token is ignored and a new lease begins; OT-018: a new, well-formed token.
     const issued = reply.json?.adapterToken
-    if (reply.status !== 200 || typeof issued !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(issued)) fail(`registering with no live lease (${this.choice} token)`, '200 with a 43-character adapterToken', reply)
-    if (model.issued.has(issued)) throw new CaseFailure('a new lease reused an earlier token', 'a token never issued before', issued.slice(0, 4) + '…')
+    if (reply.status !== 200 || typeof issued !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(issued)) { fail(`registering with no live lease (${this.choice} token)`, '200 with a 43-character adapterToken', reply) }
+    if (model.issued.has(issued)) {
+      throw new CaseFailure(
+        'a new lease reused an earlier token',
+        'a token never issued before',
+        issued.slice(0, 4) + '…'
+      )
+    }
     model.issued.add(issued)
     model.live = true
     model.current = issued
@@ -94,11 +116,25 @@ class Register implements fc.AsyncCommand<Model, Real> {
 /** DELETE /adapters/{id} with the chosen token. */
 class Unregister implements fc.AsyncCommand<Model, Real> {
   constructor (readonly choice: TokenChoice) {}
-  check (): boolean { return true }
+  check (): boolean {
+    return true
+  }
+
   async run (model: Model, real: Real): Promise<void> {
-    const reply = await real.ctx.client.request({ method: 'DELETE', path: `/adapters/${real.id}`, headers: headers(tokenFor(model, this.choice)) })
+    const reply = await real.ctx.client.request({
+      method: 'DELETE',
+      path: `/adapters/${real.id}`,
+      headers: headers(tokenFor(model, this.choice))
+    })
     if (!model.live) return expectCode(reply, 'adapter_not_registered', 'unregistering with no live lease')
-    if (this.choice !== 'current') return expectCode(reply, 'unauthorized', `unregistering with ${this.choice === 'none' ? 'no' : `a ${this.choice}`} token`, 'X-Orbtile-Adapter-Token')
+    if (this.choice !== 'current') {
+      return expectCode(
+        reply,
+        'unauthorized',
+        `unregistering with ${this.choice === 'none' ? 'no' : `a ${this.choice}`} token`,
+        'X-Orbtile-Adapter-Token'
+      )
+    }
     if (reply.status !== 204) fail('unregistering with the current token', '204', reply)
     endLease(model)
   }
@@ -109,17 +145,39 @@ class Unregister implements fc.AsyncCommand<Model, Real> {
 /** An adapter route (an events poll) with the chosen token. */
 class Post implements fc.AsyncCommand<Model, Real> {
   constructor (readonly choice: TokenChoice) {}
-  check (): boolean { return true }
-  async run (model: Model, real: Real): Promise<void> {
-    const reply = await real.ctx.client.request({ method: 'POST', path: `/adapters/${real.id}/events`, body: { after: 0, ack: 0, waitSeconds: 0 }, headers: headers(tokenFor(model, this.choice)) })
-    // OT-020, OT-A06: on an adapter route, no live lease is adapter_not_registered whatever the token; a live one needs its token.
-    if (!model.live) return expectCode(reply, 'adapter_not_registered', `an adapter route with no live lease (${this.choice} token)`)
-    if (this.choice !== 'current') return expectCode(reply, 'unauthorized', `an adapter route with ${this.choice === 'none' ? 'no' : `a ${this.choice}`} token`, 'X-Orbtile-Adapter-Token')
-    // The adapter declared no capabilities: the lease is accepted, and the poll says events are not supported.
-    if (errorProblem(reply, 'events_not_supported') !== undefined) fail('an events poll with the current token, no capabilities', 'events_not_supported (the lease accepted)', reply)
+  check (): boolean {
+    return true
   }
 
-  toString (): string { return `post(${this.choice})` }
+  async run (model: Model, real: Real): Promise<void> {
+    const reply = await real.ctx.client.request({
+      method: 'POST',
+      path: `/adapters/${real.id}/events`,
+      body: { after: 0, ack: 0, waitSeconds: 0 },
+      headers: headers(tokenFor(model, this.choice))
+    })
+    // OT-020, OT-A06: on an adapter route, no live lease is adapter_not_registered whatever the token; a live one needs
+    // its token.
+    if (!model.live) {
+      return expectCode(reply, 'adapter_not_registered', `an adapter route with no live lease (${this.choice} token)`)
+    }
+    if (this.choice !== 'current') {
+      return expectCode(
+        reply,
+        'unauthorized',
+        `an adapter route with ${this.choice === 'none' ? 'no' : `a ${this.choice}`} token`,
+        'X-Orbtile-Adapter-Token'
+      )
+    }
+    // The adapter declared no capabilities: the lease is accepted, and the poll says events are not supported.
+    if (errorProblem(reply, 'events_not_supported') !== undefined) {
+      fail('an events poll with the current token, no capabilities', 'events_not_supported (the lease accepted)', reply)
+    }
+  }
+
+  toString (): string {
+    return `post(${this.choice})`
+  }
 }
 
 /** Time passes without a request: a lease with no sessions ends. */
@@ -151,29 +209,45 @@ export const leaseModelCases: ConformanceCase[] = [
     needs: ['control', 'slow'],
     async run (ctx) {
       const virtual = await ctx.virtualTime()
-      const commands = fc.commands([
-        choice.map((c) => new Register(c)),
-        choice.map((c) => new Unregister(c)),
-        choice.map((c) => new Post(c)),
-        fc.constant(new Silence())
-      ], { maxCommands: 12 })
-      await fc.assert(fc.asyncProperty(commands, async (cmds) => {
-        const id = adapterId(ctx, 'lease')
-        await ctx.control!.user(id, { allowed: true })
-        const model: Model = { live: false, current: undefined, stale: [], issued: new Set(), silencesLeft: virtual ? Infinity : 1 }
-        const real: Real = { ctx, id, silenceMs: 120_000, virtual }
-        try {
-          await fc.asyncModelRun(() => ({ model, real }), cmds)
-          // A real clock runs two sequences: one that had no silence of a live lease ends with one.
-          if (!virtual && model.silencesLeft > 0) {
-            for (const cmd of [new Register('none'), new Silence(), new Post('stale'), new Register('stale')]) await cmd.run(model, real)
+      const commands = fc.commands(
+        [
+          choice.map((c) => new Register(c)),
+          choice.map((c) => new Unregister(c)),
+          choice.map((c) => new Post(c)),
+          fc.constant(new Silence())
+        ],
+        { maxCommands: 12 }
+      )
+      await fc.assert(
+        fc.asyncProperty(commands, async (cmds) => {
+          const id = adapterId(ctx, 'lease')
+          await ctx.control!.user(id, { allowed: true })
+          const model: Model = {
+            live: false,
+            current: undefined,
+            stale: [],
+            issued: new Set(),
+            silencesLeft: virtual ? Infinity : 1
           }
-        } finally {
-          if (model.live) await ctx.client.request({ method: 'DELETE', path: `/adapters/${id}`, headers: headers(model.current) })
-          // Each sequence has an id of its own: the fake forgets it at once.
-          await forget(ctx, id)
-        }
-      }), virtual ? ctx.fc({ numRuns: Math.min(ctx.fc().numRuns ?? 20, 15) }) : ctx.fc({ numRuns: 2, endOnFailure: true }))
+          const real: Real = { ctx, id, silenceMs: 120_000, virtual }
+          try {
+            await fc.asyncModelRun(() => ({ model, real }), cmds)
+            // A real clock runs two sequences: one that had no silence of a live lease ends with one.
+            if (!virtual && model.silencesLeft > 0) {
+              for (const cmd of [new Register('none'), new Silence(), new Post('stale'), new Register('stale')]) {
+                await cmd.run(model, real)
+              }
+            }
+          } finally {
+            if (model.live) {
+              await ctx.client.request({ method: 'DELETE', path: `/adapters/${id}`, headers: headers(model.current) })
+            }
+            // Each sequence has an id of its own: the fake forgets it at once.
+            await forget(ctx, id)
+          }
+        }),
+        virtual ? ctx.fc({ numRuns: Math.min(ctx.fc().numRuns ?? 20, 15) }) : ctx.fc({ numRuns: 2, endOnFailure: true })
+      )
     }
   })
 ]

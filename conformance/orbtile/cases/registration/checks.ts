@@ -29,12 +29,16 @@ export async function expectAccepted (ctx: RegistrationContext, payload: unknown
 
 /** Fails unless the reply is a success (2xx). */
 export function expectOk (reply: Reply, what: string): void {
-  if (reply.status < 200 || reply.status > 299) throw new CaseFailure(`${what}: status ${reply.status}`, '2xx', `${reply.status} ${reply.text.slice(0, 500)}`)
+  if (reply.status < 200 || reply.status > 299) {
+    throw new CaseFailure(`${what}: status ${reply.status}`, '2xx', `${reply.status} ${reply.text.slice(0, 500)}`)
+  }
 }
 
 /** Fails unless the reply is a refusal (not 2xx). */
 export function expectRefused (reply: Reply, what: string): void {
-  if (reply.status >= 200 && reply.status < 300) throw new CaseFailure(`${what}: it was accepted`, 'a refusal', `${reply.status} ${reply.text.slice(0, 500)}`)
+  if (reply.status >= 200 && reply.status < 300) {
+    throw new CaseFailure(`${what}: it was accepted`, 'a refusal', `${reply.status} ${reply.text.slice(0, 500)}`)
+  }
 }
 
 /** The reply's warnings that are strings. */

@@ -57,7 +57,12 @@ export const tokenHeaders = (token: string | undefined): Record<string, string> 
 
 /** `PUT /adapters/{id}`; a lease it starts is ended when the case ends. */
 export async function put (ctx: RegistrationContext, id: string, payload: unknown, token?: string): Promise<Reply> {
-  const reply = await ctx.client.request({ method: 'PUT', path: `/adapters/${id}`, body: payload, headers: tokenHeaders(token) })
+  const reply = await ctx.client.request({
+    method: 'PUT',
+    path: `/adapters/${id}`,
+    body: payload,
+    headers: tokenHeaders(token)
+  })
   const issued: unknown = reply.status === 200 ? reply.json?.adapterToken : undefined
   const state = ctx.leases
   if (reply.status === 200) known(ctx, id)
@@ -75,11 +80,15 @@ export async function del (ctx: RegistrationContext, id: string, token?: string)
   return reply
 }
 
-export interface Lease { id: string, token: string, reply: Reply }
+export interface Lease {
+  id: string
+  token: string
+  reply: Reply
+}
 
 /** Skips the case when the target refused a registration for want of room (OT-028: 8 live leases). */
 function skipWhenFull (reply: Reply): void {
-  if (reply.status === 409 && reply.json?.error?.code === 'limit_exceeded') throw new CaseSkip('the target holds 8 adapters; no room for this case\'s')
+  if (reply.status === 409 && reply.json?.error?.code === 'limit_exceeded') { throw new CaseSkip("the target holds 8 adapters; no room for this case's") }
 }
 
 /** How `lease` registers: the id's label, and the user's decisions made first (control API). */
@@ -95,7 +104,10 @@ export async function lease (
   const id = adapterId(ctx, options.label ?? 'reg')
   if (ctx.control !== undefined && (options.allow === true || options.keypad !== undefined)) {
     known(ctx, id)
-    await ctx.control.user(id, { ...(options.allow === true ? { allowed: true } : {}), ...(options.keypad === undefined ? {} : { keypad: options.keypad }) })
+    await ctx.control.user(id, {
+      ...(options.allow === true ? { allowed: true } : {}),
+      ...(options.keypad === undefined ? {} : { keypad: options.keypad })
+    })
   }
   const reply = await put(ctx, id, payload)
   skipWhenFull(reply)
@@ -124,26 +136,52 @@ export function onRoute (
 ): Promise<Reply> {
   const headers = tokenHeaders(token)
   switch (route) {
-    case 'session': return ctx.client.request({ method: 'POST', path: `/adapters/${id}/sessions/${sessionId}`, body: NEW_SESSION, headers })
-    case 'batch': return ctx.client.request({ method: 'PUT', path: `/adapters/${id}/sessions`, body: { sessions: [{ id: sessionId, ...NEW_SESSION }] }, headers })
-    case 'events': return ctx.client.request({ method: 'POST', path: `/adapters/${id}/events`, body: {}, headers })
+    case 'session':
+      return ctx.client.request({
+        method: 'POST',
+        path: `/adapters/${id}/sessions/${sessionId}`,
+        body: NEW_SESSION,
+        headers
+      })
+    case 'batch':
+      return ctx.client.request({
+        method: 'PUT',
+        path: `/adapters/${id}/sessions`,
+        body: { sessions: [{ id: sessionId, ...NEW_SESSION }] },
+        headers
+      })
+    case 'events':
+      return ctx.client.request({ method: 'POST', path: `/adapters/${id}/events`, body: {}, headers })
   }
 }
 
 /** `POST /adapters/{id}/sessions/{sessionId}` under the lease's token. */
 export const postSession = (ctx: CaseContext, l: Lease, sessionId: string, update: Body): Promise<Reply> =>
-  ctx.client.request({ method: 'POST', path: `/adapters/${l.id}/sessions/${sessionId}`, body: update, headers: tokenHeaders(l.token) })
+  ctx.client.request({
+    method: 'POST',
+    path: `/adapters/${l.id}/sessions/${sessionId}`,
+    body: update,
+    headers: tokenHeaders(l.token)
+  })
 
 /** `POST /adapters/{id}/events` under the lease's token. */
 export const poll = (ctx: CaseContext, l: Lease, request: Body = {}): Promise<Reply> =>
-  ctx.client.request({ method: 'POST', path: `/adapters/${l.id}/events`, body: request, headers: tokenHeaders(l.token) })
+  ctx.client.request({
+    method: 'POST',
+    path: `/adapters/${l.id}/events`,
+    body: request,
+    headers: tokenHeaders(l.token)
+  })
 
 /** What a tap did: the event it queued, and the URL it opened. */
-export interface Tapped { event: unknown, opened: string | null }
+export interface Tapped {
+  event: unknown
+  opened: string | null
+}
 
 /** The reply of a control-API tap. */
 export async function tap (ctx: CaseContext, l: Lease, sessionId: string): Promise<Tapped> {
   const reply = await ctx.control!.tap(l.id, sessionId)
-  if (reply.status !== 200) throw new CaseFailure(`the control API's tap of ${sessionId} answered ${reply.status}`, 200, reply.json)
+  if (reply.status !== 200) { throw new CaseFailure(`the control API's tap of ${sessionId} answered ${reply.status}`, 200, reply.json) }
   return reply.json
 }

@@ -19,7 +19,10 @@ export const eventCases: ConformanceCase[] = [
       expectEqual(sequences(await a.poll({ waitSeconds: 0 })), [], 'waitSeconds 0 with no event')
       expectThat(Date.now() - started < 1000, 'waitSeconds 0', 'answered at once', `${Date.now() - started} ms`)
       let answered = false
-      const held = settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 5000 })).then((reply) => { answered = true; return reply })
+      const held = settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 5000 })).then((reply) => {
+        answered = true
+        return reply
+      })
       expectThat(await waitHeld(ctx, a.id), 'a long poll with no event', 'held', 'answered')
       if (virtual) {
         await ctx.elapse(1999)
@@ -31,7 +34,14 @@ export const eventCases: ConformanceCase[] = [
       if (reply instanceof Error) throw new CaseFailure('the long poll', 'a reply', reply.message)
       expectStatus(reply, 200, 'the long poll at its deadline')
       expectEqual(reply.json.events, [], 'the events at the deadline')
-      if (!virtual) expectThat(Date.now() - started >= 1900, 'a 2 s long poll with no event', 'held about 2 s', `${Date.now() - started} ms`)
+      if (!virtual) {
+        expectThat(
+          Date.now() - started >= 1900,
+          'a 2 s long poll with no event',
+          'held about 2 s',
+          `${Date.now() - started} ms`
+        )
+      }
       if (ctx.control === undefined) return
       const early = settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 5000 }))
       expectThat(await waitHeld(ctx, a.id), 'a second long poll', 'held', 'answered')
@@ -39,8 +49,13 @@ export const eventCases: ConformanceCase[] = [
       expectControl(await ctx.control.tap(a.id, 's1'), 200, 'the user taps s1')
       const woken = await early
       if (woken instanceof Error) throw new CaseFailure('the long poll', 'a reply', woken.message)
-      expectEqual(sequences(woken), [1], 'the held poll\'s events after a tap')
-      expectThat(Date.now() - tapped < 1500, 'the held poll after a tap', 'answered at once', `${Date.now() - tapped} ms`)
+      expectEqual(sequences(woken), [1], "the held poll's events after a tap")
+      expectThat(
+        Date.now() - tapped < 1500,
+        'the held poll after a tap',
+        'answered at once',
+        `${Date.now() - tapped} ms`
+      )
     }
   }),
   defineCase({
@@ -52,7 +67,9 @@ export const eventCases: ConformanceCase[] = [
       for (let i = 0; i < 5; i++) agents.push(await agent(ctx, { capabilities: ['tap'], label: 'longpoll' }))
       const held = agents.slice(0, 3).map((a) => settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 5000 })))
       const leaving = settle(agents[3]!.poll({ waitSeconds: 2 }, { timeoutMs: 1000 }))
-      for (const a of agents.slice(0, 4)) expectThat(await waitHeld(ctx, a.id), `${a.id}'s long poll`, 'held', 'not held')
+      for (const a of agents.slice(0, 4)) {
+        expectThat(await waitHeld(ctx, a.id), `${a.id}'s long poll`, 'held', 'not held')
+      }
       ctx.cleanup(async () => {
         if (await isVirtual(ctx)) await ctx.elapse(2000)
         await Promise.all(held)
@@ -63,7 +80,12 @@ export const eventCases: ConformanceCase[] = [
         const reply = await agents[4]!.poll({ waitSeconds: 1 }, { timeoutMs: 200 }).catch(() => undefined)
         return reply === undefined || reply.status === 200
       }, 1500)
-      expectThat(freed, 'a 5th adapter\'s long poll after one client went away', 'held or answered, not limit_exceeded', 'limit_exceeded')
+      expectThat(
+        freed,
+        "a 5th adapter's long poll after one client went away",
+        'held or answered, not limit_exceeded',
+        'limit_exceeded'
+      )
     }
   }),
   defineCase({
@@ -94,17 +116,53 @@ export const eventCases: ConformanceCase[] = [
       expectStatus(reply, 200, 'the poll')
       expectSchema(reply.json, 'EventsReply', 'the reply')
       const got = reply.json.events as Array<Record<string, any>>
-      expectEqual(got.map((e) => e.sequence), [1, 2, 3, 4], 'sequences')
+      expectEqual(
+        got.map((e) => e.sequence),
+        [1, 2, 3, 4],
+        'sequences'
+      )
       // A tap event has only the four common fields; decision events add theirs (their schemas check them).
-      expectEqual([got[0], got[3]].map((e) => Object.keys(e ?? {}).sort().join(',')), ['host,sequence,sessionId,type', 'host,sequence,sessionId,type'], 'the fields of the tap events')
-      expectEqual([got[1]?.requestId, got[1]?.decision, typeof got[1]?.expiresAt, got[2]?.requestId, got[2]?.picks, typeof got[2]?.expiresAt], ['r1', 'allow', 'number', 'q1', [[0]], 'number'], 'the decision events\' [requestId, decision, expiresAt] and [requestId, picks, expiresAt]')
-      expectEqual(got.map((e) => [e.type, e.sessionId, e.host]), [['tap', 's1', 'devbox'], ['approval', 's1', 'devbox'], ['question', 's2', 'local'], ['tap', 's2', 'local']], '[type, sessionId, host]')
+      expectEqual(
+        [got[0], got[3]].map((e) =>
+          Object.keys(e ?? {})
+            .sort()
+            .join(',')
+        ),
+        ['host,sequence,sessionId,type', 'host,sequence,sessionId,type'],
+        'the fields of the tap events'
+      )
+      expectEqual(
+        [
+          got[1]?.requestId,
+          got[1]?.decision,
+          typeof got[1]?.expiresAt,
+          got[2]?.requestId,
+          got[2]?.picks,
+          typeof got[2]?.expiresAt
+        ],
+        ['r1', 'allow', 'number', 'q1', [[0]], 'number'],
+        "the decision events' [requestId, decision, expiresAt] and [requestId, picks, expiresAt]"
+      )
+      expectEqual(
+        got.map((e) => [e.type, e.sessionId, e.host]),
+        [
+          ['tap', 's1', 'devbox'],
+          ['approval', 's1', 'devbox'],
+          ['question', 's2', 'local'],
+          ['tap', 's2', 'local']
+        ],
+        '[type, sessionId, host]'
+      )
       expectSchema(got[0], 'TapEvent', 'the tap event')
       expectSchema(got[1], 'ApprovalEvent', 'the approval event')
       expectSchema(got[2], 'QuestionEvent', 'the question event')
       await mustPost(a, 's1', { host: 'build-01' })
       expectControl(await control.tap(a.id, 's1'), 200, 'a tap after the host changed')
-      expectEqual((await events(a, { after: 4 })).map((e) => [e.sequence, e.host]), [[5, 'build-01']], 'the event echoes the current host')
+      expectEqual(
+        (await events(a, { after: 4 })).map((e) => [e.sequence, e.host]),
+        [[5, 'build-01']],
+        'the event echoes the current host'
+      )
     }
   }),
   defineCase({
@@ -125,7 +183,11 @@ export const eventCases: ConformanceCase[] = [
       expectEqual(tap.json.event, null, 'the event of that tap')
       expectEqual(await events(noTap), [], 'the events of an adapter without tap')
       expectControl(await control.tap(tapper.id, 's1'), 200, 'the user taps a session of an adapter with tap')
-      expectEqual((await events(tapper)).map((e) => [e.type, e.sessionId]), [['tap', 's1']], 'the events of the tapped adapter')
+      expectEqual(
+        (await events(tapper)).map((e) => [e.type, e.sessionId]),
+        [['tap', 's1']],
+        'the events of the tapped adapter'
+      )
       expectEqual(await events(bystander), [], 'the events of another adapter with tap')
     }
   }),
@@ -140,7 +202,10 @@ export const eventCases: ConformanceCase[] = [
         B: { question: question('q1') },
         C: { approval: approval('r2') }
       })
-      expectRefusedByControl(await control.decide(a.id, 'nope', { decision: 'allow' }), 'a decision on an id that is not pending')
+      expectRefusedByControl(
+        await control.decide(a.id, 'nope', { decision: 'allow' }),
+        'a decision on an id that is not pending'
+      )
       expectControl(await control.decide(a.id, 'q1', { picks: [[1]] }), 200, 'answer q1')
       expectControl(await control.decide(a.id, 'r2', { decision: 'deny' }), 200, 'deny r2')
       expectControl(await control.decide(a.id, 'r1', { decision: 'allow' }), 200, 'allow r1')
@@ -168,10 +233,25 @@ export const eventCases: ConformanceCase[] = [
       expectControl(await control.decide(a.id, 'q1', { picks: [[2, 0], [1]] }), 200, 'picks [[2,0],[1]]')
       const [event] = await events(a)
       const picks = event?.picks as number[][]
-      expectThat(Array.isArray(picks) && picks.length === questions.length && picks.every((p, i) =>
-        p.length >= 1 && new Set(p).size === p.length && p.every((n) => Number.isInteger(n) && n >= 0 && n < questions[i]!.options.length) && (questions[i]!.multiSelect === true || p.length === 1)),
-      'the event\'s picks', 'one array per question, unique indices in range, one for the single-select', picks)
-      expectEqual(picks.map((p) => [...p].sort()), [[0, 2], [1]], 'the picks, as answered')
+      expectThat(
+        Array.isArray(picks) &&
+          picks.length === questions.length &&
+          picks.every(
+            (p, i) =>
+              p.length >= 1 &&
+              new Set(p).size === p.length &&
+              p.every((n) => Number.isInteger(n) && n >= 0 && n < questions[i]!.options.length) &&
+              (questions[i]!.multiSelect === true || p.length === 1)
+          ),
+        "the event's picks",
+        'one array per question, unique indices in range, one for the single-select',
+        picks
+      )
+      expectEqual(
+        picks.map((p) => [...p].sort()),
+        [[0, 2], [1]],
+        'the picks, as answered'
+      )
     }
   })
 ]
@@ -190,8 +270,18 @@ export const eventDecisions: ConformanceCase[] = [
       expectControl(await control.decide(a.id, 'r1', { decision: 'allow' }), 200, 'allow r1')
       expectStatus(await a.batch([]), 200, 'a batch that ends s1 and s2')
       expectRefusedByControl(await control.tap(a.id, 's1'), 'a tap on an ended session')
-      expectRefusedByControl(await control.decide(a.id, 'r2', { decision: 'allow' }), 'a decision on the request of an ended session')
-      expectEqual((await events(a)).map((e) => [e.type, e.sessionId]), [['tap', 's1'], ['approval', 's1']], 'the events queued before s1 ended')
+      expectRefusedByControl(
+        await control.decide(a.id, 'r2', { decision: 'allow' }),
+        'a decision on the request of an ended session'
+      )
+      expectEqual(
+        (await events(a)).map((e) => [e.type, e.sessionId]),
+        [
+          ['tap', 's1'],
+          ['approval', 's1']
+        ],
+        'the events queued before s1 ended'
+      )
     }
   })
 ]

@@ -51,14 +51,27 @@ export const otherFieldCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       const a = await agentWith(ctx, { s1: {} }, { urlSchemes: ['vscode', 'x-agent'] })
-      await expectAccepted(a, 's1', [{ openURL: 'vscode://file/tmp/x' }, { openURL: 'x-agent://open?id=1' }, { openURL: `vscode://${'x'.repeat(2039)}` }, { openURL: null }])
+      await expectAccepted(a, 's1', [
+        { openURL: 'vscode://file/tmp/x' },
+        { openURL: 'x-agent://open?id=1' },
+        { openURL: `vscode://${'x'.repeat(2039)}` },
+        { openURL: null }
+      ])
       await expectRefused(a, 's1', [
-        [{ openURL: 'https://example.com' }], [{ openURL: 'file:///etc/passwd' }], [{ openURL: 'javascript:alert(1)' }],
-        [{ openURL: 'data:text/plain,x' }], [{ openURL: `vscode://${'x'.repeat(2040)}` }]
+        [{ openURL: 'https://example.com' }],
+        [{ openURL: 'file:///etc/passwd' }],
+        [{ openURL: 'javascript:alert(1)' }],
+        [{ openURL: 'data:text/plain,x' }],
+        [{ openURL: `vscode://${'x'.repeat(2040)}` }]
       ])
       const none = await agentWith(ctx, { s1: {} }, { urlSchemes: [] })
       await expectRefused(none, 's1', [[{ openURL: 'vscode://file/tmp/x' }], [{ openURL: 'https://example.com' }]])
-      expectError(await none.post('s2', newSession({ openURL: 'vscode://x' })), 'invalid_field', 'creating with an openURL and no urlSchemes', 'openURL')
+      expectError(
+        await none.post('s2', newSession({ openURL: 'vscode://x' })),
+        'invalid_field',
+        'creating with an openURL and no urlSchemes',
+        'openURL'
+      )
     }
   }),
   defineCase({
@@ -119,12 +132,15 @@ export const otherFieldCases: ConformanceCase[] = [
 export const pidDecisions: ConformanceCase[] = [
   defineCase({
     id: 'OT-A16',
-    title: 'pid: a live process of the calling user is accepted; a dead one or another user\'s is invalid_field pid',
+    title: "pid: a live process of the calling user is accepted; a dead one or another user's is invalid_field pid",
     level: 'decision',
     async run (ctx) {
       const a = await agentWith(ctx, { s1: { pid: process.pid } })
       let checked = 0
-      for (const [pid, what] of [[deadPid(), 'a pid no process has'], [foreignPid(), 'a process of another user (pid 1)']] as const) {
+      for (const [pid, what] of [
+        [deadPid(), 'a pid no process has'],
+        [foreignPid(), 'a process of another user (pid 1)']
+      ] as const) {
         if (pid === undefined) {
           ctx.note(`${what}: none found on this machine; not checked`)
           continue

@@ -21,8 +21,19 @@ export const textFieldCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       const a = await agentWith(ctx, { s1: {} })
-      await expectRefused(a, 's1', ['title', 'activity', 'subagentCount', 'host', 'background', 'liveText', 'ttlSeconds'].map((key) => [{ [key]: null }]))
-      expectError(await a.post('s2', { title: 'x', activity: null }), 'invalid_field', 'creating with activity null', 'activity')
+      await expectRefused(
+        a,
+        's1',
+        ['title', 'activity', 'subagentCount', 'host', 'background', 'liveText', 'ttlSeconds'].map((key) => [
+          { [key]: null }
+        ])
+      )
+      expectError(
+        await a.post('s2', { title: 'x', activity: null }),
+        'invalid_field',
+        'creating with activity null',
+        'activity'
+      )
     }
   }),
   defineCase({
@@ -32,7 +43,12 @@ export const textFieldCases: ConformanceCase[] = [
     async run (ctx) {
       const refused: Refusal[] = [[{ title: '' }], [{ title: 'x'.repeat(121) }], [{ title: 7 }]]
       const a = await expectFieldRule(ctx, [{ title: 'x' }], refused, { title: 'x'.repeat(120) })
-      expectError(await a.post('s2', newSession({ title: '' })), 'invalid_field', 'creating with an empty title', 'title')
+      expectError(
+        await a.post('s2', newSession({ title: '' })),
+        'invalid_field',
+        'creating with an empty title',
+        'title'
+      )
     }
   }),
   defineCase({
@@ -59,14 +75,23 @@ export const textFieldCases: ConformanceCase[] = [
   }),
   defineCase({
     id: 'OT-097',
-    title: 'project is cleaned and trimmed, then 1..128 scalars: "   " is invalid_field, "  My Project  " is stored as My Project',
+    title:
+      'project is cleaned and trimmed, then 1..128 scalars: "   " is invalid_field, "  My Project  " is stored as My Project',
     level: 'required',
     async run (ctx) {
       const a = await agentWith(ctx, { s1: {} })
       await expectAccepted(a, 's1', [{ project: '  My Project  ' }])
-      if (ctx.control !== undefined) expectEqual((await sessionState(ctx, a.id, 's1')).project, 'My Project', 'the stored project')
-      await expectAccepted(a, 's1', [{ project: 'x'.repeat(128) }, { project: `   ${'p'.repeat(128)}   ` }, { project: null }])
-      if (ctx.control !== undefined) expectEqual((await sessionState(ctx, a.id, 's1')).project, null, 'null restores the cwd fallback')
+      if (ctx.control !== undefined) {
+        expectEqual((await sessionState(ctx, a.id, 's1')).project, 'My Project', 'the stored project')
+      }
+      await expectAccepted(a, 's1', [
+        { project: 'x'.repeat(128) },
+        { project: `   ${'p'.repeat(128)}   ` },
+        { project: null }
+      ])
+      if (ctx.control !== undefined) {
+        expectEqual((await sessionState(ctx, a.id, 's1')).project, null, 'null restores the cwd fallback')
+      }
       await expectRefused(a, 's1', [[{ project: '   ' }], [{ project: '' }], [{ project: 'x'.repeat(129) }]])
     }
   }),
@@ -96,7 +121,12 @@ export const textFieldCases: ConformanceCase[] = [
       const a = await agentWith(ctx, { s1: { activity: 'tool' } })
       const unknown = await a.post('s1', { toolKind: 'banana' })
       expectStatus(unknown, 200, 'toolKind "banana"')
-      expectThat(Array.isArray(unknown.json.warnings) && unknown.json.warnings.length > 0, 'an unknown toolKind adds a warning', 'a non-empty warnings array', unknown.json.warnings)
+      expectThat(
+        Array.isArray(unknown.json.warnings) && unknown.json.warnings.length > 0,
+        'an unknown toolKind adds a warning',
+        'a non-empty warnings array',
+        unknown.json.warnings
+      )
       for (const toolKind of ['shell', 'edit', 'read', 'web', 'delegate', 'plan', 'integration', 'other']) {
         const known = await a.post('s1', { toolKind })
         expectStatus(known, 200, `toolKind ${toolKind}`)
@@ -133,7 +163,11 @@ export const textFieldCases: ConformanceCase[] = [
       const { a, kept } = await storedText(ctx, 'm1', text)
       expectEqual(kept, text.slice(-4096), 'the stored text of 8000 ASCII bytes')
       await mustPost(a, 's1', { message: { id: 'm2', text: 'short' } })
-      expectEqual((await sessionState(ctx, a.id, 's1')).message, { id: 'm2', text: 'short' }, 'a short text is kept whole')
+      expectEqual(
+        (await sessionState(ctx, a.id, 's1')).message,
+        { id: 'm2', text: 'short' },
+        'a short text is kept whole'
+      )
     }
   }),
   defineCase({
@@ -151,17 +185,31 @@ export const textFieldCases: ConformanceCase[] = [
 export const textDecisions: ConformanceCase[] = [
   defineCase({
     id: 'OT-A24',
-    title: 'lengths count code points; project is cleaned (controls, format characters, whitespace runs) before 1..128 is counted',
+    title:
+      'lengths count code points; project is cleaned (controls, format characters, whitespace runs) before 1..128 is counted',
     level: 'decision',
     async run (ctx) {
       const a = await agent(ctx)
       await mustPost(a, 's1', newSession({ title: '🛰'.repeat(120) }), 'a title of 120 astral code points')
-      await expectRefused(a, 's1', [[{ title: '🛰'.repeat(121) }], [{ project: '\u200e\u0000' }], [{ project: ' \n\t ' }], [{ project: '\u200f'.repeat(3) }]])
-      await expectAccepted(a, 's1', [{ project: `  ${'🛰'.repeat(128)}  ` }, { project: `${'p'.repeat(128)}\u200f\u0007` }, { model: '🛰'.repeat(64) }])
+      await expectRefused(a, 's1', [
+        [{ title: '🛰'.repeat(121) }],
+        [{ project: '\u200e\u0000' }],
+        [{ project: ' \n\t ' }],
+        [{ project: '\u200f'.repeat(3) }]
+      ])
+      await expectAccepted(a, 's1', [
+        { project: `  ${'🛰'.repeat(128)}  ` },
+        { project: `${'p'.repeat(128)}\u200f\u0007` },
+        { model: '🛰'.repeat(64) }
+      ])
       await expectRefused(a, 's1', [[{ model: '🛰'.repeat(65) }]])
       if (ctx.control === undefined) return
       await mustPost(a, 's1', { project: 'a\n\n b\u200f\u0007c' })
-      expectEqual((await sessionState(ctx, a.id, 's1')).project, 'a bc', 'the stored project of "a\\n\\n b\\u200f\\u0007c"')
+      expectEqual(
+        (await sessionState(ctx, a.id, 's1')).project,
+        'a bc',
+        'the stored project of "a\\n\\n b\\u200f\\u0007c"'
+      )
     }
   }),
   defineCase({

@@ -10,11 +10,15 @@ import { REAL_MARGIN_MS, REAL_SLACK_MS, slowPart } from '../../time.js'
 import { agentWith, events, expectControl } from './support.js'
 
 /** Four long polls held across four adapters (OT-141, OT-A21); the fifth adapter is free. */
-async function fourHeld (ctx: CaseContext): Promise<{ agents: Agent[], held: Array<Promise<Reply | Error>>, release: () => Promise<void> }> {
+async function fourHeld (
+  ctx: CaseContext
+): Promise<{ agents: Agent[]; held: Array<Promise<Reply | Error>>; release: () => Promise<void> }> {
   const agents: Agent[] = []
   for (let i = 0; i < 5; i++) agents.push(await agent(ctx, { capabilities: ['tap'], label: 'longpoll' }))
   const held = agents.slice(0, 4).map((a) => settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 5000 })))
-  for (const a of agents.slice(0, 4)) expectThat(await waitHeld(ctx, a.id), 'a long poll with no event is held', 'held', 'not held')
+  for (const a of agents.slice(0, 4)) {
+    expectThat(await waitHeld(ctx, a.id), 'a long poll with no event is held', 'held', 'not held')
+  }
   const release = async (): Promise<void> => {
     if (await isVirtual(ctx)) await ctx.elapse(2000)
     await Promise.all(held)
@@ -43,15 +47,26 @@ export const limitDecisions: ConformanceCase[] = [
           served++
         }
       }
-      if (refused === undefined) throw new CaseFailure(`${LIMITS.burst * 3} polls in a row`, 'a 429 rate_limited once the burst is spent', `${served} served`)
+      if (refused === undefined) {
+        throw new CaseFailure(
+          `${LIMITS.burst * 3} polls in a row`,
+          'a 429 rate_limited once the burst is spent',
+          `${served} served`
+        )
+      }
       expectError(refused, 'rate_limited', 'the poll past the burst')
       const retryAfter = String(refused.headers['retry-after'])
       expectThat(/^[1-9]\d*$/.test(retryAfter), 'Retry-After', 'an integer of at least 1', retryAfter)
       const virtual = await isVirtual(ctx)
-      const refill = virtual ? 0 : Math.ceil((Date.now() - started) / 1000 * LIMITS.requestsPerSecond) + 1
-      expectThat(served >= LIMITS.burst && served <= LIMITS.burst + refill, 'requests served before the 429', virtual ? `${LIMITS.burst} (the burst; the clock stood still)` : `${LIMITS.burst}..${LIMITS.burst + refill}`, served)
+      const refill = virtual ? 0 : Math.ceil(((Date.now() - started) / 1000) * LIMITS.requestsPerSecond) + 1
+      expectThat(
+        served >= LIMITS.burst && served <= LIMITS.burst + refill,
+        'requests served before the 429',
+        virtual ? `${LIMITS.burst} (the burst; the clock stood still)` : `${LIMITS.burst}..${LIMITS.burst + refill}`,
+        served
+      )
       expectEqual(retryAfter, '1', 'Retry-After at 20 tokens per second')
-      expectStatus(await b.poll({}, { retryRateLimited: false }), 200, 'another adapter\'s poll')
+      expectStatus(await b.poll({}, { retryRateLimited: false }), 200, "another adapter's poll")
       expectStatus(await ctx.client.request({ path: '/info', retryRateLimited: false }), 200, 'GET /info')
     }
   }),
@@ -61,7 +76,16 @@ export const limitDecisions: ConformanceCase[] = [
     level: 'decision',
     async run (ctx) {
       const a = await agent(ctx)
-      expectStatus(await a.batch(Array.from({ length: LIMITS.maxSessionsPerAdapter }, (_, i) => ({ id: `s${i}`, ...newSession({ ttlSeconds: 10 }) }))), 200, '32 sessions')
+      expectStatus(
+        await a.batch(
+          Array.from({ length: LIMITS.maxSessionsPerAdapter }, (_, i) => ({
+            id: `s${i}`,
+            ...newSession({ ttlSeconds: 10 })
+          }))
+        ),
+        200,
+        '32 sessions'
+      )
       const contact = performance.now()
       expectError(await a.post('s32', newSession()), 'limit_exceeded', 'a 33rd session')
       if (await isVirtual(ctx)) {
@@ -76,7 +100,13 @@ export const limitDecisions: ConformanceCase[] = [
       // A real clock: looked at a little after the TTL (10 s), then (with --slow) a little after the removal 600 s
       // later. Without the control API the offline state itself is not seen, only what it does to the limit.
       await passUntil(ctx, contact + 10_000 + REAL_SLACK_MS, [a])
-      if (ctx.control !== undefined) expectEqual((await sessionState(ctx, a.id, 's0')).offline, true, `s0 ${10 + REAL_SLACK_MS / 1000} s after the batch`)
+      if (ctx.control !== undefined) {
+        expectEqual(
+          (await sessionState(ctx, a.id, 's0')).offline,
+          true,
+          `s0 ${10 + REAL_SLACK_MS / 1000} s after the batch`
+        )
+      }
       expectError(await a.post('s32', newSession()), 'limit_exceeded', 'a 33rd session while the 32 are offline')
       await slowPart('the 32 sessions count while offline', async () => {
         await passUntil(ctx, contact + 610_000 + REAL_SLACK_MS, [a])
@@ -91,7 +121,13 @@ export const limitDecisions: ConformanceCase[] = [
     level: 'decision',
     async run (ctx) {
       const { agents } = await fourHeld(ctx)
-      for (let i = 0; i < 3; i++) expectStatus(await agents[4]!.poll({ waitSeconds: 0 }), 200, `a waitSeconds 0 poll while 4 long polls are held (${i + 1})`)
+      for (let i = 0; i < 3; i++) {
+        expectStatus(
+          await agents[4]!.poll({ waitSeconds: 0 }),
+          200,
+          `a waitSeconds 0 poll while 4 long polls are held (${i + 1})`
+        )
+      }
       expectError(await agents[4]!.poll({ waitSeconds: 2 }), 'limit_exceeded', 'a 5th long poll, another adapter')
     }
   }),
@@ -102,11 +138,17 @@ export const limitDecisions: ConformanceCase[] = [
     needs: ['control'],
     async run (ctx) {
       const a = await agentWith(ctx, { s1: {} }, { capabilities: ['tap'] })
-      for (let i = 0; i < LIMITS.maxEvents + 2; i++) expectControl(await controlOf(ctx).tap(a.id, 's1'), 200, `tap ${i + 1}`)
+      for (let i = 0; i < LIMITS.maxEvents + 2; i++) {
+        expectControl(await controlOf(ctx).tap(a.id, 's1'), 200, `tap ${i + 1}`)
+      }
       const reply = await a.poll({})
       expectStatus(reply, 200, 'the poll')
       const got = sequences(reply)
-      expectEqual([got.length, got[0], got.at(-1), reply.json.lastSequence], [LIMITS.maxEvents, 3, LIMITS.maxEvents + 2, LIMITS.maxEvents + 2], '[events, first, last, lastSequence]')
+      expectEqual(
+        [got.length, got[0], got.at(-1), reply.json.lastSequence],
+        [LIMITS.maxEvents, 3, LIMITS.maxEvents + 2, LIMITS.maxEvents + 2],
+        '[events, first, last, lastSequence]'
+      )
     }
   }),
   defineCase({

@@ -26,17 +26,27 @@ async function race (ctx: CaseContext, a: Agent, s: fc.Scheduler, n: number, lea
     const others = await until(() => answered >= n - 1, 1500)
     if (!others || answered > n - 1) {
       if (await isVirtual(ctx)) await ctx.elapse(2000)
-      throw new CaseFailure(`${n} polls raced`, `${n - 1} answered poll_pending at once, one held`, `${answered} answered`)
+      throw new CaseFailure(
+        `${n} polls raced`,
+        `${n - 1} answered poll_pending at once, one held`,
+        `${answered} answered`
+      )
     }
     expectControl(await ctx.control!.tap(a.id, 's1'), 200, 'the user taps s1')
-    replies.push(...await Promise.all(polls))
+    replies.push(...(await Promise.all(polls)))
   }
   const held = replies.filter((r): r is Reply => !(r instanceof Error) && r.status === 200)
   const pending = replies.filter((r) => !(r instanceof Error) && errorProblem(r, 'poll_pending') === undefined)
-  const outcomes = replies.map((r) => r instanceof Error ? `gone: ${r.message}` : `${r.status} ${r.text.slice(0, 120)}`)
-  expectThat(pending.length === n - 1 && (leave ? replies.filter((r) => r instanceof Error).length : held.length) === 1, `${n} racing polls`,
-    `${n - 1} poll_pending and one ${leave ? 'gone away' : 'answered 200'}`, outcomes)
-  if (!leave) expectEqual(sequences(held[0]!), [1], 'the holder\'s events after the tap')
+  const outcomes = replies.map((r) =>
+    r instanceof Error ? `gone: ${r.message}` : `${r.status} ${r.text.slice(0, 120)}`
+  )
+  expectThat(
+    pending.length === n - 1 && (leave ? replies.filter((r) => r instanceof Error).length : held.length) === 1,
+    `${n} racing polls`,
+    `${n - 1} poll_pending and one ${leave ? 'gone away' : 'answered 200'}`,
+    outcomes
+  )
+  if (!leave) expectEqual(sequences(held[0]!), [1], "the holder's events after the tap")
 }
 
 /** The events poll: its reply and fields, one poll per adapter, the cursor and the ack (OT-131..137, OT-A23.model). */
@@ -51,7 +61,11 @@ export const pollCases: ConformanceCase[] = [
         const reply = await a.poll(body)
         expectStatus(reply, 200, `poll ${JSON.stringify(body)}`)
         expectSchema(reply.json, 'EventsReply', 'the reply')
-        expectEqual([reply.json.events, reply.json.lastSequence, reply.json.acknowledged], [[], 0, 0], 'a fresh lease: [events, lastSequence, acknowledged]')
+        expectEqual(
+          [reply.json.events, reply.json.lastSequence, reply.json.acknowledged],
+          [[], 0, 0],
+          'a fresh lease: [events, lastSequence, acknowledged]'
+        )
       }
     }
   }),
@@ -62,9 +76,17 @@ export const pollCases: ConformanceCase[] = [
     async run (ctx) {
       const a = await agent(ctx, { capabilities: ['tap'] })
       for (const [body, field] of [
-        [{ after: -1 }, 'after'], [{ after: 9007199254740992 }, 'after'], [{ after: 1.5 }, 'after'], [{ after: '0' }, 'after'],
-        [{ ack: -1 }, 'ack'], [{ ack: 9007199254740992 }, 'ack'], [{ ack: 0.5 }, 'ack'],
-        [{ waitSeconds: 3 }, 'waitSeconds'], [{ waitSeconds: -1 }, 'waitSeconds'], [{ waitSeconds: 1.5 }, 'waitSeconds'], [{ waitSeconds: '1' }, 'waitSeconds']
+        [{ after: -1 }, 'after'],
+        [{ after: 9007199254740992 }, 'after'],
+        [{ after: 1.5 }, 'after'],
+        [{ after: '0' }, 'after'],
+        [{ ack: -1 }, 'ack'],
+        [{ ack: 9007199254740992 }, 'ack'],
+        [{ ack: 0.5 }, 'ack'],
+        [{ waitSeconds: 3 }, 'waitSeconds'],
+        [{ waitSeconds: -1 }, 'waitSeconds'],
+        [{ waitSeconds: 1.5 }, 'waitSeconds'],
+        [{ waitSeconds: '1' }, 'waitSeconds']
       ] as const) {
         expectError(await a.poll(body), 'invalid_field', `poll ${JSON.stringify(body)}`, field)
       }
@@ -74,12 +96,16 @@ export const pollCases: ConformanceCase[] = [
   }),
   defineCase({
     id: 'OT-133',
-    title: 'one outstanding poll per adapter: a second while the first is held is poll_pending, and the first carries on',
+    title:
+      'one outstanding poll per adapter: a second while the first is held is poll_pending, and the first carries on',
     level: 'required',
     async run (ctx) {
       const a = await agentWith(ctx, { s1: {} })
       let answered = false
-      const first = settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 5000 })).then((reply) => { answered = true; return reply })
+      const first = settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 5000 })).then((reply) => {
+        answered = true
+        return reply
+      })
       expectThat(await waitHeld(ctx, a.id), 'a long poll with no event', 'held', 'not held')
       expectError(await a.poll({}), 'poll_pending', 'a second poll while the first is held')
       expectError(await a.poll({ waitSeconds: 1 }), 'poll_pending', 'a second long poll while the first is held')
@@ -93,19 +119,23 @@ export const pollCases: ConformanceCase[] = [
   }),
   defineCase({
     id: 'OT-133.b',
-    title: 'racing polls (fc.scheduler): whatever the order, one is held and the others are poll_pending; a holder that goes away frees the adapter',
+    title:
+      'racing polls (fc.scheduler): whatever the order, one is held and the others are poll_pending; a holder that goes away frees the adapter',
     level: 'required',
     needs: ['control'],
     async run (ctx) {
-      await fc.assert(fc.asyncProperty(fc.scheduler(), fc.integer({ min: 2, max: 4 }), fc.boolean(), async (s, n, leave) => {
-        // A fresh adapter per run: its own lease, cursor and rate-limit bucket.
-        const a = await agent(ctx, { capabilities: ['tap'], label: 'race' })
-        try {
-          await race(ctx, a, s, n, leave)
-        } finally {
-          await a.unregister()
-        }
-      }), ctx.fc({ endOnFailure: true }))
+      await fc.assert(
+        fc.asyncProperty(fc.scheduler(), fc.integer({ min: 2, max: 4 }), fc.boolean(), async (s, n, leave) => {
+          // A fresh adapter per run: its own lease, cursor and rate-limit bucket.
+          const a = await agent(ctx, { capabilities: ['tap'], label: 'race' })
+          try {
+            await race(ctx, a, s, n, leave)
+          } finally {
+            await a.unregister()
+          }
+        }),
+        ctx.fc({ endOnFailure: true })
+      )
     }
   }),
   defineCase({
@@ -115,12 +145,22 @@ export const pollCases: ConformanceCase[] = [
     needs: ['control'],
     async run (ctx) {
       const a = await agentWith(ctx, { s1: {}, s2: {} })
-      for (const sid of ['s1', 's2', 's1', 's2', 's1']) expectControl(await controlOf(ctx).tap(a.id, sid), 200, `the user taps ${sid}`)
+      for (const sid of ['s1', 's2', 's1', 's2', 's1']) {
+        expectControl(await controlOf(ctx).tap(a.id, sid), 200, `the user taps ${sid}`)
+      }
       expectEqual(sequences(await a.poll({})), [1, 2, 3, 4, 5], 'after 0')
       expectEqual(sequences(await a.poll({ after: 3 })), [4, 5], 'after 3')
       expectEqual(sequences(await a.poll({ after: 5 })), [], 'after 5')
-      expectEqual(sequences(await a.poll({ after: 1 })), [2, 3, 4, 5], 'after 1: delivered but unacknowledged events come again')
-      expectEqual((await events(a, { after: 1 })).map((e) => e.sessionId), ['s2', 's1', 's2', 's1'], 'their sessions, in order')
+      expectEqual(
+        sequences(await a.poll({ after: 1 })),
+        [2, 3, 4, 5],
+        'after 1: delivered but unacknowledged events come again'
+      )
+      expectEqual(
+        (await events(a, { after: 1 })).map((e) => e.sessionId),
+        ['s2', 's1', 's2', 's1'],
+        'their sessions, in order'
+      )
     }
   }),
   defineCase({
@@ -144,7 +184,12 @@ export const pollCases: ConformanceCase[] = [
       const poll = async (body: Record<string, unknown>, what: string): Promise<Reply> => {
         const reply = await a.poll(body)
         expectStatus(reply, 200, what)
-        expectThat(reply.json.acknowledged >= highest, `${what}: acknowledged`, `at least ${highest} (never lower than before)`, reply.json.acknowledged)
+        expectThat(
+          reply.json.acknowledged >= highest,
+          `${what}: acknowledged`,
+          `at least ${highest} (never lower than before)`,
+          reply.json.acknowledged
+        )
         highest = reply.json.acknowledged
         return reply
       }
@@ -156,7 +201,11 @@ export const pollCases: ConformanceCase[] = [
       const none = await poll({ after: 0 }, 'no ack at all')
       expectEqual([none.json.acknowledged, sequences(none)], [4, [5]], 'no ack (default 0): [acknowledged, events]')
       await poll({ after: 5, ack: 5 }, 'ack 5')
-      expectEqual(sequences(await poll({}, 'after 0 once all are acknowledged')), [], 'events with sequence <= acknowledged')
+      expectEqual(
+        sequences(await poll({}, 'after 0 once all are acknowledged')),
+        [],
+        'events with sequence <= acknowledged'
+      )
     }
   }),
   defineCase({
@@ -192,7 +241,14 @@ export const pollDecisions: ConformanceCase[] = [
       expectControl(await control.decide(a.id, 'r1', { decision: 'allow' }), 200, 'allow r1')
       expectControl(await control.tap(a.id, 's1'), 200, 'a tap')
       const reply = await a.poll({})
-      expectEqual([(reply.json.events as Array<{ sequence: number, type: string }>).map((e) => `${e.sequence}:${e.type}`), reply.json.lastSequence], [['1:tap', '2:approval', '3:tap'], 3], '[events, lastSequence]')
+      expectEqual(
+        [
+          (reply.json.events as Array<{ sequence: number; type: string }>).map((e) => `${e.sequence}:${e.type}`),
+          reply.json.lastSequence
+        ],
+        [['1:tap', '2:approval', '3:tap'], 3],
+        '[events, lastSequence]'
+      )
       // after below the stored ack is accepted: events start at max(after, acknowledged) + 1.
       expectEqual(sequences(await a.poll({ after: 2, ack: 2 })), [3], 'ack 2')
       expectEqual(sequences(await a.poll({ after: 1 })), [3], 'after 1 below acknowledged 2')
@@ -202,7 +258,11 @@ export const pollDecisions: ConformanceCase[] = [
       await mustPost(a, 's1', newSession())
       expectControl(await control.tap(a.id, 's1'), 200, 'a tap under the new lease')
       const fresh = await a.poll({})
-      expectEqual([sequences(fresh), fresh.json.lastSequence, fresh.json.acknowledged], [[1], 1, 0], 'the new lease: [events, lastSequence, acknowledged]')
+      expectEqual(
+        [sequences(fresh), fresh.json.lastSequence, fresh.json.acknowledged],
+        [[1], 1, 0],
+        'the new lease: [events, lastSequence, acknowledged]'
+      )
     }
   }),
   defineCase({

@@ -51,8 +51,14 @@ export const requestCases: ConformanceCase[] = [
         [q([{ text: '', options: opt }]), 'question.questions[0].text'],
         [q([{ text: 'x'.repeat(1025), options: opt }]), 'question.questions[0].text'],
         [q([{ text: 't', options: [{ label: '' }, { label: 'b' }] }]), 'question.questions[0].options[0].label'],
-        [q([{ text: 't', options: [{ label: 'x'.repeat(121) }, { label: 'b' }] }]), 'question.questions[0].options[0].label'],
-        [q([{ text: 't', options: [{ label: 'a', description: 'x'.repeat(513) }, { label: 'b' }] }]), 'question.questions[0].options[0].description'],
+        [
+          q([{ text: 't', options: [{ label: 'x'.repeat(121) }, { label: 'b' }] }]),
+          'question.questions[0].options[0].label'
+        ],
+        [
+          q([{ text: 't', options: [{ label: 'a', description: 'x'.repeat(513) }, { label: 'b' }] }]),
+          'question.questions[0].options[0].description'
+        ],
         [q([{ text: 't', multiSelect: 'yes', options: opt }]), 'question.questions[0].multiSelect'],
         [{ question: { questions: [{ text: 't', options: opt }] } }, 'question.id']
       ])
@@ -60,9 +66,16 @@ export const requestCases: ConformanceCase[] = [
         text: 'x'.repeat(1024),
         header: 'h'.repeat(12),
         multiSelect: i % 2 === 0,
-        options: Array.from({ length: 4 }, (_, j) => ({ label: `${'l'.repeat(119)}${j}`, description: 'd'.repeat(512) }))
+        options: Array.from({ length: 4 }, (_, j) => ({
+          label: `${'l'.repeat(119)}${j}`,
+          description: 'd'.repeat(512)
+        }))
       }))
-      await expectAccepted(a, 's1', [{ question: { id: 'q1', questions: full } }, { question: null }, { approval: approval('r1') }])
+      await expectAccepted(a, 's1', [
+        { question: { id: 'q1', questions: full } },
+        { question: null },
+        { approval: approval('r1') }
+      ])
     }
   }),
   defineCase({
@@ -71,21 +84,52 @@ export const requestCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       const a = await agentWith(ctx, { s1: { approval: approval('r1') } })
-      expectError(await a.post('s1', { question: question('q1') }), 'invalid_field', 'a question beside the pending approval')
-      expectError(await a.post('s1', { approval: approval('r2'), question: question('q2') }), 'invalid_field', 'both in one update')
-      expectError(await a.post('s2', newSession({ approval: approval('r3'), question: question('q3') })), 'invalid_field', 'both on creation')
+      expectError(
+        await a.post('s1', { question: question('q1') }),
+        'invalid_field',
+        'a question beside the pending approval'
+      )
+      expectError(
+        await a.post('s1', { approval: approval('r2'), question: question('q2') }),
+        'invalid_field',
+        'both in one update'
+      )
+      expectError(
+        await a.post('s2', newSession({ approval: approval('r3'), question: question('q3') })),
+        'invalid_field',
+        'both on creation'
+      )
       await expectAccepted(a, 's1', [{ approval: null, question: question('q1') }])
-      expectError(await a.post('s1', { approval: approval('r4') }), 'invalid_field', 'an approval beside the pending question')
+      expectError(
+        await a.post('s1', { approval: approval('r4') }),
+        'invalid_field',
+        'an approval beside the pending question'
+      )
     }
   }),
   defineCase({
     id: 'OT-123',
-    title: 'an adapter holds 32 pending requests; a 33rd cannot arise (32 sessions, one each), and a replacement is not one',
+    title:
+      'an adapter holds 32 pending requests; a 33rd cannot arise (32 sessions, one each), and a replacement is not one',
     level: 'required',
     async run (ctx) {
       const a = await agent(ctx)
-      expectStatus(await a.batch(Array.from({ length: LIMITS.maxPendingRequestsPerAdapter }, (_, i) => ({ id: `s${i}`, ...newSession(), approval: approval(`r${i}`) }))), 200, '32 sessions with one approval each')
-      expectError(await a.post('s32', newSession({ approval: approval('r32') })), 'limit_exceeded', 'a 33rd session with a 33rd request')
+      expectStatus(
+        await a.batch(
+          Array.from({ length: LIMITS.maxPendingRequestsPerAdapter }, (_, i) => ({
+            id: `s${i}`,
+            ...newSession(),
+            approval: approval(`r${i}`)
+          }))
+        ),
+        200,
+        '32 sessions with one approval each'
+      )
+      expectError(
+        await a.post('s32', newSession({ approval: approval('r32') })),
+        'limit_exceeded',
+        'a 33rd session with a 33rd request'
+      )
       expectStatus(await a.post('s0', { approval: approval('r0b') }), 200, 'replacing one of the 32')
       if (ctx.control !== undefined) expectEqual((await snapshot(ctx, a.id)).requests.length, 32, 'pending requests')
     }
@@ -106,15 +150,35 @@ export const requestCases: ConformanceCase[] = [
   }),
   defineCase({
     id: 'OT-125',
-    title: 'request ids share one namespace across sessions and kinds: an id pending elsewhere, or as the other kind, is refused',
+    title:
+      'request ids share one namespace across sessions and kinds: an id pending elsewhere, or as the other kind, is refused',
     level: 'required',
     async run (ctx) {
       const a = await agentWith(ctx, { A: { approval: approval('r1') }, B: {} })
-      expectError(await a.post('B', { question: question('r1') }), 'invalid_field', 'question r1 on B while approval r1 is pending on A', 'question.id')
-      expectError(await a.post('B', { approval: approval('r1') }), 'invalid_field', 'approval r1 on B while pending on A', 'approval.id')
+      expectError(
+        await a.post('B', { question: question('r1') }),
+        'invalid_field',
+        'question r1 on B while approval r1 is pending on A',
+        'question.id'
+      )
+      expectError(
+        await a.post('B', { approval: approval('r1') }),
+        'invalid_field',
+        'approval r1 on B while pending on A',
+        'approval.id'
+      )
       await mustPost(a, 'C', newSession({ question: question('q1') }))
-      expectError(await a.post('B', { approval: approval('q1') }), 'invalid_field', 'approval q1 while question q1 is pending on C', 'approval.id')
-      expectError(await a.post('A', { approval: null, question: question('r1') }), 'invalid_field', 'r1 as a question on A in the update that clears approval r1')
+      expectError(
+        await a.post('B', { approval: approval('q1') }),
+        'invalid_field',
+        'approval q1 while question q1 is pending on C',
+        'approval.id'
+      )
+      expectError(
+        await a.post('A', { approval: null, question: question('r1') }),
+        'invalid_field',
+        'r1 as a question on A in the update that clears approval r1'
+      )
     }
   }),
   defineCase({
@@ -124,13 +188,33 @@ export const requestCases: ConformanceCase[] = [
     async run (ctx) {
       const a = await agentWith(ctx, { s1: { approval: approval('r1') } })
       await mustPost(a, 's1', { approval: null })
-      expectError(await a.post('s1', { approval: approval('r1') }), 'invalid_field', 'r1 again on s1 after null', 'approval.id')
+      expectError(
+        await a.post('s1', { approval: approval('r1') }),
+        'invalid_field',
+        'r1 again on s1 after null',
+        'approval.id'
+      )
       await mustPost(a, 's2', newSession())
-      expectError(await a.post('s2', { approval: approval('r1') }), 'invalid_field', 'r1 on s2 after null', 'approval.id')
-      expectError(await a.post('s2', { question: question('r1') }), 'invalid_field', 'r1 as a question after null', 'question.id')
+      expectError(
+        await a.post('s2', { approval: approval('r1') }),
+        'invalid_field',
+        'r1 on s2 after null',
+        'approval.id'
+      )
+      expectError(
+        await a.post('s2', { question: question('r1') }),
+        'invalid_field',
+        'r1 as a question after null',
+        'question.id'
+      )
       await mustPost(a, 's2', { question: question('q1') })
       await mustPost(a, 's2', { question: null })
-      expectError(await a.post('s1', { question: question('q1') }), 'invalid_field', 'q1 again after null', 'question.id')
+      expectError(
+        await a.post('s1', { question: question('q1') }),
+        'invalid_field',
+        'q1 again after null',
+        'question.id'
+      )
     }
   })
 ]
@@ -142,23 +226,70 @@ export const requestCases: ConformanceCase[] = [
 export const requestDecisions: ConformanceCase[] = [
   defineCase({
     id: 'OT-A22',
-    title: 'requests need their capability; a new id replaces the pending one (the old retires); an id names fixed content',
+    title:
+      'requests need their capability; a new id replaces the pending one (the old retires); an id names fixed content',
     level: 'decision',
     async run (ctx) {
       const tapOnly = await agentWith(ctx, { s1: {} }, { capabilities: ['tap'] })
-      expectError(await tapOnly.post('s1', { approval: approval('r1') }), 'invalid_field', 'an approval without the approvals capability', 'approval')
-      expectError(await tapOnly.post('s1', { question: question('q1') }), 'invalid_field', 'a question without the questions capability', 'question')
+      expectError(
+        await tapOnly.post('s1', { approval: approval('r1') }),
+        'invalid_field',
+        'an approval without the approvals capability',
+        'approval'
+      )
+      expectError(
+        await tapOnly.post('s1', { question: question('q1') }),
+        'invalid_field',
+        'a question without the questions capability',
+        'question'
+      )
       const a = await agent(ctx, { keypad: false })
       await mustPost(a, 's1', newSession({ approval: approval('r1') }), 'an approval without keypad decisions')
       await mustPost(a, 's1', { approval: approval('r2') }, 'a new approval id on the same session')
       await mustPost(a, 's2', newSession())
-      expectError(await a.post('s2', { approval: approval('r1') }), 'invalid_field', 'r1 after r2 replaced it', 'approval.id')
-      expectError(await a.post('s1', { approval: approval('r2', { commandSummary: 'rm -rf /' }) }), 'invalid_field', 'r2 with other content', 'approval.id')
-      expectError(await a.post('s1', { question: question('q1') }), 'invalid_field', 'a question while an approval is pending', 'question')
+      expectError(
+        await a.post('s2', { approval: approval('r1') }),
+        'invalid_field',
+        'r1 after r2 replaced it',
+        'approval.id'
+      )
+      expectError(
+        await a.post('s1', { approval: approval('r2', { commandSummary: 'rm -rf /' }) }),
+        'invalid_field',
+        'r2 with other content',
+        'approval.id'
+      )
+      expectError(
+        await a.post('s1', { question: question('q1') }),
+        'invalid_field',
+        'a question while an approval is pending',
+        'question'
+      )
       await mustPost(a, 's1', { approval: null, question: question('q1') })
-      expectError(await a.post('s1', { approval: approval('r3') }), 'invalid_field', 'an approval while a question is pending', 'approval')
-      expectError(await a.post('s1', { question: question('q1', { questions: [{ text: 'Other?', options: [{ label: 'a' }, { label: 'b' }] }] }) }), 'invalid_field', 'q1 with other content', 'question.id')
-      await mustPost(a, 's1', { question: question('q1', { questions: [{ text: 'Which branch?', multiSelect: false, options: [{ label: 'main' }, { label: 'dev' }] }] }) }, 'q1 with its default multiSelect spelt out')
+      expectError(
+        await a.post('s1', { approval: approval('r3') }),
+        'invalid_field',
+        'an approval while a question is pending',
+        'approval'
+      )
+      expectError(
+        await a.post('s1', {
+          question: question('q1', { questions: [{ text: 'Other?', options: [{ label: 'a' }, { label: 'b' }] }] })
+        }),
+        'invalid_field',
+        'q1 with other content',
+        'question.id'
+      )
+      await mustPost(
+        a,
+        's1',
+        {
+          question: question('q1', {
+            questions: [{ text: 'Which branch?', multiSelect: false, options: [{ label: 'main' }, { label: 'dev' }] }]
+          })
+        },
+        'q1 with its default multiSelect spelt out'
+      )
     }
   }),
   defineCase({
@@ -207,14 +338,27 @@ export const requestDecisions: ConformanceCase[] = [
         await pass(ctx, 2_000, [a])
       } else {
         // A real clock (--slow): looked at well before and a little after the expiresAt the target holds for r1.
-        const [r1] = (await snapshot(ctx, a.id)).requests as Array<{ id: string, expiresAt: number }>
+        const [r1] = (await snapshot(ctx, a.id)).requests as Array<{ id: string; expiresAt: number }>
         expectThat(r1?.id === 'r1', 'the pending requests (control API)', 'r1', r1)
         await passUntilTarget(ctx, r1!.expiresAt * 1000 - REAL_MARGIN_MS, [a])
-        expectEqual((await snapshot(ctx, a.id)).requests.map((r: { id: string }) => r.id), ['r1'], `pending ${REAL_MARGIN_MS / 1000} s before its expiresAt`)
+        expectEqual(
+          (await snapshot(ctx, a.id)).requests.map((r: { id: string }) => r.id),
+          ['r1'],
+          `pending ${REAL_MARGIN_MS / 1000} s before its expiresAt`
+        )
         await passUntilTarget(ctx, r1!.expiresAt * 1000 + REAL_SLACK_MS, [a])
       }
-      expectEqual([(await snapshot(ctx, a.id)).requests, (await sessionState(ctx, a.id, 's1')).approval], [[], null], `[pending requests, the session's approval] ${virtual ? 'at 601 s' : `${REAL_SLACK_MS / 1000} s after its expiresAt`}`)
-      expectError(await a.post('s1', { approval: approval('r1') }), 'invalid_field', 'r1 after it expired', 'approval.id')
+      expectEqual(
+        [(await snapshot(ctx, a.id)).requests, (await sessionState(ctx, a.id, 's1')).approval],
+        [[], null],
+        `[pending requests, the session's approval] ${virtual ? 'at 601 s' : `${REAL_SLACK_MS / 1000} s after its expiresAt`}`
+      )
+      expectError(
+        await a.post('s1', { approval: approval('r1') }),
+        'invalid_field',
+        'r1 after it expired',
+        'approval.id'
+      )
     }
   }),
   defineCase({
@@ -225,12 +369,22 @@ export const requestDecisions: ConformanceCase[] = [
       const a = await agent(ctx, { capabilities: ['approvals'] })
       const per = LIMITS.maxSessionsPerAdapter
       for (let round = 0; round < LIMITS.maxRequestIDs / per; round++) {
-        const reply = await a.batch(Array.from({ length: per }, (_, i) => ({ id: `s${i}`, ...newSession(), approval: approval(`r${round}-${i}`) })))
+        const reply = await a.batch(
+          Array.from({ length: per }, (_, i) => ({
+            id: `s${i}`,
+            ...newSession(),
+            approval: approval(`r${round}-${i}`)
+          }))
+        )
         expectStatus(reply, 200, `batch ${round + 1} (ids ${round * per + 1}..${(round + 1) * per})`)
       }
       expectError(await a.post('s0', { approval: approval('r-one-more') }), 'limit_exceeded', 'the 4097th id')
       expectStatus(await a.reregister(), 200, 're-registering with the token')
-      expectError(await a.post('s0', { approval: approval('r-one-more') }), 'limit_exceeded', 'the 4097th id after re-registering')
+      expectError(
+        await a.post('s0', { approval: approval('r-one-more') }),
+        'limit_exceeded',
+        'the 4097th id after re-registering'
+      )
       expectStatus(await a.unregister(), 204, 'unregistering')
       expectStatus(await a.reregister(), 200, 'a new lease')
       await mustPost(a, 's0', newSession({ approval: approval('r0-0') }), 'an id of the old lease, under the new one')

@@ -56,7 +56,12 @@ async function createSessions (a: Agent, sessions: Sessions): Promise<void> {
 /** Fails unless the session exists (or not), probed with a heartbeat (OT-A18). */
 export async function expectExists (a: Agent, sessionId: string, exists: boolean, what: string): Promise<void> {
   const found = await a.exists(sessionId)
-  expectThat(found === exists, what, exists ? `session ${sessionId} exists` : `session ${sessionId} does not exist`, found ? 'it exists' : 'it does not exist')
+  expectThat(
+    found === exists,
+    what,
+    exists ? `session ${sessionId} exists` : `session ${sessionId} does not exist`,
+    found ? 'it exists' : 'it does not exist'
+  )
 }
 
 /** A SessionUpdate as a case sends it. */
@@ -68,13 +73,20 @@ export type Refusal = [Update, string?]
 /** Fails unless every update is refused with invalid_field on `field` (the key, unless given). */
 export async function expectRefused (a: Agent, sessionId: string, cases: Refusal[]): Promise<void> {
   for (const [update, field] of cases) {
-    expectError(await a.post(sessionId, update), 'invalid_field', `POST ${JSON.stringify(update).slice(0, 120)}`, field ?? Object.keys(update)[0])
+    expectError(
+      await a.post(sessionId, update),
+      'invalid_field',
+      `POST ${JSON.stringify(update).slice(0, 120)}`,
+      field ?? Object.keys(update)[0]
+    )
   }
 }
 
 /** Fails unless every update is accepted. */
 export async function expectAccepted (a: Agent, sessionId: string, updates: Update[]): Promise<void> {
-  for (const update of updates) expectStatus(await a.post(sessionId, update), 200, `POST ${JSON.stringify(update).slice(0, 120)}`)
+  for (const update of updates) {
+    expectStatus(await a.post(sessionId, update), 200, `POST ${JSON.stringify(update).slice(0, 120)}`)
+  }
 }
 
 /**
@@ -101,13 +113,17 @@ export async function expectRequestFields (ctx: CaseContext, refused: Refusal[],
 }
 
 /** Fails unless the control API answered `status` to the user's action. */
-export const expectControl = (reply: { status: number, json: unknown }, status: number, what: string): void => {
-  if (reply.status !== status) throw new CaseFailure(what, `control API ${status}`, `${reply.status} ${JSON.stringify(reply.json)}`)
+export const expectControl = (reply: { status: number; json: unknown }, status: number, what: string): void => {
+  if (reply.status !== status) {
+    throw new CaseFailure(what, `control API ${status}`, `${reply.status} ${JSON.stringify(reply.json)}`)
+  }
 }
 
 /** Fails unless the control API refused the user's action. */
-export const expectRefusedByControl = (reply: { status: number, json: unknown }, what: string): void => {
-  if (reply.status === 200) throw new CaseFailure(what, 'the user action refused (4xx)', `200 ${JSON.stringify(reply.json)}`)
+export const expectRefusedByControl = (reply: { status: number; json: unknown }, what: string): void => {
+  if (reply.status === 200) {
+    throw new CaseFailure(what, 'the user action refused (4xx)', `200 ${JSON.stringify(reply.json)}`)
+  }
 }
 
 /** An event of a poll's reply. */

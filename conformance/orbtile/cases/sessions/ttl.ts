@@ -60,7 +60,12 @@ export const ttlCases: ConformanceCase[] = [
         const s = await sessionState(ctx, a.id, 's1')
         expectEqual([s.offline, s.activity], [true, 'offline'], '[offline, activity shown] 30 s after the heartbeat')
         await pass(ctx, 599_999, [a])
-        expectThat(await sessionState(ctx, a.id, 's1') !== undefined, 'the session 1 ms before ttl + 600 s', 'still there', 'removed')
+        expectThat(
+          (await sessionState(ctx, a.id, 's1')) !== undefined,
+          'the session 1 ms before ttl + 600 s',
+          'still there',
+          'removed'
+        )
         await pass(ctx, 1, [a])
         expectEqual(await sessionState(ctx, a.id, 's1'), undefined, 'the session at ttl + 600 s')
         await expectExists(a, 's1', false, 'after removal, {} needs title and activity again')
@@ -79,16 +84,37 @@ export const ttlCases: ConformanceCase[] = [
       const contact = performance.now()
       await passUntil(ctx, answered + 10_000 + REAL_SLACK_MS, [a])
       const since = (performance.now() - sent) / 1000
-      if (since > 10 - REAL_SLACK_MS / 1000) throw new CaseSkip(`this side looked ${since.toFixed(1)} s after the heartbeat, too close to its 10 s TTL to tell`)
-      expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, `offline ${10 + REAL_SLACK_MS / 1000} s after creation, ${since.toFixed(1)} s after the heartbeat`)
+      if (since > 10 - REAL_SLACK_MS / 1000) {
+        throw new CaseSkip(
+          `this side looked ${since.toFixed(1)} s after the heartbeat, too close to its 10 s TTL to tell`
+        )
+      }
+      expectEqual(
+        (await sessionState(ctx, a.id, 's1')).offline,
+        false,
+        `offline ${10 + REAL_SLACK_MS / 1000} s after creation, ${since.toFixed(1)} s after the heartbeat`
+      )
       await passUntil(ctx, contact + 10_000 + REAL_SLACK_MS, [a])
       const s = await sessionState(ctx, a.id, 's1')
-      expectEqual([s.offline, s.activity], [true, 'offline'], `[offline, activity shown] ${10 + REAL_SLACK_MS / 1000} s after the heartbeat`)
+      expectEqual(
+        [s.offline, s.activity],
+        [true, 'offline'],
+        `[offline, activity shown] ${10 + REAL_SLACK_MS / 1000} s after the heartbeat`
+      )
       await slowPart('offline after ttlSeconds 10 without contact, not before', async () => {
         await passUntil(ctx, sent + 610_000 - REAL_MARGIN_MS, [a])
-        expectThat(await sessionState(ctx, a.id, 's1') !== undefined, `the session ${REAL_MARGIN_MS / 1000} s before ttl + 600 s`, 'still there', 'removed')
+        expectThat(
+          (await sessionState(ctx, a.id, 's1')) !== undefined,
+          `the session ${REAL_MARGIN_MS / 1000} s before ttl + 600 s`,
+          'still there',
+          'removed'
+        )
         await passUntil(ctx, contact + 610_000 + REAL_SLACK_MS, [a])
-        expectEqual(await sessionState(ctx, a.id, 's1'), undefined, `the session ${REAL_SLACK_MS / 1000} s after ttl + 600 s`)
+        expectEqual(
+          await sessionState(ctx, a.id, 's1'),
+          undefined,
+          `the session ${REAL_SLACK_MS / 1000} s after ttl + 600 s`
+        )
         await expectExists(a, 's1', false, 'after removal, {} needs title and activity again')
       })
     }
@@ -107,7 +133,12 @@ export const ttlCases: ConformanceCase[] = [
         await pass(ctx, 1, [a])
         expectEqual((await sessionState(ctx, a.id, 's1')).offline, true, 'offline at 120 s')
         await pass(ctx, 599_999, [a])
-        expectThat(await sessionState(ctx, a.id, 's1') !== undefined, 'the session at 719.999 s', 'still there', 'removed')
+        expectThat(
+          (await sessionState(ctx, a.id, 's1')) !== undefined,
+          'the session at 719.999 s',
+          'still there',
+          'removed'
+        )
         await pass(ctx, 1, [a])
         expectEqual(await sessionState(ctx, a.id, 's1'), undefined, 'the session at 720 s')
         return
@@ -141,12 +172,27 @@ export const ttlDecisions: ConformanceCase[] = [
       await mustPost(a, 's1', newSession({ ttlSeconds: 10, activity: 'tool' }))
       await mustPost(a, 's2', newSession({ ttlSeconds: 10, activity: 'tool' }))
       await pass(ctx, 10_000, [a])
-      expectEqual([(await sessionState(ctx, a.id, 's1')).offline, (await sessionState(ctx, a.id, 's2')).offline], [true, true], 'offline after 10 s')
+      expectEqual(
+        [(await sessionState(ctx, a.id, 's1')).offline, (await sessionState(ctx, a.id, 's2')).offline],
+        [true, true],
+        'offline after 10 s'
+      )
       await expectRevived(ctx, a)
       await pass(ctx, 9_000, [a])
-      expectStatus(await a.batch([{ id: 's1', ...newSession({ ttlSeconds: 10 }) }, { id: 's2', ...newSession({ ttlSeconds: 10 }) }]), 200, 'a batch listing both')
+      expectStatus(
+        await a.batch([
+          { id: 's1', ...newSession({ ttlSeconds: 10 }) },
+          { id: 's2', ...newSession({ ttlSeconds: 10 }) }
+        ]),
+        200,
+        'a batch listing both'
+      )
       await pass(ctx, 9_000, [a])
-      expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, 'offline 9 s after the batch (18 s after the last post)')
+      expectEqual(
+        (await sessionState(ctx, a.id, 's1')).offline,
+        false,
+        'offline 9 s after the batch (18 s after the last post)'
+      )
     }
   })
 ]

@@ -17,8 +17,18 @@ export const updateCases: ConformanceCase[] = [
         const reply = await a.post('s1', update)
         expectStatus(reply, 200, `POST ${JSON.stringify(update)}`)
         expectSchema(reply.json, 'SessionReply', 'the reply')
-        expectThat(typeof reply.json.session.uid === 'string' && typeof reply.json.session.visible === 'boolean', 'session.uid and session.visible', 'a string and a boolean', reply.json.session)
-        expectThat(reply.json.warnings === undefined || Array.isArray(reply.json.warnings), 'warnings', 'absent or an array', reply.json.warnings)
+        expectThat(
+          typeof reply.json.session.uid === 'string' && typeof reply.json.session.visible === 'boolean',
+          'session.uid and session.visible',
+          'a string and a boolean',
+          reply.json.session
+        )
+        expectThat(
+          reply.json.warnings === undefined || Array.isArray(reply.json.warnings),
+          'warnings',
+          'absent or an array',
+          reply.json.warnings
+        )
       }
     }
   }),
@@ -28,7 +38,9 @@ export const updateCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       const a = await agent(ctx)
-      for (const id of ['a.B_c:d-1', 'x'.repeat(128), '0']) expectStatus(await a.post(id, newSession()), 200, `session id ${id.slice(0, 20)}`)
+      for (const id of ['a.B_c:d-1', 'x'.repeat(128), '0']) {
+        expectStatus(await a.post(id, newSession()), 200, `session id ${id.slice(0, 20)}`)
+      }
       for (const id of ['x'.repeat(129), '%20', 'a%2Fb', '%C3%A9', 'a+b']) {
         expectError(await a.post(id, newSession()), 'invalid_field', `session id ${id.slice(0, 20)}`, 'sessionId')
       }
@@ -58,15 +70,47 @@ export const updateCases: ConformanceCase[] = [
       const a = await agentWith(ctx, { s1: created })
       await mustPost(a, 's1', { activity: 'tool' })
       let s = await sessionState(ctx, a.id, 's1')
-      expectEqual([s.model, s.cwd, s.statusDetail, s.subagentCount, s.ttlSeconds, s.lastActivity, s.title], ['m1', '/x', 'building', 2, 300, 'tool', 'orbtest session'], 'after {"activity":"tool"}: [model, cwd, statusDetail, subagentCount, ttlSeconds, activity, title]')
+      expectEqual(
+        [s.model, s.cwd, s.statusDetail, s.subagentCount, s.ttlSeconds, s.lastActivity, s.title],
+        ['m1', '/x', 'building', 2, 300, 'tool', 'orbtest session'],
+        'after {"activity":"tool"}: [model, cwd, statusDetail, subagentCount, ttlSeconds, activity, title]'
+      )
       await mustPost(a, 's1', { model: null })
       s = await sessionState(ctx, a.id, 's1')
-      expectEqual([s.model, s.cwd, s.statusDetail, s.subagentCount], [null, '/x', 'building', 2], 'after {"model":null}: [model, cwd, statusDetail, subagentCount]')
-      const nullable = ['cwd', 'project', 'model', 'toolLabel', 'toolKind', 'message', 'statusDetail', 'openURL', 'pid', 'approval', 'question']
-      await mustPost(a, 's1', { project: 'P', toolLabel: 'npm', toolKind: 'shell', message: { id: 'm', text: 'hi' }, openURL: 'vscode://file/x', pid: process.pid, approval: approval('r1') })
+      expectEqual(
+        [s.model, s.cwd, s.statusDetail, s.subagentCount],
+        [null, '/x', 'building', 2],
+        'after {"model":null}: [model, cwd, statusDetail, subagentCount]'
+      )
+      const nullable = [
+        'cwd',
+        'project',
+        'model',
+        'toolLabel',
+        'toolKind',
+        'message',
+        'statusDetail',
+        'openURL',
+        'pid',
+        'approval',
+        'question'
+      ]
+      await mustPost(a, 's1', {
+        project: 'P',
+        toolLabel: 'npm',
+        toolKind: 'shell',
+        message: { id: 'm', text: 'hi' },
+        openURL: 'vscode://file/x',
+        pid: process.pid,
+        approval: approval('r1')
+      })
       for (const key of nullable) expectStatus(await a.post('s1', { [key]: null }), 200, `${key}: null`)
       s = await sessionState(ctx, a.id, 's1')
-      expectEqual(Object.fromEntries(nullable.map((key) => [key, s[key]])), Object.fromEntries(nullable.map((key) => [key, null])), 'every nullable field cleared')
+      expectEqual(
+        Object.fromEntries(nullable.map((key) => [key, s[key]])),
+        Object.fromEntries(nullable.map((key) => [key, null])),
+        'every nullable field cleared'
+      )
     }
   }),
   defineCase({
@@ -77,10 +121,24 @@ export const updateCases: ConformanceCase[] = [
       const a = await agentWith(ctx, { s1: { approval: approval('r1') } })
       await mustPost(a, 's1', { activity: 'waitingPermission', statusDetail: 'waiting' })
       // Still pending: the identical re-send is accepted (OT-127); had it been cleared, r1 would have retired (OT-126).
-      expectStatus(await a.post('s1', { approval: approval('r1') }), 200, 'the identical approval again, after an update that left it out')
-      expectError(await a.post('s2', newSession({ approval: approval('r1') })), 'invalid_field', 'r1 on another session while pending', 'approval.id')
+      expectStatus(
+        await a.post('s1', { approval: approval('r1') }),
+        200,
+        'the identical approval again, after an update that left it out'
+      )
+      expectError(
+        await a.post('s2', newSession({ approval: approval('r1') })),
+        'invalid_field',
+        'r1 on another session while pending',
+        'approval.id'
+      )
       await mustPost(a, 's1', { approval: null })
-      expectError(await a.post('s1', { approval: approval('r1') }), 'invalid_field', 'r1 again after null cleared it', 'approval.id')
+      expectError(
+        await a.post('s1', { approval: approval('r1') }),
+        'invalid_field',
+        'r1 again after null cleared it',
+        'approval.id'
+      )
     }
   }),
   defineCase({
@@ -109,7 +167,12 @@ export const updateDecisions: ConformanceCase[] = [
       expectEqual([bg.json.session.uid, bg.json.session.visible], [uid, true], '[uid, visible] with background true')
       const hidden = await agent(ctx, { allow: false })
       const other = await mustPost(hidden, 's1', newSession())
-      expectThat(other.json.session.uid !== uid, 'the same sessionId under another adapter', `a uid other than ${uid}`, other.json.session.uid)
+      expectThat(
+        other.json.session.uid !== uid,
+        'the same sessionId under another adapter',
+        `a uid other than ${uid}`,
+        other.json.session.uid
+      )
       expectEqual(other.json.session.visible, false, 'visible for an adapter awaiting the user')
       await mustPost(a, 's2', newSession())
       const s = await sessionState(ctx, a.id, 's2')
@@ -129,14 +192,24 @@ export const updateDecisions: ConformanceCase[] = [
       await mustPost(a, 's1', {}, 'a heartbeat {}')
       if (before !== undefined) {
         const after = await sessionState(ctx, a.id, 's1')
-        const strip = (s: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(s).filter(([k]) => !['lastContact', 'offlineAt', 'removeAt'].includes(k)))
+        const strip = (s: Record<string, unknown>): Record<string, unknown> =>
+          Object.fromEntries(Object.entries(s).filter(([k]) => !['lastContact', 'offlineAt', 'removeAt'].includes(k)))
         expectEqual(strip(after), strip(before), 'the session after a heartbeat')
       }
       expectStatus(await a.post('s1', { approval: approval('r1') }), 200, 'r1 is still pending after the heartbeat')
       expectStatus(await a.batch([]), 200, 'a batch that ends s1')
-      expectError(await a.post('s2', newSession({ approval: approval('r1') })), 'invalid_field', 'r1 after its session ended', 'approval.id')
+      expectError(
+        await a.post('s2', newSession({ approval: approval('r1') })),
+        'invalid_field',
+        'r1 after its session ended',
+        'approval.id'
+      )
       await expectExists(a, 's1', false, 'an ended session')
-      const del = await ctx.client.request({ method: 'DELETE', path: `/adapters/${a.id}/sessions/s2`, headers: { ...a.headers } })
+      const del = await ctx.client.request({
+        method: 'DELETE',
+        path: `/adapters/${a.id}/sessions/s2`,
+        headers: { ...a.headers }
+      })
       expectEqual([del.status, del.headers.allow], [405, 'POST'], 'DELETE on a session path: [status, Allow]')
     }
   })

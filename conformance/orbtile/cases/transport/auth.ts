@@ -13,7 +13,11 @@ export const authCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       for (const origin of ['http://localhost', 'null', '', 'https://example.com']) {
-        expectError(await ctx.client.request({ path: '/info', headers: { origin } }), 'forbidden_origin', `Origin ${JSON.stringify(origin)}`)
+        expectError(
+          await ctx.client.request({ path: '/info', headers: { origin } }),
+          'forbidden_origin',
+          `Origin ${JSON.stringify(origin)}`
+        )
       }
       const id = adapterId(ctx, 'origin')
       const routes: RequestOptions[] = [
@@ -39,10 +43,26 @@ export const authCases: ConformanceCase[] = [
     title: 'a missing Authorization, another scheme or another token is unauthorized',
     level: 'required',
     async run ({ client }) {
-      expectError(await client.request({ path: '/info', headers: { authorization: null } }), 'unauthorized', 'no Authorization')
-      expectError(await client.request({ path: '/info', headers: { authorization: 'Basic dXNlcjpwYXNz' } }), 'unauthorized', 'Basic scheme')
-      expectError(await client.request({ path: '/info', headers: { authorization: `Bearer ${'A'.repeat(43)}` } }), 'unauthorized', 'another token')
-      expectError(await client.request({ path: '/info', headers: { authorization: 'Bearer' } }), 'unauthorized', 'no token at all')
+      expectError(
+        await client.request({ path: '/info', headers: { authorization: null } }),
+        'unauthorized',
+        'no Authorization'
+      )
+      expectError(
+        await client.request({ path: '/info', headers: { authorization: 'Basic dXNlcjpwYXNz' } }),
+        'unauthorized',
+        'Basic scheme'
+      )
+      expectError(
+        await client.request({ path: '/info', headers: { authorization: `Bearer ${'A'.repeat(43)}` } }),
+        'unauthorized',
+        'another token'
+      )
+      expectError(
+        await client.request({ path: '/info', headers: { authorization: 'Bearer' } }),
+        'unauthorized',
+        'no token at all'
+      )
     }
   }),
   defineCase({
@@ -56,10 +76,21 @@ export const authCases: ConformanceCase[] = [
         { method: 'PUT', path: `/adapters/${id}`, body: minimal() },
         { method: 'POST', path: `/adapters/${id}/events`, body: {} }
       ]
-      await fc.assert(fc.asyncProperty(wrongAuthorization(ctx.client.target.token), fc.nat({ max: routes.length - 1 }), async (authorization, route) => {
-        const options = routes[route]!
-        expectError(await ctx.client.request({ ...options, headers: { authorization } }), 'unauthorized', `${options.method ?? 'GET'} ${options.path} with a wrong Authorization`)
-      }), ctx.fc())
+      await fc.assert(
+        fc.asyncProperty(
+          wrongAuthorization(ctx.client.target.token),
+          fc.nat({ max: routes.length - 1 }),
+          async (authorization, route) => {
+            const options = routes[route]!
+            expectError(
+              await ctx.client.request({ ...options, headers: { authorization } }),
+              'unauthorized',
+              `${options.method ?? 'GET'} ${options.path} with a wrong Authorization`
+            )
+          }
+        ),
+        ctx.fc()
+      )
       expectStatus(await ctx.client.request({ path: '/info' }), 200, 'the discovery token itself')
     }
   }),

@@ -1,12 +1,10 @@
 import fc from 'fast-check'
-import { def, ERROR_CODES } from '../../../../src/spec/orbtile.js'
+import { ERROR_CODES } from '../../../../src/spec/orbtile.js'
 import { adapterId, defineCase, type CaseContext, type ConformanceCase } from '../../case.js'
-import { forget, minimal, register } from '../../adapters.js'
+import { forget, minimal } from '../../adapters.js'
 import { expectError, expectSchema, expectThat } from '../../expect.js'
 import type { RequestOptions } from '../../transport.js'
-import {
-  capped, freshPut, LIMITS, NONCE, printable, rawJson, SESSION, tapAdapter, withEvents, wrongAuthorization
-} from './support.js'
+import { freshPut, LIMITS, NONCE, printable, rawJson, SESSION, wrongAuthorization } from './support.js'
 
 /**
  * Every request that must fail, for OT-149: a generator of requests each with one fault (Origin, token, route,
@@ -16,16 +14,49 @@ function faultyRequest (ctx: CaseContext): fc.Arbitrary<RequestOptions> {
   const id = adapterId(ctx, 'faulty')
   return fc.oneof(
     printable(0, 40).map((origin): RequestOptions => ({ path: '/info', headers: { origin } })),
-    wrongAuthorization(ctx.client.target.token).map((authorization): RequestOptions => ({ path: '/info', headers: { authorization } })),
-    fc.stringMatching(/^[a-z0-9_-]{1,16}$/).filter((s) => s !== 'info' && s !== 'adapters').map((s): RequestOptions => ({ path: `/${s}` })),
+    wrongAuthorization(ctx.client.target.token).map((authorization): RequestOptions => ({
+      path: '/info',
+      headers: { authorization }
+    })),
+    fc
+      .stringMatching(/^[a-z0-9_-]{1,16}$/)
+      .filter((s) => s !== 'info' && s !== 'adapters')
+      .map((s): RequestOptions => ({ path: `/${s}` })),
     fc.constantFrom('POST', 'PUT', 'DELETE', 'PATCH').map((method): RequestOptions => ({ method, path: '/info' })),
-    fc.oneof(fc.constantFrom('{', '[]', '"x"', '1', 'null', '{"a":1,"a":2}', ''), fc.jsonValue().filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)).map((v) => JSON.stringify(v)))
+    fc
+      .oneof(
+        fc.constantFrom('{', '[]', '"x"', '1', 'null', '{"a":1,"a":2}', ''),
+        fc
+          .jsonValue()
+          .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v))
+          .map((v) => JSON.stringify(v))
+      )
       .map((text): RequestOptions => ({ method: 'PUT', path: `/adapters/${id}`, body: Buffer.from(text) })),
-    fc.constantFrom('text/plain', 'application/xml', 'application/json; charset=latin1', 'multipart/form-data')
-      .map((type): RequestOptions => ({ method: 'PUT', path: `/adapters/${id}`, body: { name: '' }, headers: { 'content-type': type } })),
-    printable(1, 70).filter((s) => s === s.trim() && !NONCE.test(s)).map((nonce): RequestOptions => ({ path: '/info', headers: { 'x-orbtile-nonce': nonce } })),
-    fc.constantFrom('sessions/s1', 'events').map((route): RequestOptions => ({ method: 'POST', path: `/adapters/${id}/${route}`, body: route === 'events' ? {} : SESSION })),
-    fc.integer({ min: 1, max: 1000 }).map((extra): RequestOptions => ({ method: 'PUT', path: `/adapters/${id}`, body: Buffer.alloc(LIMITS.maxBodyBytes + extra, 0x20) }))
+    fc
+      .constantFrom('text/plain', 'application/xml', 'application/json; charset=latin1', 'multipart/form-data')
+      .map((type): RequestOptions => ({
+        method: 'PUT',
+        path: `/adapters/${id}`,
+        body: { name: '' },
+        headers: { 'content-type': type }
+      })),
+    printable(1, 70)
+      .filter((s) => s === s.trim() && !NONCE.test(s))
+      .map((nonce): RequestOptions => ({ path: '/info', headers: { 'x-orbtile-nonce': nonce } })),
+    fc
+      .constantFrom('sessions/s1', 'events')
+      .map((route): RequestOptions => ({
+        method: 'POST',
+        path: `/adapters/${id}/${route}`,
+        body: route === 'events' ? {} : SESSION
+      })),
+    fc
+      .integer({ min: 1, max: 1000 })
+      .map((extra): RequestOptions => ({
+        method: 'PUT',
+        path: `/adapters/${id}`,
+        body: Buffer.alloc(LIMITS.maxBodyBytes + extra, 0x20)
+      }))
   )
 }
 
@@ -50,15 +81,23 @@ export const errorCases: ConformanceCase[] = [
     async run (ctx) {
       const base = ctx.client.target.basePath
       const segment = fc.stringMatching(/^[a-z0-9._~-]{1,16}$/).filter((s) => s !== '.' && s !== '..')
-      await fc.assert(fc.asyncProperty(fc.oneof(
-        segment.filter((s) => s !== 'info' && s !== 'adapters').map((s) => `${base}/${s}`),
-        fc.tuple(segment, segment).map(([a, b]) => `${base}/info/${a}/${b}`),
-        fc.tuple(segment, segment).map(([a, b]) => `${base}/adapters/${a}/${b}/x/y`),
-        segment.filter((s) => `/${s}` !== base.slice(0, s.length + 1) && !base.startsWith(`/${s}/`)).map((s) => `/${s}/info`),
-        fc.constantFrom('/info', '/a/v2/info', '/a/info', '/', `${base}`, `${base}x/info`)
-      ), async (target) => {
-        expectError(await ctx.client.request({ target }), 'not_found', `GET ${target}`)
-      }), ctx.fc())
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            segment.filter((s) => s !== 'info' && s !== 'adapters').map((s) => `${base}/${s}`),
+            fc.tuple(segment, segment).map(([a, b]) => `${base}/info/${a}/${b}`),
+            fc.tuple(segment, segment).map(([a, b]) => `${base}/adapters/${a}/${b}/x/y`),
+            segment
+              .filter((s) => `/${s}` !== base.slice(0, s.length + 1) && !base.startsWith(`/${s}/`))
+              .map((s) => `/${s}/info`),
+            fc.constantFrom('/info', '/a/v2/info', '/a/info', '/', `${base}`, `${base}x/info`)
+          ),
+          async (target) => {
+            expectError(await ctx.client.request({ target }), 'not_found', `GET ${target}`)
+          }
+        ),
+        ctx.fc()
+      )
     }
   }),
   defineCase({
@@ -79,14 +118,27 @@ export const errorCases: ConformanceCase[] = [
     async run (ctx) {
       const put = freshPut(ctx, 'json')
       const valid = JSON.stringify({ ...minimal(), version: 'ü' })
-      await fc.assert(fc.asyncProperty(fc.oneof(
-        fc.jsonValue().filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)).map((v) => Buffer.from(JSON.stringify(v))),
-        fc.nat({ max: valid.length - 1 }).map((n) => Buffer.from(valid.slice(0, n))),
-        fc.nat({ max: 20 }).map((n) => Buffer.concat([Buffer.from(valid.slice(0, n)), Buffer.from([0xff, 0xfe]), Buffer.from(valid.slice(n))]))
-      ), async (body) => {
-        const shown = JSON.stringify(body.toString('latin1').slice(0, 80))
-        expectError(await put({ body }), 'bad_request', `PUT with body ${shown}`)
-      }), ctx.fc())
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc
+              .jsonValue()
+              .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v))
+              .map((v) => Buffer.from(JSON.stringify(v))),
+            fc.nat({ max: valid.length - 1 }).map((n) => Buffer.from(valid.slice(0, n))),
+            fc
+              .nat({ max: 20 })
+              .map((n) =>
+                Buffer.concat([Buffer.from(valid.slice(0, n)), Buffer.from([0xff, 0xfe]), Buffer.from(valid.slice(n))])
+              )
+          ),
+          async (body) => {
+            const shown = JSON.stringify(body.toString('latin1').slice(0, 80))
+            expectError(await put({ body }), 'bad_request', `PUT with body ${shown}`)
+          }
+        ),
+        ctx.fc()
+      )
     }
   }),
   defineCase({
@@ -95,7 +147,12 @@ export const errorCases: ConformanceCase[] = [
     level: 'required',
     async run ({ client }) {
       const raw = await client.raw('NOT HTTP AT ALL\r\n\r\n')
-      expectThat(/^HTTP\/1\.1 400 /.test(raw) && /"error":\{/.test(raw), 'garbage on the socket', 'a 400 with a JSON error body', raw.slice(0, 300))
+      expectThat(
+        /^HTTP\/1\.1 400 /.test(raw) && /"error":\{/.test(raw),
+        'garbage on the socket',
+        'a 400 with a JSON error body',
+        raw.slice(0, 300)
+      )
     }
   }),
   defineCase({
@@ -110,17 +167,42 @@ export const errorCases: ConformanceCase[] = [
       ]) {
         const raw = await client.raw(bytes)
         const body = rawJson(raw)
-        expectThat(/^HTTP\/1\.1 4\d\d /.test(raw) && typeof body?.error?.code === 'string' && typeof body?.error?.message === 'string', `broken framing ${JSON.stringify(bytes.slice(0, 60))}`, 'a 4xx with {"error":{"code","message"}}', raw.slice(0, 300))
+        expectThat(
+          /^HTTP\/1\.1 4\d\d /.test(raw) &&
+            typeof body?.error?.code === 'string' &&
+            typeof body?.error?.message === 'string',
+          `broken framing ${JSON.stringify(bytes.slice(0, 60))}`,
+          'a 4xx with {"error":{"code","message"}}',
+          raw.slice(0, 300)
+        )
         expectSchema(body, 'Error', 'the error body')
       }
-      await fc.assert(fc.asyncProperty(faultyRequest(ctx), async (options) => {
-        const reply = await client.request(options)
-        const what = `${options.method ?? 'GET'} ${options.path ?? options.target}`
-        expectThat(reply.status >= 400, `${what}: a faulty request`, 'an error status', `${reply.status} ${reply.text.slice(0, 200)}`)
-        expectThat(/^application\/json\b/.test(String(reply.headers['content-type'])), `${what}: Content-Type of the error`, 'application/json', reply.headers['content-type'])
-        expectSchema(reply.json, 'Error', `${what}: the error body`)
-        expectThat(typeof reply.json.error.message === 'string', `${what}: message`, 'a string', reply.json.error.message)
-      }), ctx.fc())
+      await fc.assert(
+        fc.asyncProperty(faultyRequest(ctx), async (options) => {
+          const reply = await client.request(options)
+          const what = `${options.method ?? 'GET'} ${options.path ?? options.target}`
+          expectThat(
+            reply.status >= 400,
+            `${what}: a faulty request`,
+            'an error status',
+            `${reply.status} ${reply.text.slice(0, 200)}`
+          )
+          expectThat(
+            /^application\/json\b/.test(String(reply.headers['content-type'])),
+            `${what}: Content-Type of the error`,
+            'application/json',
+            reply.headers['content-type']
+          )
+          expectSchema(reply.json, 'Error', `${what}: the error body`)
+          expectThat(
+            typeof reply.json.error.message === 'string',
+            `${what}: message`,
+            'a string',
+            reply.json.error.message
+          )
+        }),
+        ctx.fc()
+      )
     }
   }),
   defineCase({
@@ -132,110 +214,62 @@ export const errorCases: ConformanceCase[] = [
       const id = adapterId(ctx, 'codes')
       // The property registers and unregisters this id; once the case ends, the fake forgets it.
       ctx.cleanup(() => forget(ctx, id))
-      await fc.assert(fc.asyncProperty(
-        fc.constantFrom('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'),
-        fc.constantFrom('/info', `/adapters/${id}`, `/adapters/${id}/sessions/s1`, `/adapters/${id}/sessions`, `/adapters/${id}/events`, '/adapters/BAD%20ID', '/x', '/adapters/com.orbtile.x'),
-        fc.boolean(),
-        fc.record({ origin: fc.constant('http://x'), authorization: fc.constantFrom(null, 'Bearer nope'), 'content-type': fc.constantFrom('text/plain', 'application/json; charset=latin1'), 'x-orbtile-nonce': fc.constantFrom('zz', '00') }, { requiredKeys: [] }),
-        fc.option(fc.oneof(fc.jsonValue({ maxDepth: 2 }).map((v) => Buffer.from(JSON.stringify(v) ?? 'null')), fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b))), { nil: undefined }),
-        async (method, path, outside, headers, body) => {
-          const options: RequestOptions = { method, ...(outside ? { target: `/q${base}${path}` } : { path }), headers, ...(method === 'GET' || method === 'HEAD' || body === undefined ? {} : { body }) }
-          const reply = await ctx.client.request(options)
-          if (reply.status === 200 && method === 'PUT' && path === `/adapters/${id}`) {
-            await ctx.client.request({ method: 'DELETE', path, headers: { 'x-orbtile-adapter-token': reply.json.adapterToken } })
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'),
+          fc.constantFrom(
+            '/info',
+            `/adapters/${id}`,
+            `/adapters/${id}/sessions/s1`,
+            `/adapters/${id}/sessions`,
+            `/adapters/${id}/events`,
+            '/adapters/BAD%20ID',
+            '/x',
+            '/adapters/com.orbtile.x'
+          ),
+          fc.boolean(),
+          fc.record(
+            {
+              origin: fc.constant('http://x'),
+              authorization: fc.constantFrom(null, 'Bearer nope'),
+              'content-type': fc.constantFrom('text/plain', 'application/json; charset=latin1'),
+              'x-orbtile-nonce': fc.constantFrom('zz', '00')
+            },
+            { requiredKeys: [] }
+          ),
+          fc.option(
+            fc.oneof(
+              fc.jsonValue({ maxDepth: 2 }).map((v) => Buffer.from(JSON.stringify(v) ?? 'null')),
+              fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b))
+            ),
+            { nil: undefined }
+          ),
+          async (method, path, outside, headers, body) => {
+            const options: RequestOptions = {
+              method,
+              ...(outside ? { target: `/q${base}${path}` } : { path }),
+              headers,
+              ...(method === 'GET' || method === 'HEAD' || body === undefined ? {} : { body })
+            }
+            const reply = await ctx.client.request(options)
+            if (reply.status === 200 && method === 'PUT' && path === `/adapters/${id}`) {
+              await ctx.client.request({
+                method: 'DELETE',
+                path,
+                headers: { 'x-orbtile-adapter-token': reply.json.adapterToken }
+              })
+            }
+            if (reply.status < 400 || method === 'HEAD') return
+            expectThat(
+              ERROR_CODES.includes(reply.json?.error?.code),
+              `${method} ${path}: the error code`,
+              ERROR_CODES.join('|'),
+              `${reply.status} ${reply.text.slice(0, 200)}`
+            )
           }
-          if (reply.status < 400 || method === 'HEAD') return
-          expectThat(ERROR_CODES.includes(reply.json?.error?.code), `${method} ${path}: the error code`, ERROR_CODES.join('|'), `${reply.status} ${reply.text.slice(0, 200)}`)
-        }
-      ), ctx.fc())
+        ),
+        ctx.fc()
+      )
     }
   }),
-  defineCase({
-    id: 'OT-151',
-    title: 'invalid_field names the offending field, for any field of a registration, session update, poll or the nonce header',
-    level: 'required',
-    async run (ctx) {
-      const a = await tapAdapter(ctx, 'fields')
-      const fresh = adapterId(ctx, 'fields')
-      const hue = { baseHue: 200 }
-      type Probe = { name: string, options: RequestOptions }
-      const put = (body: unknown): RequestOptions => ({ method: 'PUT', path: `/adapters/${fresh}`, body })
-      const post = (body: unknown): RequestOptions => ({ method: 'POST', path: `/adapters/${a.id}/sessions/s1`, headers: a.headers, body: { ...SESSION, ...(body as object) } })
-      const probes: Probe[] = [
-        { name: 'name', options: put({ name: '', palette: hue }) },
-        { name: 'name', options: put({ name: 'x'.repeat(33), palette: hue }) },
-        { name: 'palette', options: put({ name: 'x' }) },
-        { name: 'baseHue', options: put({ name: 'x', palette: { baseHue: 'red' } }) },
-        { name: 'capabilities', options: put({ name: 'x', palette: hue, capabilities: ['telepathy'] }) },
-        { name: 'title', options: post({ title: '' }) },
-        { name: 'activity', options: post({ activity: 'empty' }) },
-        { name: 'ttlSeconds', options: post({ ttlSeconds: 9 }) },
-        { name: 'subagentCount', options: post({ subagentCount: 100 }) },
-        { name: 'host', options: post({ host: 'a b' }) },
-        { name: 'waitSeconds', options: { method: 'POST', path: `/adapters/${a.id}/events`, headers: a.headers, body: { waitSeconds: 3 } } },
-        { name: 'after', options: { method: 'POST', path: `/adapters/${a.id}/events`, headers: a.headers, body: { after: -1 } } },
-        { name: 'X-Orbtile-Nonce', options: { path: '/info', headers: { 'x-orbtile-nonce': 'not-hex' } } }
-      ]
-      const check = async ({ name, options }: Probe): Promise<void> => {
-        const reply = await ctx.client.request(options)
-        const what = `${options.method ?? 'GET'} ${options.path} breaking ${name}`
-        expectError(reply, 'invalid_field', what)
-        expectThat(typeof reply.json.error.field === 'string' && reply.json.error.field.toLowerCase().includes(name.toLowerCase()), `${what}: field`, `a field naming ${name}`, reply.json.error.field)
-      }
-      for (const probe of probes) await check(probe)
-      const maxima: Record<string, number> = { title: 120, cwd: 1024, model: 64, toolLabel: 80, toolKind: 32, statusDetail: 120 }
-      await fc.assert(fc.asyncProperty(fc.constantFrom(...Object.keys(maxima)), fc.integer({ min: 1, max: 200 }), async (name, over) => {
-        await check({ name, options: post({ [name]: 'x'.repeat(maxima[name]! + over) }) })
-      }), capped(ctx, 20))
-    }
-  }),
-  defineCase({
-    id: 'OT-152',
-    title: 'for any adapter id without a live registration, POST sessions, PUT batch and POST events are adapter_not_registered, whatever token is sent',
-    level: 'required',
-    async run (ctx) {
-      await fc.assert(fc.asyncProperty(
-        fc.stringMatching(/^[a-z0-9]{1,12}$/),
-        fc.constantFrom(0, 1, 2),
-        fc.option(fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), { nil: undefined }),
-        async (label, route, token) => {
-          const id = adapterId(ctx, `nr-${label}`)
-          const headers: Record<string, string> = token === undefined ? {} : { 'x-orbtile-adapter-token': token }
-          const options: RequestOptions = [
-            { method: 'POST', path: `/adapters/${id}/sessions/s1`, headers, body: SESSION },
-            { method: 'PUT', path: `/adapters/${id}/sessions`, headers, body: { sessions: [{ id: 's1', ...SESSION }] } },
-            { method: 'POST', path: `/adapters/${id}/events`, headers, body: {} }
-          ][route]!
-          expectError(await ctx.client.request(options), 'adapter_not_registered', `${options.method} ${options.path} (${token === undefined ? 'no' : 'a made-up'} adapter token)`)
-        }
-      ), ctx.fc())
-    }
-  }),
-  defineCase({
-    id: 'OT-156',
-    title: 'fuzzed requests never get a non-JSON reply, and any 5xx is internal (a server fault cannot be caused on purpose from outside)',
-    level: 'required',
-    async run (ctx) {
-      ctx.note('no request is known to make a conforming server fault; this fuzzes the body-taking routes and checks every reply is JSON, and a 5xx is internal')
-      const a = await register(ctx, withEvents(['tap', 'approvals', 'questions']), { label: 'fuzz' })
-      const keys = Object.keys((def('SessionUpdate').properties as Record<string, unknown>))
-      const value = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.integer(), fc.double(), fc.string({ unit: 'binary', maxLength: 40 }))
-      await fc.assert(fc.asyncProperty(fc.oneof(
-        fc.tuple(fc.stringMatching(/^[A-Za-z0-9._:-]{1,12}$/), fc.dictionary(fc.constantFrom(...keys, 'extra'), value, { maxKeys: 6 }))
-          .map(([sid, body]): RequestOptions => ({ method: 'POST', path: `/adapters/${a.id}/sessions/${sid}`, headers: a.headers, body })),
-        fc.uint8Array({ maxLength: 200 }).map((bytes): RequestOptions => ({ method: 'POST', path: `/adapters/${a.id}/sessions/s1`, headers: a.headers, body: Buffer.from(bytes) })),
-        fc.dictionary(fc.constantFrom('after', 'ack', 'waitSeconds', 'extra'), fc.oneof(fc.integer(), fc.double(), fc.string(), fc.constant(null)), { maxKeys: 4 })
-          .map((body) => ({ ...body, ...('waitSeconds' in body && body.waitSeconds !== 0 ? { waitSeconds: 3 } : {}) }))
-          .map((body): RequestOptions => ({ method: 'POST', path: `/adapters/${a.id}/events`, headers: a.headers, body })),
-        fc.array(fc.dictionary(fc.constantFrom(...keys, 'id'), value, { maxKeys: 4 }), { maxLength: 4 })
-          .map((sessions): RequestOptions => ({ method: 'PUT', path: `/adapters/${a.id}/sessions`, headers: a.headers, body: { sessions } }))
-      ), async (options) => {
-        const reply = await ctx.client.request(options)
-        const what = `${options.method} ${options.path}`
-        expectThat(reply.json !== undefined && /^application\/json\b/.test(String(reply.headers['content-type'])), `${what}: the reply is JSON`, 'a JSON body', `${reply.status} ${reply.text.slice(0, 200)}`)
-        if (reply.status >= 400) expectSchema(reply.json, 'Error', `${what}: the error body`)
-        if (reply.status >= 500) expectError(reply, 'internal', `${what}: a server fault`)
-      }), ctx.fc())
-    }
-  })
 ]

@@ -59,7 +59,11 @@ export const limitCases: ConformanceCase[] = [
       const { client } = ctx
       const info = await infoBody(ctx)
       const limit = info.limits.maxBodyBytes as number
-      const reply = await client.request({ method: 'PUT', path: `/adapters/${adapterId(ctx, 'big')}`, body: Buffer.alloc(limit + 1, 0x20) })
+      const reply = await client.request({
+        method: 'PUT',
+        path: `/adapters/${adapterId(ctx, 'big')}`,
+        body: Buffer.alloc(limit + 1, 0x20)
+      })
       expectError(reply, 'payload_too_large', `a ${limit + 1}-byte body`)
       expectStatus(await client.request({ path: '/info' }), 200, 'the next request')
     }
@@ -75,15 +79,30 @@ export const limitCases: ConformanceCase[] = [
       const accepted = await ctx.client.request({ method: 'PUT', path: `/adapters/${id}`, body: exact })
       if (accepted.status === 200) {
         ctx.cleanup(async () => {
-          const reply = await ctx.client.request({ method: 'DELETE', path: `/adapters/${id}`, headers: { 'x-orbtile-adapter-token': accepted.json.adapterToken } })
+          const reply = await ctx.client.request({
+            method: 'DELETE',
+            path: `/adapters/${id}`,
+            headers: { 'x-orbtile-adapter-token': accepted.json.adapterToken }
+          })
           if (leaseGone(reply)) await forget(ctx, id)
         })
       }
       expectStatus(accepted, 200, `a valid registration of exactly ${exact.length} bytes`)
-      await fc.assert(fc.asyncProperty(fc.integer({ min: LIMITS.maxBodyBytes + 1, max: 4 * LIMITS.maxBodyBytes }), async (size) => {
-        expectError(await ctx.client.request({ method: 'PUT', path: `/adapters/${adapterId(ctx, 'big')}`, body: Buffer.alloc(size, 0x20) }), 'payload_too_large', `a ${size}-byte body`)
-        expectStatus(await ctx.client.request({ path: '/info' }), 200, `the request after a ${size}-byte body`)
-      }), capped(ctx, 10))
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: LIMITS.maxBodyBytes + 1, max: 4 * LIMITS.maxBodyBytes }), async (size) => {
+          expectError(
+            await ctx.client.request({
+              method: 'PUT',
+              path: `/adapters/${adapterId(ctx, 'big')}`,
+              body: Buffer.alloc(size, 0x20)
+            }),
+            'payload_too_large',
+            `a ${size}-byte body`
+          )
+          expectStatus(await ctx.client.request({ path: '/info' }), 200, `the request after a ${size}-byte body`)
+        }),
+        capped(ctx, 10)
+      )
     }
   }),
   defineCase({
@@ -92,10 +111,16 @@ export const limitCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       const { client } = ctx
-      const head = `PUT ${client.target.basePath}/adapters/${adapterId(ctx, 'chunk')} HTTP/1.1\r\nHost: localhost\r\n` +
+      const head =
+        `PUT ${client.target.basePath}/adapters/${adapterId(ctx, 'chunk')} HTTP/1.1\r\nHost: localhost\r\n` +
         'Authorization: Bearer {token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n'
       const raw = await client.raw(`${head}2\r\n{}\r\n0\r\n\r\n`)
-      expectThat(/^HTTP\/1\.1 411 /.test(raw) && raw.includes('"length_required"'), 'a chunked PUT', '411 length_required', raw.slice(0, 300))
+      expectThat(
+        /^HTTP\/1\.1 411 /.test(raw) && raw.includes('"length_required"'),
+        'a chunked PUT',
+        '411 length_required',
+        raw.slice(0, 300)
+      )
     }
   }),
   defineCase({
@@ -115,33 +140,70 @@ export const limitCases: ConformanceCase[] = [
       if (virtual) {
         expectEqual(first, 60, '100 requests at one instant from a full bucket: how many are admitted')
         await ctx.elapse(1000)
-        expectEqual(admittedOf(await burst(ctx, 30, info), '30 requests a second later'), 20, '30 requests one second after the bucket ran dry: how many are admitted')
-        await fc.assert(fc.asyncProperty(
-          fc.array(fc.record({ advance: fc.integer({ min: 0, max: 3000 }), n: fc.integer({ min: 0, max: 80 }) }), { minLength: 1, maxLength: 5 }),
-          async (steps) => {
-            await ctx.elapse(3000)
-            let now = 0
-            const admitted: number[] = []
-            for (const [i, { advance, n }] of steps.entries()) {
-              if (advance > 0) await ctx.elapse(advance)
-              now += advance
-              const count = admittedOf(await burst(ctx, n, info), `${n} requests at ${now} ms`)
-              if (i === 0) expectThat(count >= Math.min(n, 60), `${n} requests from a full bucket`, `at least ${Math.min(n, 60)} admitted`, count)
-              for (let k = 0; k < count; k++) admitted.push(now)
+        expectEqual(
+          admittedOf(await burst(ctx, 30, info), '30 requests a second later'),
+          20,
+          '30 requests one second after the bucket ran dry: how many are admitted'
+        )
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.record({ advance: fc.integer({ min: 0, max: 3000 }), n: fc.integer({ min: 0, max: 80 }) }), {
+              minLength: 1,
+              maxLength: 5
+            }),
+            async (steps) => {
+              await ctx.elapse(3000)
+              let now = 0
+              const admitted: number[] = []
+              for (const [i, { advance, n }] of steps.entries()) {
+                if (advance > 0) await ctx.elapse(advance)
+                now += advance
+                const count = admittedOf(await burst(ctx, n, info), `${n} requests at ${now} ms`)
+                if (i === 0) {
+                  expectThat(
+                    count >= Math.min(n, 60),
+                    `${n} requests from a full bucket`,
+                    `at least ${Math.min(n, 60)} admitted`,
+                    count
+                  )
+                }
+                for (let k = 0; k < count; k++) admitted.push(now)
+              }
+              const problem = windowProblem(admitted)
+              if (problem !== undefined) {
+                throw new CaseFailure(
+                  `the rate limit let too much through: ${problem}`,
+                  'at most 60 + 20 t requests within any t seconds',
+                  steps
+                )
+              }
             }
-            const problem = windowProblem(admitted)
-            if (problem !== undefined) throw new CaseFailure(`the rate limit let too much through: ${problem}`, 'at most 60 + 20 t requests within any t seconds', steps)
-          }
-        ), capped(ctx, 10))
+          ),
+          capped(ctx, 10)
+        )
       } else {
-        ctx.note(`no virtual clock: checked in real time (100 requests took ${took.toFixed(3)} s); the exact refill needs --control with a virtual clock`)
-        expectThat(first >= 60 && first <= 60 + 20 * took + 1, '100 requests at once from a full bucket', `60 to ${Math.floor(60 + 20 * took + 1)} admitted`, first)
-        if (took < 1) expectThat(100 - first >= 20, '100 requests in under 1 s', 'at least 20 rate_limited', 100 - first)
+        ctx.note(
+          `no virtual clock: checked in real time (100 requests took ${took.toFixed(3)} s); the exact refill needs --control with a virtual clock`
+        )
+        expectThat(
+          first >= 60 && first <= 60 + 20 * took + 1,
+          '100 requests at once from a full bucket',
+          `60 to ${Math.floor(60 + 20 * took + 1)} admitted`,
+          first
+        )
+        if (took < 1) {
+          expectThat(100 - first >= 20, '100 requests in under 1 s', 'at least 20 rate_limited', 100 - first)
+        }
         const rested = performance.now()
         await ctx.elapse(1000)
         const again = admittedOf(await burst(ctx, 40, info), '40 requests a second later')
         const span = (performance.now() - rested) / 1000 + took
-        expectThat(again >= 19 && again <= 20 * span + 1, '40 requests about one second after the bucket ran dry', `19 to ${Math.floor(20 * span + 1)} admitted`, again)
+        expectThat(
+          again >= 19 && again <= 20 * span + 1,
+          '40 requests about one second after the bucket ran dry',
+          `19 to ${Math.floor(20 * span + 1)} admitted`,
+          again
+        )
       }
     }
   }),
@@ -154,12 +216,26 @@ export const limitCases: ConformanceCase[] = [
       const virtual = await refillBuckets(ctx)
       const replies = await burst(ctx, 80, info)
       const refused = replies.find(isRateLimited)
-      expectThat(refused !== undefined, '80 requests at once', 'some rate_limited', replies.map((r) => r.status))
+      expectThat(
+        refused !== undefined,
+        '80 requests at once',
+        'some rate_limited',
+        replies.map((r) => r.status)
+      )
       const retryAfter = String(refused!.headers['retry-after'])
-      expectThat(/^\d+$/.test(retryAfter) && Number(retryAfter) >= 1, 'Retry-After of a 429', 'whole seconds, at least 1', retryAfter)
+      expectThat(
+        /^\d+$/.test(retryAfter) && Number(retryAfter) >= 1,
+        'Retry-After of a 429',
+        'whole seconds, at least 1',
+        retryAfter
+      )
       const one = async (): Promise<number> => (await ctx.client.request({ ...info, retryRateLimited: false })).status
       if (virtual) {
-        expectEqual(replies.filter((r) => r.status === 200).length, 60, '80 requests at one instant from a full bucket: admitted')
+        expectEqual(
+          replies.filter((r) => r.status === 200).length,
+          60,
+          '80 requests at one instant from a full bucket: admitted'
+        )
         expectEqual(retryAfter, '1', 'Retry-After on an empty bucket: ceil(1 token / 20 per s)')
         await ctx.elapse(49)
         expectEqual(await one(), 429, '49 ms later (less than one token)')
@@ -167,7 +243,11 @@ export const limitCases: ConformanceCase[] = [
         expectEqual(await one(), 200, '50 ms later (one token)')
         expectEqual(await one(), 429, 'right after that token was spent')
         await ctx.elapse(Number(retryAfter) * 1000)
-        expectEqual((await burst(ctx, 21, info)).filter((r) => r.status === 200).length, 20, `21 requests after waiting Retry-After (${retryAfter} s)`)
+        expectEqual(
+          (await burst(ctx, 21, info)).filter((r) => r.status === 200).length,
+          20,
+          `21 requests after waiting Retry-After (${retryAfter} s)`
+        )
       } else {
         ctx.note('no virtual clock: Retry-After was waited out in real time; the 50 ms refill step is not checked')
         await ctx.elapse(Number(retryAfter) * 1000)
@@ -178,12 +258,29 @@ export const limitCases: ConformanceCase[] = [
       const a = await tapAdapter(ctx, 'bucket-a')
       const b = await tapAdapter(ctx, 'bucket-b')
       for (const adapter of [a, b]) {
-        const polls = await burst(ctx, 60, { method: 'POST', path: `/adapters/${adapter.id}/events`, headers: adapter.headers, body: {} })
+        const polls = await burst(ctx, 60, {
+          method: 'POST',
+          path: `/adapters/${adapter.id}/events`,
+          headers: adapter.headers,
+          body: {}
+        })
         const admitted = polls.filter((r) => r.status === 200).length
-        if (virtual) expectEqual(admitted, 59, `60 polls of ${adapter.id} (its registration took one token of its own bucket): admitted`)
-        else expectThat(admitted >= 45, `60 polls of ${adapter.id} right after the shared bucket ran dry`, 'most admitted (a bucket of its own)', admitted)
+        if (virtual) {
+          expectEqual(
+            admitted,
+            59,
+            `60 polls of ${adapter.id} (its registration took one token of its own bucket): admitted`
+          )
+        } else {
+          expectThat(
+            admitted >= 45,
+            `60 polls of ${adapter.id} right after the shared bucket ran dry`,
+            'most admitted (a bucket of its own)',
+            admitted
+          )
+        }
       }
-      if (virtual) expectEqual(await one(), 429, 'GET /info after the adapters\' polls: the shared bucket is still empty')
+      if (virtual) { expectEqual(await one(), 429, "GET /info after the adapters' polls: the shared bucket is still empty") }
     }
   }),
   defineCase({
@@ -208,7 +305,12 @@ export const limitCases: ConformanceCase[] = [
       const reply = await poll(ctx, a)
       expectStatus(reply, 200, 'polling 130 queued events')
       expectSchema(reply.json, 'EventsReply', 'the EventsReply')
-      expectThat(reply.json.events.length <= 128 && reply.json.events.length > 0, 'events in one reply', '1 to 128', reply.json.events.length)
+      expectThat(
+        reply.json.events.length <= 128 && reply.json.events.length > 0,
+        'events in one reply',
+        '1 to 128',
+        reply.json.events.length
+      )
     }
   }),
   defineCase({
@@ -229,7 +331,11 @@ export const limitCases: ConformanceCase[] = [
         const chains = Array.from({ length: sessions }, (_, s) => async () => {
           for (let k = s; k < wave; k += sessions) {
             const id = `r${used + k}`
-            const reply = await session(ctx, a, `s${s}`, { ...SESSION, activity: 'waitingPermission', approval: approval(id) })
+            const reply = await session(ctx, a, `s${s}`, {
+              ...SESSION,
+              activity: 'waitingPermission',
+              approval: approval(id)
+            })
             expectStatus(reply, 200, `request id ${used + k + 1} of 4096 (${id})`)
           }
         })

@@ -31,9 +31,19 @@ export const canonical = (value: unknown): string => JSON.stringify(value, (_key
 
 /** `POST /adapters/{id}/sessions/{sessionId}` with the adapter's lease token. */
 export const session = (
-  ctx: CaseContext, a: Registered, sessionId: string, body: unknown, extra: RequestOptions = {}
+  ctx: CaseContext,
+  a: Registered,
+  sessionId: string,
+  body: unknown,
+  extra: RequestOptions = {}
 ): Promise<Reply> =>
-  ctx.client.request({ method: 'POST', path: `/adapters/${a.id}/sessions/${sessionId}`, headers: a.headers, body, ...extra })
+  ctx.client.request({
+    method: 'POST',
+    path: `/adapters/${a.id}/sessions/${sessionId}`,
+    headers: a.headers,
+    body,
+    ...extra
+  })
 
 /** `POST /adapters/{id}/events` with the adapter's lease token. */
 export const poll = (ctx: CaseContext, a: Registered, body: unknown = {}, extra: RequestOptions = {}): Promise<Reply> =>
@@ -69,7 +79,11 @@ export const infoBody = async (ctx: CaseContext): Promise<any> => (await ctx.cli
 
 /** Printable ASCII (what an HTTP header value may hold), `min` to `max` characters. */
 export const printable = (min: number, max: number): fc.Arbitrary<string> =>
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: min, maxLength: max })
+  fc.string({
+    unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+    minLength: min,
+    maxLength: max
+  })
 
 /** A well-formed X-Orbtile-Nonce: 16 to 64 hex characters (OT-037). */
 export const NONCE = /^[0-9A-Fa-f]{16,64}$/
@@ -77,10 +91,23 @@ export const NONCE = /^[0-9A-Fa-f]{16,64}$/
 /** Any Authorization value but `Bearer <the discovery token>`: other tokens, near misses, other schemes, no scheme. */
 export function wrongAuthorization (token: string): fc.Arbitrary<string> {
   return fc.oneof(
-    printable(1, 80).filter((s) => /^[\x21-\x7e]+$/.test(s) && s !== token).map((s) => `Bearer ${s}`),
-    fc.tuple(fc.nat({ max: token.length - 1 }), fc.constantFrom(...'aZ09-_x')).map(([i, ch]) => token.slice(0, i) + ch + token.slice(i + 1))
-      .filter((t) => t !== token).map((t) => `Bearer ${t}`),
-    fc.constantFrom(`Bearer ${token}x`, `Bearer ${token.slice(0, -1)}`, `Bearer x${token}`, `Basic ${token}`, `Token ${token}`, `Digest ${token}`, `Bearer: ${token}`)
+    printable(1, 80)
+      .filter((s) => /^[\x21-\x7e]+$/.test(s) && s !== token)
+      .map((s) => `Bearer ${s}`),
+    fc
+      .tuple(fc.nat({ max: token.length - 1 }), fc.constantFrom(...'aZ09-_x'))
+      .map(([i, ch]) => token.slice(0, i) + ch + token.slice(i + 1))
+      .filter((t) => t !== token)
+      .map((t) => `Bearer ${t}`),
+    fc.constantFrom(
+      `Bearer ${token}x`,
+      `Bearer ${token.slice(0, -1)}`,
+      `Bearer x${token}`,
+      `Basic ${token}`,
+      `Token ${token}`,
+      `Digest ${token}`,
+      `Bearer: ${token}`
+    )
   )
 }
 

@@ -61,16 +61,26 @@ export const switchCases: ConformanceCase[] = [
   }),
   defineCase({
     id: 'OT-A03',
-    title: 'API off: an open socket answers even unauthenticated /info with 503 api_disabled; a closed one is ENOENT/ECONNREFUSED with the discovery file gone; on again, both are back',
+    title:
+      'API off: an open socket answers even unauthenticated /info with 503 api_disabled; a closed one is ENOENT/ECONNREFUSED with the discovery file gone; on again, both are back',
     level: 'decision',
     needs: ['control'],
     async run (ctx) {
       const path = ctx.client.target.discovery
       await switchApi(ctx, { enabled: false })
-      expectError(await ctx.client.request({ path: '/info', headers: { authorization: null } }), 'api_disabled', 'GET /info without Authorization, API off')
+      expectError(
+        await ctx.client.request({ path: '/info', headers: { authorization: null } }),
+        'api_disabled',
+        'GET /info without Authorization, API off'
+      )
       await switchApi(ctx, { enabled: false, listening: false })
       const { code, reply } = await connectionRefusal(ctx, { path: '/info' })
-      expectThat(code === 'ENOENT' || code === 'ECONNREFUSED', 'a request with the API off and the socket closed', 'ENOENT or ECONNREFUSED', code ?? `${reply?.status} ${reply?.text.slice(0, 200)}`)
+      expectThat(
+        code === 'ENOENT' || code === 'ECONNREFUSED',
+        'a request with the API off and the socket closed',
+        'ENOENT or ECONNREFUSED',
+        code ?? `${reply?.status} ${reply?.text.slice(0, 200)}`
+      )
       if (path === undefined) ctx.note('no discovery file to check (unix: target)')
       else {
         let present = true
@@ -84,7 +94,11 @@ export const switchCases: ConformanceCase[] = [
       await switchApi(ctx, { enabled: true })
       if (path !== undefined) {
         const { json, stat } = readDiscovery(ctx)
-        expectEqual({ socketPath: json.socketPath, mode: (stat.mode & 0o777).toString(8) }, { socketPath: ctx.client.target.socketPath, mode: '600' }, 'the discovery file once the API is on again')
+        expectEqual(
+          { socketPath: json.socketPath, mode: (stat.mode & 0o777).toString(8) },
+          { socketPath: ctx.client.target.socketPath, mode: '600' },
+          'the discovery file once the API is on again'
+        )
       }
       expectStatus(await ctx.client.request({ path: '/info' }), 200, 'GET /info once the API is on again')
     }
