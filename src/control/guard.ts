@@ -23,6 +23,15 @@ export function parseHostHeader (host: string): { hostname: string, port: number
  * also defeats DNS rebinding) or an Origin other than the control server's own (a web page elsewhere).
  */
 export function checkControlRequest (request: FastifyRequest, own: () => { host: string, port: number }): void {
+  // RFC 9112 §3.2: several Host headers make the request's authority ambiguous: 400, whatever the first one says.
+  if (hostHeaders(request.raw.rawHeaders) > 1) {
+    throw new ControlError('bad_request', 'the request carries more than one Host header')
+  }
+  // RFC 9112 §3.2.2: an absolute-form target names an authority of its own; the control API takes origin-form only,
+  // so a proxy-style request cannot pass a loopback Host beside another target.
+  if (!request.raw.url?.startsWith('/')) {
+    throw new ControlError('bad_request', 'the request target must be a path (origin-form), not an absolute URL')
+  }
   const host = parseHostHeader(request.headers.host ?? '')
   if (host === undefined || !isLoopbackName(host.hostname)) {
     throw new ControlError('forbidden_host', 'the control API answers only requests addressed to a loopback name (localhost, 127.0.0.1, [::1])')
@@ -31,6 +40,13 @@ export function checkControlRequest (request: FastifyRequest, own: () => { host:
   if (origin !== undefined && !isOwnOrigin(origin, own())) {
     throw new ControlError('forbidden_origin', `requests from ${JSON.stringify(origin)} are refused; only the control server's own origin may call it`)
   }
+}
+
+/** How many Host headers the request's head holds (Node keeps only the first in `headers`). */
+function hostHeaders (raw: readonly string[]): number {
+  let n = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') n++
+  return n
 }
 
 /** The server's own origin: plain http, the address it is bound to (or `localhost`), and its port. */

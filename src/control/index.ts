@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { ClockNotVirtualError, type Clock } from '../shared/clock.js'
-import { answerClientError, createFakeServer } from '../shared/http-server.js'
+import { answerClientError, closeApp, createFakeServer, inviteBody } from '../shared/http-server.js'
 import { packageVersion } from '../shared/paths.js'
 import { StartupError } from '../shared/startup-error.js'
 import type { OrbMock } from '../orb-mock/index.js'
@@ -79,7 +79,10 @@ export async function startControlServer (options: ControlServerOptions): Promis
     if (route.handler.name === 'methodNotAllowed') return
     for (const method of [route.method].flat()) operations.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
   })
-  app.addHook('onRequest', async (request) => checkControlRequest(request, () => ({ host, port })))
+  app.addHook('onRequest', async (request, reply) => {
+    checkControlRequest(request, () => ({ host, port }))
+    inviteBody(request.raw, reply.raw)
+  })
   app.setNotFoundHandler(() => {
     throw new ControlError('not_found', 'no such control route; see GET /control/openapi.json')
   })
@@ -135,7 +138,7 @@ export async function startControlServer (options: ControlServerOptions): Promis
     port,
     app,
     operations,
-    close: () => app.close()
+    close: async () => { await closeApp(app) }
   }
 }
 

@@ -8,6 +8,7 @@ import { OrbFaults, type OrbFault } from './faults.js'
 import type { OrbRoute } from './route.js'
 import { createOrbServices, type OrbServices } from './services.js'
 import type { OrbStore } from './store.js'
+import { closeApp } from '../shared/http-server.js'
 import { checkWorld, defaultWorld, loadWorldFile, type World } from './world.js'
 
 /** How to start a fake Orb. */
@@ -77,9 +78,9 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     services,
     control: new OrbControl(services, world),
     close: async () => {
-      // Held polls are answered and deliveries aborted first: app.close() waits for every open request.
+      // Held polls are answered and deliveries aborted first; a request still reading its body is cut (closeApp).
       store.dispose()
-      await app.close()
+      await closeApp(app)
       if (ownClock) clock.dispose()
     }
   }

@@ -6,6 +6,7 @@ import type { AppState } from './model.js'
 import type { OrbRoute, RouteCall } from './route.js'
 import { operation, type OperationValidator } from './spec.js'
 import type { OrbStore } from './store.js'
+import { inviteBody } from '../shared/http-server.js'
 import type { Scope } from './world.js'
 
 // The fake Orb's request pipeline: the steps every request meets, in order, each a function below; the first that
@@ -156,7 +157,7 @@ export function composeRoute (route: OrbRoute, ctx: PipelineContext): RouteOptio
   const validator = operation(route.method as string, route.path)
   // The scope a request needs; under the `music-scope-unchecked` fault, music asks none (ORB-084).
   const scope = route.scope === 'music' && ctx.faults.has('music-scope-unchecked') ? undefined : route.scope
-  const head: onRequestHookHandler<Server> = (request, _reply, done) => {
+  const head: onRequestHookHandler<Server> = (request, reply, done) => {
     try {
       const caller = checkBearer(request, ctx.store)
       if (scope !== undefined) checkScope(caller, scope)
@@ -165,12 +166,18 @@ export function composeRoute (route: OrbRoute, ctx: PipelineContext): RouteOptio
       done(err as Error)
       return
     }
+    // The head passed steps 2 and 3: only now is a body invited.
+    inviteBody(request.raw, reply.raw)
+    done()
+  }
+  const open: onRequestHookHandler<Server> = (request, reply, done) => {
+    inviteBody(request.raw, reply.raw)
     done()
   }
   return {
     method: route.method,
     url: route.path.replace(/\{(\w+)\}/g, ':$1'),
-    ...(route.auth === 'public' ? {} : { onRequest: head }),
+    onRequest: route.auth === 'public' ? open : head,
     handler: async (request, reply) => {
       const caller = (request as unknown as WithCaller).orbApp!
       return route.handler(validateRequest(validator, request, reply, caller))

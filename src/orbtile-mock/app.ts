@@ -2,7 +2,7 @@ import type { Server } from 'node:http'
 import Fastify, {
   type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod
 } from 'fastify'
-import { answerClientError, createFakeServer } from '../shared/http-server.js'
+import { answerClientError, createFakeServer, inviteBody } from '../shared/http-server.js'
 import { BASE_PATH, LIMITS } from '../spec/orbtile.js'
 import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
 import { parseBody, pipelineContext, runHeadPipeline, type RouteConfig } from './pipeline.js'
@@ -98,7 +98,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
       return
     }
     // The head passed every check: only now is a body invited (see createFakeServer).
-    if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue()
+    inviteBody(request.raw, reply.raw)
     done()
   })
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
+import { closeSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { makeDirectory } from '../shared/make-dir.js'
 import { API_VERSION, BASE_PATH } from '../spec/orbtile.js'
@@ -26,6 +26,7 @@ export function discoveryContents (socketPath: string, token: string): Discovery
  */
 export function writeDiscoveryFile (path: string, contents: DiscoveryFile): void {
   makeDirectory(dirname(path), 0o700)
+  removeStaleTemps(path)
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
   // No fsync: rename is atomic for readers, and the file means nothing after a crash of the machine anyway.
   const fd = openSync(temp, 'wx', 0o600)
@@ -41,6 +42,37 @@ export function writeDiscoveryFile (path: string, contents: DiscoveryFile): void
   } catch (err) {
     try { unlinkSync(temp) } catch {}
     throw err
+  }
+}
+
+/**
+ * Removes temp files a killed writer left beside the discovery file (`.<name>.<pid>.<hex>.tmp`, each holding a
+ * token): those of processes that no longer run. A live writer's temp file is its own, and left alone.
+ */
+export function removeStaleTemps (path: string): void {
+  const prefix = `.${basename(path)}.`
+  let names: string[]
+  try {
+    names = readdirSync(dirname(path))
+  } catch {
+    return
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue
+    const pid = Number(name.slice(prefix.length).split('.', 1)[0])
+    // This process's own temps are never left between writes (each write renames or removes its own).
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || alive(pid)) continue
+    try { unlinkSync(join(dirname(path), name)) } catch {}
+  }
+}
+
+/** Whether a process with this id runs (signal 0 checks without sending; EPERM means it runs as another user). */
+function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

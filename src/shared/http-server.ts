@@ -28,28 +28,90 @@ export function createFakeServer (handler: RequestListener, badRequest: (message
 }
 
 /**
- * Answers bytes Node's HTTP parser refused. A response still being written on the same connection (pipelining)
- * goes out first; then the error, then the connection closes.
+ * Answers bytes Node's HTTP parser refused, then closes the connection; it never waits for a request that cannot end.
+ * - A client that left (reset, or the stream ended mid-request) gets nothing: there is no one to answer, and the
+ *   socket is destroyed at once (before, it waited for the broken request's response, and leaked).
+ * - A framing error inside a body (a bad chunk size, an unknown Transfer-Encoding) breaks the request being read:
+ *   its handler can never finish, so the error is answered now and the socket closed after it.
+ * - A response to an earlier, complete request still being written (pipelining) goes out first, for at most
+ *   `PIPELINE_GRACE_MS`.
+ * - A `HEAD` gets the status and headers without a body (RFC 9110 §9.3.2), judged from the bytes themselves.
  */
 export function answerClientError (
-  err: Error & { code?: string },
+  err: Error & { code?: string, rawPacket?: unknown },
   socket: Duplex,
   badRequest: (message: string) => string
 ): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
     socket.destroy()
     return
   }
   const message = err.code === 'HPE_HEADER_OVERFLOW'
     ? 'the request head is too large'
     : 'the request is not valid HTTP/1.1'
+  const raw = badRequest(message)
+  const bytes = isHead(err.rawPacket) ? raw.slice(0, raw.indexOf('\r\n\r\n') + 4) : raw
+  const answer = (): void => {
+    // end() flushes the answer; destroy() then frees the socket even if the client never closes its side.
+    if (!socket.destroyed) socket.end(bytes, () => socket.destroy())
+  }
   const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
-  if (pending != null && !pending.writableFinished) pending.once('finish', () => socket.end(badRequest(message)))
-  else socket.end(badRequest(message))
+  const waiting = pending != null && !pending.writableFinished && pending.req?.complete === true
+  if (!waiting) {
+    answer()
+    return
+  }
+  const timer = setTimeout(answer, PIPELINE_GRACE_MS)
+  timer.unref()
+  pending.once('finish', () => {
+    clearTimeout(timer)
+    answer()
+  })
+}
+
+/**
+ * How long a pipelined response already being made may take before a later request's parse error is answered over
+ * it. A transport bound, not the fake's time: it is the same on a virtual clock.
+ */
+const PIPELINE_GRACE_MS = 1000
+
+/** Whether the refused bytes are a HEAD request (its answer must carry no body). */
+function isHead (raw: unknown): boolean {
+  return Buffer.isBuffer(raw) && raw.length >= 5 && raw.subarray(0, 5).toString('latin1') === 'HEAD '
 }
 
 /** Whether a request announced a body (by length or by chunking). */
 export function announcesBody (request: IncomingMessage): boolean {
   const length = request.headers['content-length']
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
+}
+
+/**
+ * Closes a fake's fastify app so that it always stops: idle connections go at once, requests in flight get
+ * `graceMs` to finish, then every connection is cut (a client half-way through sending a body, or one sending its
+ * headers a byte at a time, would otherwise hold the close for ever). A transport bound, on real time.
+ */
+export async function closeApp (
+  app: { server: Server, close(): PromiseLike<unknown> },
+  graceMs = CLOSE_GRACE_MS
+): Promise<void> {
+  const timer = setTimeout(() => app.server.closeAllConnections(), graceMs)
+  timer.unref()
+  try {
+    await app.close()
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** How long a closing fake waits for requests in flight before it cuts their connections. */
+const CLOSE_GRACE_MS = 500
+
+/**
+ * RFC 9110 §10.1.1: a client that sent `Expect: 100-continue` waits for `100 Continue` before its body. Called once
+ * the request's head has passed its checks (createFakeServer leaves the interim answer to the app), so a body the
+ * fake will refuse is never invited.
+ */
+export function inviteBody (request: IncomingMessage, response: ServerResponse): void {
+  if (request.headers.expect?.toLowerCase() === '100-continue' && !response.headersSent) response.writeContinue()
 }

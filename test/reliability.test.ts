@@ -1,0 +1,275 @@
+// What a misbehaving client cannot do to a fake: leave a socket behind, get no answer, hold its stop. Every check
+// runs over the real transports (the Orbtile's Unix socket, the Orb's and the control server's loopback ports).
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { join } from 'node:path'
+import t from 'tap'
+import { startOrbtest, type Orbtest } from '../src/orbtest.js'
+import { removeStaleTemps } from '../src/orbtile-mock/discovery.js'
+import { DEMO } from './helpers/orb.js'
+import { readDiscovery, scratch, type Teardown } from './helpers/fake.js'
+
+const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'index.ts')
+
+interface Target {
+  name: string
+  open: () => Socket
+  head: (path: string, extra?: string) => string
+  server: () => Orbtest['control']['app']['server']
+}
+
+async function setup (tt: Teardown): Promise<{ fakes: Orbtest; targets: Target[] }> {
+  const dir = scratch(tt)
+  const fakes = await startOrbtest({
+    orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), pidCheck: 'off' },
+    orb: { port: 0 },
+    controlPort: 0,
+    clockMode: 'virtual'
+  })
+  tt.teardown(() => fakes.close())
+  const token = readDiscovery(fakes.orbtile!.discoveryPath).token
+  const orbPort = fakes.orb!.port
+  const controlPort = fakes.control.port
+  const targets: Target[] = [
+    {
+      name: 'orbtile',
+      open: () => connect(fakes.orbtile!.socketPath),
+      head: (path, extra = '') => `PUT /a/v1${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n${extra}`,
+      server: () => fakes.orbtile!.app.server
+    },
+    {
+      name: 'orb',
+      open: () => connect(orbPort, '127.0.0.1'),
+      head: (path, extra = '') =>
+        `POST /api/bot/v1${path} HTTP/1.1\r\nHost: 127.0.0.1:${orbPort}\r\nAuthorization: Bearer ${DEMO.token}\r\n${extra}`,
+      server: () => fakes.orb!.app.server
+    },
+    {
+      name: 'control',
+      open: () => connect(controlPort, '127.0.0.1'),
+      head: (path, extra = '') => `POST /control/orb${path} HTTP/1.1\r\nHost: 127.0.0.1:${controlPort}\r\n${extra}`,
+      server: () => fakes.control.app.server
+    }
+  ]
+  return { fakes, targets }
+}
+
+/** Sends bytes, and resolves with what came back once the server closed, or after `ms`. */
+function exchange (
+  socket: Socket,
+  bytes: string,
+  ms = 2000
+): Promise<{ text: string; closed: boolean; firstByteMs: number }> {
+  const started = Date.now()
+  let firstByteMs = -1
+  return new Promise((resolve) => {
+    let text = ''
+    const timer = setTimeout(() => { socket.destroy(); resolve({ text, closed: false, firstByteMs }) }, ms)
+    socket.on('data', (chunk) => {
+      if (firstByteMs < 0) firstByteMs = Date.now() - started
+      text += chunk.toString('latin1')
+    })
+    socket.on('error', () => {})
+    socket.on('close', () => { clearTimeout(timer); resolve({ text, closed: true, firstByteMs }) })
+    socket.write(bytes)
+  })
+}
+
+const connections = (server: Target['server'] extends () => infer S ? S : never): Promise<number> =>
+  new Promise((resolve, reject) =>
+    server.getConnections((err, n) => {
+      if (err !== null) reject(err)
+      else resolve(n)
+    })
+  )
+
+async function settles (check: () => Promise<boolean>, ms = 3000): Promise<boolean> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (await check()) return true
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return check()
+}
+
+t.test(
+  'REL-01 a client that leaves half-way through its body leaves no socket open on any of the three servers',
+  async (t) => {
+    const { targets } = await setup(t)
+    for (const target of targets) {
+      const before = await connections(target.server())
+      const sockets = Array.from({ length: 25 }, () => target.open())
+      await Promise.all(
+        sockets.map(
+          (socket, i) =>
+            new Promise<void>((resolve) => {
+              socket.on('error', () => {})
+              const path = target.name === 'orbtile' ? `/adapters/org.example.r${i}` : '/messages'
+              socket.write(`${target.head(path)}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":`)
+              setTimeout(() => {
+                socket.destroy()
+                resolve()
+              }, 50)
+            })
+        )
+      )
+      t.ok(
+        await settles(async () => (await connections(target.server())) === before),
+        `${target.name}: back to ${before} connections`
+      )
+    }
+  }
+)
+
+t.test(
+  "REL-02 a framing error inside a body is answered at once with the API's JSON 400, and the connection closes",
+  async (t) => {
+    const { targets } = await setup(t)
+    for (const target of targets.filter((x) => x.name !== 'orbtile')) {
+      for (const [what, tail] of [
+        ['a bad chunk size', 'Transfer-Encoding: chunked\r\n\r\nzz\r\n'],
+        ['Transfer-Encoding: gzip', 'Transfer-Encoding: gzip\r\n\r\n{}'],
+        ['Transfer-Encoding: identity', 'Transfer-Encoding: identity\r\n\r\n{}']
+      ]) {
+        const got = await exchange(
+          target.open(),
+          `${target.head('/messages')}Content-Type: application/json\r\n${tail}`
+        )
+        t.match(got.text, /^HTTP\/1\.1 400 /, `${target.name}, ${what}: 400`)
+        const body = got.text.slice(got.text.indexOf('\r\n\r\n') + 4)
+        t.doesNotThrow(() => JSON.parse(body), `${target.name}, ${what}: a JSON body`)
+        t.ok(got.closed, `${target.name}, ${what}: closed (not left open until the client goes)`)
+      }
+    }
+    // The Orbtile takes no chunked body at all (OT-025): 411, as before.
+    const got = await exchange(
+      targets[0]!.open(),
+      `${targets[0]!.head('/adapters/org.example.x')}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`
+    )
+    t.match(got.text, /^HTTP\/1\.1 411 /)
+  }
+)
+
+t.test(
+  'REL-03 Expect: 100-continue gets 100 Continue once the head has passed its checks, and never for a refused head',
+  async (t) => {
+    const { targets } = await setup(t)
+    for (const target of targets) {
+      const path = target.name === 'orbtile' ? '/adapters/org.example.cont' : '/messages'
+      const invited = await exchange(
+        target.open(),
+        `${target.head(path)}Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n`,
+        300
+      )
+      t.match(invited.text, /^HTTP\/1\.1 100 Continue\r\n/, `${target.name}: 100 Continue`)
+      t.ok(invited.firstByteMs >= 0 && invited.firstByteMs < 250, `${target.name}: at once (${invited.firstByteMs} ms)`)
+    }
+    const orb = targets[1]!
+    const refused = await exchange(
+      orb.open(),
+      orb.head('/messages').replace(DEMO.token, 'orb_nobody') +
+        'Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n',
+      500
+    )
+    t.match(refused.text, /^HTTP\/1\.1 401 /, 'a bad token is refused without inviting the body')
+  }
+)
+
+t.test(
+  'REL-04 the control server refuses an ambiguous authority: two Host headers, or an absolute-form target',
+  async (t) => {
+    const { fakes } = await setup(t)
+    const port = fakes.control.port
+    for (const [what, bytes] of [
+      ['two Host headers', `GET /control/clock HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nHost: evil.example\r\n\r\n`],
+      ['an absolute-form target', `GET http://evil.example/control/clock HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`]
+    ]) {
+      const got = await exchange(connect(port, '127.0.0.1'), `${bytes}`, 500)
+      t.match(got.text, /^HTTP\/1\.1 400 /, what)
+      t.match(got.text, /"code":"bad_request"/, `${what}: the control API's body`)
+    }
+    const fine = await exchange(
+      connect(port, '127.0.0.1'),
+      `GET /control/clock HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`
+    )
+    t.match(fine.text, /^HTTP\/1\.1 200 /, 'one loopback Host and a path still pass')
+  }
+)
+
+t.test('REL-05 HEAD with a malformed request line gets the 400 status and headers, without a body', async (t) => {
+  const { targets } = await setup(t)
+  for (const target of targets) {
+    const got = await exchange(target.open(), 'HEAD /x HTTP/1.1 junk\r\nHost: localhost\r\n\r\n')
+    t.match(got.text, /^HTTP\/1\.1 400 /, target.name)
+    t.equal(got.text.slice(got.text.indexOf('\r\n\r\n') + 4), '', `${target.name}: no body`)
+  }
+})
+
+t.test('REL-06 close() ends every fake within 2 s whatever clients do: half-sent bodies, slow headers, held polls, idle connections', async (t) => {
+  const { fakes, targets } = await setup(t)
+  const sockets: Socket[] = []
+  for (const target of targets) {
+    for (let i = 0; i < 5; i++) {
+      const s = target.open()
+      s.on('error', () => {})
+      s.write(`${target.head('/messages')}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
+      sockets.push(s)
+      const slow = target.open()
+      slow.on('error', () => {})
+      slow.write('GET /a')
+      sockets.push(slow)
+    }
+    for (let i = 0; i < 300; i++) {
+      const idle = target.open()
+      idle.on('error', () => {})
+      sockets.push(idle)
+    }
+  }
+  // A held long poll on the Orb (wait=20 on a virtual clock waits until the clock moves).
+  const poll = connect(fakes.orb!.port, '127.0.0.1')
+  poll.on('error', () => {})
+  poll.write(`GET /api/bot/v1/events?wait=20 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${DEMO.token}\r\n\r\n`)
+  sockets.push(poll)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const started = Date.now()
+  await fakes.close()
+  t.ok(Date.now() - started < 2000, `closed in ${Date.now() - started} ms`)
+  for (const s of sockets) s.destroy()
+})
+
+t.test('REL-07 SIGTERM stops `orbtest up` within 2 s with exit code 0 while clients hold half-sent bodies', async (t) => {
+  const dir = scratch(t)
+  const ready = join(dir, 'ready.json')
+  const child = spawn(process.execPath, ['--import=tsx', CLI, 'up', '--orb-port', '0', '--control-port', '0',
+    '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'o.sock'), '--ready-file', ready], { stdio: 'ignore' })
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  t.teardown(() => child.kill('SIGKILL'))
+  for (let i = 0; i < 400 && !existsSync(ready); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  const info = JSON.parse(readFileSync(ready, 'utf8'))
+  const sockets = [new URL(info.orb.url), new URL(info.control.url)].map((url) => {
+    const s = connect(Number(url.port), '127.0.0.1')
+    s.on('error', () => {})
+    s.write(`POST /x HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
+    return s
+  })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const started = Date.now()
+  child.kill('SIGTERM')
+  t.equal(await exit, 0, 'exit code')
+  t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms`)
+  for (const s of sockets) s.destroy()
+})
+
+t.test('REL-08 temp files a killed writer left beside the discovery file are removed; a live writer\'s are kept', async (t) => {
+  const dir = scratch(t)
+  const path = join(dir, 'adapter-api.json')
+  const dead = join(dir, '.adapter-api.json.999999999.a1b2c3.tmp')
+  const live = join(dir, `.adapter-api.json.${process.ppid}.d4e5f6.tmp`)
+  const other = join(dir, '.other.json.999999999.a1b2c3.tmp')
+  for (const file of [dead, live, other]) writeFileSync(file, '{"token":"secret"}', { mode: 0o600 })
+  removeStaleTemps(path)
+  t.notOk(existsSync(dead), 'a dead writer\'s temp file is gone')
+  t.ok(existsSync(live), 'a running writer\'s temp file stays')
+  t.ok(existsSync(other), 'another file\'s temp file stays')
+})
