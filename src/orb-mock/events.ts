@@ -168,8 +168,8 @@ export class Events {
   }
 
   /**
-   * ORB-A05: an app's endpoint URL changed. Either way its queue starts empty (its cursor keeps counting), and a poll
-   * it holds is answered at once (in the new mode).
+   * ORB-A05: an app switched between events mode and webhook mode (called only on a switch). Its queue starts empty
+   * (its cursor keeps counting), and a poll it holds is answered at once (in the new mode).
    */
   modeChanged (app: AppState): void {
     const log = this.#log(app.id)
