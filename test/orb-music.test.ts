@@ -393,7 +393,7 @@ interface Model {
   nextId: number
 }
 
-/** What `add` makes of each text the property uses, written out by hand from the rules in the README. */
+/** What `add` makes of each text the property uses, written out by hand from ORB-A17 (docs/decisions.md). */
 const TEXTS: Record<string, { title: string, url: string, key: string }> = {
   'lo-fi beats': { title: 'lo-fi beats', url: 'https://music.orb.test/search?q=lo-fi%20beats', key: 'lo-fi beats' },
   '  Blue   Monday ': { title: 'Blue Monday', url: 'https://music.orb.test/search?q=Blue%20Monday', key: 'Blue Monday' },

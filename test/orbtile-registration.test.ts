@@ -314,8 +314,8 @@ t.test(
         if (specErrorProblem(reply, 'invalid_field') !== undefined) return false
         const field: string = reply.json.error.field
         const mutatedField = formatPath(path)
-        // A conditional rule names the key that triggers it (README): `tapBehavior` needs the `tap` capability, so
-        // taking `tap` out of `capabilities` is answered at `tapBehavior`.
+        // A conditional rule names the key that triggers it (docs/decisions.md): `tapBehavior` needs the `tap`
+        // capability, so taking `tap` out of `capabilities` is answered at `tapBehavior`.
         const coupled =
           mutatedField.startsWith('capabilities') &&
           field === 'tapBehavior' &&
