@@ -76,3 +76,45 @@ t.test(
     t.equal(results[1]!.verdict, 'pass', 'the next case runs as usual')
   }
 )
+
+t.test(
+  'SELF-08 a slow case skipped on a real clock says how to get a virtual one: with --control, restart the target',
+  async (t) => {
+    const fakes = await startOrbtest({ orbtile: false, orb: { port: 0 }, controlPort: 0, clockMode: 'real' })
+    t.teardown(() => fakes.close())
+    const slow = defineCase<OrbBotClient>({
+      id: 'ORB-099.slow',
+      title: 'waits minutes',
+      level: 'required',
+      needs: ['slow'],
+      async run () {}
+    })
+    const waits = defineCase<OrbBotClient>({
+      id: 'ORB-099.wait',
+      title: 'elapses a minute',
+      level: 'required',
+      async run (ctx) {
+        await ctx.elapse(60_000)
+      }
+    })
+    const options = {
+      seed: 1,
+      runs: 1,
+      grep: [],
+      strict: false,
+      slow: false,
+      expectFailures: new Map<string, string>()
+    }
+    const withControl = new ControlClient(fakes.control.url)
+    const run = await prepareOrbRun({ url: fakes.orb!.url, control: withControl })
+    t.teardown(() => run.close())
+    const controlled = await runCases([slow, waits], { ...options, transport: run.transport, control: withControl })
+    for (const result of controlled) {
+      t.equal(result.verdict, 'skip', result.id)
+      t.match(result.reason, /start the target with a virtual clock \(orbtest up --clock virtual\)/, result.id)
+      t.notMatch(result.reason, /\(--control\)/, `${result.id}: --control is already given`)
+    }
+    const bare = await runCases([slow], { ...options, transport: run.transport, control: undefined })
+    t.match(bare[0]!.reason, /give the target a virtual clock and its control API \(--control\)/)
+  }
+)

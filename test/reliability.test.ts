@@ -184,7 +184,7 @@ t.test(
     for (const [what, bytes] of [
       ['two Host headers', `GET /control/clock HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nHost: evil.example\r\n\r\n`],
       ['an absolute-form target', `GET http://evil.example/control/clock HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`]
-    ]) {
+    ] as Array<[string, string]>) {
       const got = await exchange(connect(port, '127.0.0.1'), `${bytes}`, 500)
       t.match(got.text, /^HTTP\/1\.1 400 /, what)
       t.match(got.text, /"code":"bad_request"/, `${what}: the control API's body`)
