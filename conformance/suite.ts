@@ -48,4 +48,33 @@ export interface SuiteEntry {
   load(): Promise<Suite<any>>
 }
 
+/** How long a case may take with --slow on a real clock: a slow case waits out TTLs and throttle windows. */
+export const SLOW_CASE_TIMEOUT_MS = 20 * 60_000
+
+/** How long one case may take: by the target's clock, and SLOW_CASE_TIMEOUT_MS with --slow on a real one. */
+export function caseTimeoutMs (slow: boolean, virtual: boolean, limits: { real: number, virtual: number }): number {
+  if (slow && !virtual) return SLOW_CASE_TIMEOUT_MS
+  return virtual ? limits.virtual : limits.real
+}
+
+/** How a suite's client waits out a Retry-After: by advancing a virtual clock, else (undefined) by real sleep. */
+export function clockWait (
+  control: ControlClient | undefined,
+  virtual: boolean
+): ((seconds: number) => Promise<void>) | undefined {
+  if (!virtual || control === undefined) return undefined
+  return async (seconds) => { await control.advance(seconds * 1000) }
+}
+
+/** A suite's areas' fault maps in one (for the self-test): each fault's cases, in order, without repeats. */
+export function mergeFaultCases<F extends string> (
+  ...maps: Array<Partial<Record<F, string[]>>>
+): Partial<Record<F, string[]>> {
+  const out: Partial<Record<F, string[]>> = {}
+  for (const [fault, ids] of maps.flatMap((map) => Object.entries(map) as Array<[F, string[]]>)) {
+    out[fault] = [...new Set([...(out[fault] ?? []), ...ids])]
+  }
+  return out
+}
+
 export { TargetError } from './errors.js'

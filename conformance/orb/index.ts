@@ -1,4 +1,5 @@
 import type { ConformanceCase } from '../case.js'
+import { mergeFaultCases } from '../suite.js'
 import type { OrbFault } from '../../src/orb-mock/faults.js'
 import type { OrbBotClient } from './transport.js'
 import { accessCases, accessFaults } from './cases/access.js'
@@ -15,19 +16,9 @@ export const ORB_CASES: ReadonlyArray<ConformanceCase<OrbBotClient>> = [
 ]
 
 /** For the self-test: the cases each deliberate fault of the fake Orb must make fail. */
-export const ORB_FAULT_CASES: Partial<Record<OrbFault, string[]>> = merge(
+export const ORB_FAULT_CASES: Partial<Record<OrbFault, string[]>> = mergeFaultCases(
   accessFaults,
   messagesFaults,
   featuresFaults,
   eventsFaults
 )
-
-function merge (...maps: Array<Partial<Record<OrbFault, string[]>>>): Partial<Record<OrbFault, string[]>> {
-  const out: Partial<Record<OrbFault, string[]>> = {}
-  for (const map of maps) {
-    for (const [fault, ids] of Object.entries(map) as Array<[OrbFault, string[]]>) {
-      out[fault] = [...new Set([...(out[fault] ?? []), ...ids])]
-    }
-  }
-  return out
-}

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { ControlClient } from '../control.js'
 import type { SuiteTransport } from '../runner.js'
+import { clockWait } from '../suite.js'
 import { WebhookReceiver } from './receiver.js'
 import { discoverTarget, releaseTarget, type OrbTarget } from './target.js'
 import { OrbBotClient, orbCurlFor } from './transport.js'
@@ -41,7 +42,7 @@ export async function prepareOrbRun (options: {
     throw err
   }
   const virtual = control !== undefined && await control.virtualClock()
-  const wait = virtual ? async (seconds: number) => { await control.advance(seconds * 1000) } : undefined
+  const wait = clockWait(control, virtual)
   return {
     target,
     receiver,

@@ -2,7 +2,7 @@ import { get as httpGet } from 'node:http'
 import { get as httpsGet } from 'node:https'
 import { UsageError } from '../../src/cli/args.js'
 import { checkControl, type ControlClient } from '../control.js'
-import { TargetError, type Suite } from '../suite.js'
+import { TargetError, caseTimeoutMs, type Suite } from '../suite.js'
 import { ORB_CASES } from './index.js'
 import { prepareOrbRun } from './run.js'
 import { loadTargetConfig } from './target.js'
@@ -10,8 +10,6 @@ import type { OrbBotClient } from './transport.js'
 
 /** How long an Orb case may take on a real clock, throttles waited out (ORB-A03's windows are a minute). */
 const REAL_CASE_TIMEOUT_MS = 5 * 60_000
-/** With --slow on a real clock. */
-const SLOW_CASE_TIMEOUT_MS = 20 * 60_000
 const VIRTUAL_CASE_TIMEOUT_MS = 60_000
 
 /** The server suite of the Orb bot API: an http(s):// origin, with --config or orbtest's --control. */
@@ -46,7 +44,7 @@ export const orbSuite: Suite<OrbBotClient> = {
       target: url,
       transport: run.transport,
       // On a real clock a case that posts may wait out the throttles' minute windows several times.
-      caseTimeoutMs: slow && !virtual ? SLOW_CASE_TIMEOUT_MS : virtual ? VIRTUAL_CASE_TIMEOUT_MS : REAL_CASE_TIMEOUT_MS,
+      caseTimeoutMs: caseTimeoutMs(slow, virtual, { real: REAL_CASE_TIMEOUT_MS, virtual: VIRTUAL_CASE_TIMEOUT_MS }),
       close: async () => { await run.close() }
     }
   }

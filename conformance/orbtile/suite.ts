@@ -2,12 +2,11 @@ import { readFileSync } from 'node:fs'
 import { resolveDiscoveryPath } from '../../src/spec/orbtile.js'
 import { UsageError } from '../../src/cli/args.js'
 import { checkControl, type ControlClient } from '../control.js'
-import { TargetError, type Suite } from '../suite.js'
+import { TargetError, caseTimeoutMs, clockWait, type Suite } from '../suite.js'
 import { ORBTILE_CASES } from './index.js'
 import { OrbtileClient, orbtileTransport, type OrbtileTarget } from './transport.js'
 
-/** How long a case may take with --slow on a real clock: a slow case waits up to about 12 minutes (OT-112.b). */
-const SLOW_CASE_TIMEOUT_MS = 20 * 60_000
+/** How long a case may take, but with --slow on a real clock (a slow case waits up to about 12 minutes, OT-112.b). */
 const CASE_TIMEOUT_MS = 60_000
 
 /** The server suite of the Orbtile Adapter Protocol v1.2: `orbtile`, `orbtile:PATH` and `unix:SOCKET` targets. */
@@ -27,15 +26,8 @@ export const orbtileSuite: Suite<OrbtileClient> = {
           ? '; no control API (cases that play the user are skipped)'
           : `; control ${control.url}`),
       target: target.socketPath,
-      transport: orbtileTransport(
-        target,
-        virtual
-          ? async (seconds) => {
-            await control.advance(seconds * 1000)
-          }
-          : undefined
-      ),
-      caseTimeoutMs: slow && !virtual ? SLOW_CASE_TIMEOUT_MS : CASE_TIMEOUT_MS,
+      transport: orbtileTransport(target, clockWait(control, virtual)),
+      caseTimeoutMs: caseTimeoutMs(slow, virtual, { real: CASE_TIMEOUT_MS, virtual: CASE_TIMEOUT_MS }),
       close: async () => {}
     }
   }

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto'
 import { ControlError } from '../shared/control-error.js'
 import { controlState } from './control-state.js'
 import { canSee } from './gates.js'
-import type { AppState, StoredMessage } from './model.js'
+import type { AppState, ChannelState, CommunityState, StoredMessage } from './model.js'
 import { rendered } from './routes/messages.js'
 import type { OrbServices } from './services.js'
 import type { OrbStore } from './store.js'
 import type { CommandInvocation, InstallSpec, MemberPost, NewApp, VoiceChange } from './control-inputs.js'
-import { endpointAllowed, type Scope, type World, type WorldApp } from './world.js'
+import { endpointAllowed, type Right, type Scope, type World, type WorldApp } from './world.js'
 
 export type { CommandInvocation, InstallSpec, MemberPost, NewApp, VoiceChange } from './control-inputs.js'
 
@@ -48,15 +48,7 @@ export class OrbControl {
   /** `POST /control/orb/messages`: a member says something in a text channel. */
   memberPost (post: MemberPost): Record<string, unknown> {
     const store = this.#store
-    const community = store.communities.get(post.server)
-    if (community === undefined) throw new ControlError('not_found', `no community ${post.server}`)
-    const channel = store.channels.get(post.channel)
-    if (channel === undefined || channel.community !== community.id) {
-      throw new ControlError('not_found', `no channel ${post.channel} in ${post.server}`)
-    }
-    if (channel.kind !== 'text') throw new ControlError('bad_request', `${post.channel} is a voice channel`)
-    const rights = community.members.get(post.member)
-    if (rights === undefined) throw new ControlError('not_found', `${post.member} is not a member of ${post.server}`)
+    const { channel, rights } = this.#memberIn(post, '')
     if (!rights.has('send_messages')) {
       throw new ControlError('conflict', `${post.member} lacks send_messages in ${post.server}`)
     }
@@ -83,15 +75,7 @@ export class OrbControl {
    */
   invoke (invocation: CommandInvocation): Record<string, unknown> {
     const store = this.#store
-    const community = store.communities.get(invocation.server)
-    if (community === undefined) throw new ControlError('not_found', `no community ${invocation.server}`)
-    const channel = store.channels.get(invocation.channel)
-    if (channel === undefined || channel.community !== community.id) {
-      throw new ControlError('not_found', `no channel ${invocation.channel} in ${invocation.server}`)
-    }
-    if (channel.kind !== 'text') throw new ControlError('bad_request', `${invocation.channel} is a voice channel; commands are typed in text channels`)
-    const rights = community.members.get(invocation.member)
-    if (rights === undefined) throw new ControlError('not_found', `${invocation.member} is not a member of ${invocation.server}`)
+    const { community, channel, rights } = this.#memberIn(invocation, '; commands are typed in text channels')
     // ORB-061: registering is not reaching; only apps installed here offer their commands.
     const offers = [...store.apps.values()].flatMap((app) => {
       if (invocation.app !== undefined && app.id !== invocation.app) return []
@@ -124,6 +108,27 @@ export class OrbControl {
     const typed = { id: command.id, name: command.name, options: { ...options } }
     const event = this.#services.events.command(app, where, { id: member.id, name: member.name }, typed)
     return { event: event.id, app: app.id, interaction: this.#services.interactions.view(event.id) }
+  }
+
+  // Where a member acts: the community, one of its text channels (a voice one is refused, with `voiceNote` after
+  // the reason), and the member's rights there.
+  #memberIn (where: { server: string, channel: string, member: string }, voiceNote: string): {
+    community: CommunityState
+    channel: ChannelState
+    rights: ReadonlySet<Right>
+  } {
+    const community = this.#store.communities.get(where.server)
+    if (community === undefined) throw new ControlError('not_found', `no community ${where.server}`)
+    const channel = this.#store.channels.get(where.channel)
+    if (channel === undefined || channel.community !== community.id) {
+      throw new ControlError('not_found', `no channel ${where.channel} in ${where.server}`)
+    }
+    if (channel.kind !== 'text') {
+      throw new ControlError('bad_request', `${where.channel} is a voice channel${voiceNote}`)
+    }
+    const rights = community.members.get(where.member)
+    if (rights === undefined) throw new ControlError('not_found', `${where.member} is not a member of ${where.server}`)
+    return { community, channel, rights }
   }
 
   /** `GET /control/orb/apps/{app}/deliveries`: every webhook attempt for the app, oldest first (ORB-093, ORB-A11). */

@@ -1,3 +1,5 @@
+import { FaultSet } from '../shared/faults.js'
+
 /**
  * Deliberate faults the fake Orb can be started with (the `faults` option of `startOrbMock`; no CLI flag), for one
  * purpose: proving that the Orb conformance suite bites. Each breaks one rule of the spec in one place, and the suite's
@@ -21,16 +23,9 @@ export const ORB_FAULTS = {
 /** The name of one deliberate fault. */
 export type OrbFault = keyof typeof ORB_FAULTS
 
-/** The faults one fake Orb runs with; the empty set for every real use. */
-export class OrbFaults {
-  readonly #on: ReadonlySet<OrbFault>
-
+/** The faults one fake Orb runs with; the empty set for every real use. An unknown name is refused. */
+export class OrbFaults extends FaultSet<OrbFault> {
   constructor (on: readonly OrbFault[] = []) {
-    for (const fault of on) if (!(fault in ORB_FAULTS)) throw new Error(`no fault ${String(fault)} in the fake Orb`)
-    this.#on = new Set(on)
-  }
-
-  has (fault: OrbFault): boolean {
-    return this.#on.has(fault)
+    super(on, ORB_FAULTS, 'the fake Orb')
   }
 }

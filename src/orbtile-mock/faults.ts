@@ -1,3 +1,5 @@
+import { FaultSet } from '../shared/faults.js'
+
 /**
  * Test hook for the conformance suite's self-test only (test/conformance.test.ts): deliberate faults the fake can
  * be started with (the `faults` option of `startOrbtileMock`; no CLI flag). Each breaks one rule of the spec, in
@@ -21,21 +23,7 @@ export const FAULTS = {
 export type Fault = keyof typeof FAULTS
 
 /** The faults one fake runs with (one set per fake, made by its factory); the empty set for every real use. */
-export class Faults {
-  readonly #on: ReadonlySet<Fault>
-
-  constructor (on: readonly Fault[] = []) {
-    this.#on = new Set(on)
-  }
-
-  has (fault: Fault): boolean {
-    return this.#on.has(fault)
-  }
-
-  get list (): Fault[] {
-    return [...this.#on]
-  }
-}
+export class Faults extends FaultSet<Fault> {}
 
 /** The empty set, for parts built without a fake (unit tests of one module). Immutable, so safe to share. */
 export const NO_FAULTS = new Faults()

@@ -1,3 +1,5 @@
+import { CodedError } from './coded-error.js'
+
 /**
  * Every code the control API answers with: its status, and when it fires. The control OpenAPI document's `Error`
  * enum lists the same codes (a test keeps the two, and docs/errors.md, in step).
@@ -26,12 +28,8 @@ export type ControlErrorCode = keyof typeof CONTROL_ERRORS
  * A control action that cannot be done, thrown by the fakes' domain code (a tap on an unknown session, a post to a
  * channel that does not exist) and by the control server itself; the control server answers it with its status.
  */
-export class ControlError extends Error {
-  readonly code: ControlErrorCode
-
+export class ControlError extends CodedError<ControlErrorCode> {
   constructor (code: ControlErrorCode, message: string) {
-    super(message)
-    this.name = 'ControlError'
-    this.code = code
+    super('ControlError', code, message)
   }
 }

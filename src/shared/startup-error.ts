@@ -1,14 +1,12 @@
+import { CodedError } from './coded-error.js'
+
 /**
  * A fault that stops a fake from starting: a socket path that is too long or in use, a folder that is not
  * private, a bad option. `code` is stable; the CLI prints `message` on one line and exits non-zero.
  */
-export class StartupError extends Error {
-  readonly code: string
-
+export class StartupError extends CodedError {
   constructor (code: string, message: string) {
-    super(message)
-    this.name = 'StartupError'
-    this.code = code
+    super('StartupError', code, message)
   }
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import type { CommandInvocation, InstallSpec, MemberPost, NewApp, OrbMock, VoiceChange } from '../../orb-mock/index.js'
+import type { CommandInvocation, InstallSpec, MemberPost, NewApp, VoiceChange } from '../../orb-mock/index.js'
 import { ControlError } from '../errors.js'
-import type { ControlRouteContext } from './context.js'
+import { runningFake, type ControlRouteContext } from './context.js'
 
 type AppParams = { app: string }
 
@@ -10,10 +10,7 @@ type AppParams = { app: string }
  * src/orb-mock/control.ts). Its refusals are answered by the server's error handler.
  */
 export function orbRoutes (app: FastifyInstance, { orb, body }: ControlRouteContext): void {
-  const fake = (): OrbMock => {
-    if (orb === undefined) throw new ControlError('not_found', 'the fake Orb is not running in this process')
-    return orb
-  }
+  const fake = runningFake(orb, 'Orb')
 
   app.get('/control/orb/state', async () => fake().control.state())
   app.post('/control/orb/messages', async (request) =>

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import type { OrbtileMock, UserChange } from '../../orbtile-mock/index.js'
+import type { UserChange } from '../../orbtile-mock/index.js'
 import { ControlError } from '../errors.js'
-import type { ControlRouteContext } from './context.js'
+import { runningFake, type ControlRouteContext } from './context.js'
 
 type AdapterParams = { adapterId: string }
 
@@ -10,10 +10,7 @@ type AdapterParams = { adapterId: string }
  * refusals are ControlErrors already, which the server's error handler answers.
  */
 export function orbtileRoutes (app: FastifyInstance, { orbtile, body }: ControlRouteContext): void {
-  const fake = (): OrbtileMock => {
-    if (orbtile === undefined) throw new ControlError('not_found', 'the fake Orbtile is not running in this process')
-    return orbtile
-  }
+  const fake = runningFake(orbtile, 'Orbtile')
 
   app.get('/control/orbtile/state', async () => fake().control.state())
   app.put('/control/orbtile/api', async (request) => fake().control.setApi(body('ApiSwitch', request.body)))

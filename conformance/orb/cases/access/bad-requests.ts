@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { BOT, DIRECTORY, globalCommands, type OrbContext } from '../../support.js'
 import type { OrbReply, Speaker } from '../../transport.js'
 import { NOT_A_TOKEN, SOME_ADDRESS, deleteIfPosted, readApp } from './support.js'
+import { MUSIC_ACTIONS, VOICE_ACTIONS } from '../features/support.js'
 import { featureFamilies } from './bad-requests-features.js'
 import { messageFamilies } from './bad-requests-messages.js'
 import type { BadRequest, BadRequestTarget } from './bad-request.js'
@@ -21,24 +22,7 @@ function badRequests (t: BadRequestTarget): fc.Arbitrary<BadRequest> {
 }
 
 /** The voice and music actions that change something (the spec's enums less `roster` and `state`). */
-const CHANGING_ACTIONS = new Set([
-  'join',
-  'heartbeat',
-  'leave',
-  'grant',
-  'add',
-  'play',
-  'pause',
-  'next',
-  'back',
-  'jump',
-  'remove',
-  'seek',
-  'volume',
-  'loop',
-  'shuffle',
-  'clear'
-])
+const CHANGING_ACTIONS = new Set([...VOICE_ACTIONS, ...MUSIC_ACTIONS].filter((a) => a !== 'roster' && a !== 'state'))
 
 /**
  * Whether a bad request would change the target if a server accepted it after all: posting, deleting, syncing,

@@ -1,5 +1,5 @@
 import { CaseFailure } from '../../../case.js'
-import { expectComponent, expectOk } from '../../expect.js'
+import { expectComponent, expectOk, expectOrbError } from '../../expect.js'
 import { BOT, DIRECTORY, controlled, type OrbContext } from '../../support.js'
 import { ORB_PROSE_LIMITS } from '../../../../src/spec/orb.js'
 import type { OrbReply, OrbRequest, Speaker } from '../../transport.js'
@@ -25,6 +25,11 @@ export const SOME_ADDRESS = `0x${'1'.repeat(40)}`
 export const DIRECTORY_LIMIT = ORB_PROSE_LIMITS.directorySize
 /** A token of the right shape that no app holds. */
 export const NOT_A_TOKEN: Speaker = { token: 'orb_conformance_not_a_token_0000000000' }
+
+/** GET /app?server= of a community the app is not in, or of none at all, answers 404 (the case fails as `what`). */
+export async function expectNotIn (ctx: OrbContext, server: string, what: string): Promise<void> {
+  expectOrbError(await ctx.client.get(`${BOT}/app`, { server }), 404, what)
+}
 
 /** A reply, short enough for a failure's Actual. */
 export const short = (reply: OrbReply): string => `${reply.status} ${reply.text.slice(0, 400)}`

@@ -1,9 +1,20 @@
 import fc from 'fast-check'
 import { defineCase, type ConformanceCase } from '../../../case.js'
 import { expectComponent, expectEqual, expectThat } from '../../expect.js'
-import { controlled, drain, few, invokeFull, post } from '../../support.js'
+import { controlled, drain, few, post } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
-import { PING, capped, clockNow, eventFor, ids, mention, registerPing, testEvent } from './support.js'
+import {
+  PING,
+  capped,
+  clockNow,
+  eventFor,
+  ids,
+  mention,
+  pingStart,
+  registerPing,
+  testEvent,
+  typePing
+} from './support.js'
 
 // 2.5 Events, what an event holds: the Event shape, the data of each type and whose events an app sees
 // (ORB-052..054), and the fields the spec leaves open (ORB-A10).
@@ -16,13 +27,11 @@ export const eventFieldCases: Array<ConformanceCase<OrbBotClient>> = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      const { target } = controlled(ctx)
-      await registerPing(ctx)
-      const start = (await drain(ctx)).next
+      const { target, start } = await pingStart(ctx)
       const made = [
         await testEvent(ctx),
         (await mention(ctx, 'shape')).event,
-        await invokeFull(ctx, PING.name, { text: 'shape' })
+        await typePing(ctx, { text: 'shape' })
       ]
       const events = (await drain(ctx, start)).events
       expectEqual(ids(events), made, 'the three events, in order')
@@ -75,7 +84,7 @@ export const eventFieldCases: Array<ConformanceCase<OrbBotClient>> = [
         fc.asyncProperty(text, text, async (said, typed) => {
           const start = (await drain(ctx)).next
           const { event: mentionId, message } = await mention(ctx, said)
-          const commandId = await invokeFull(ctx, PING.name, { text: typed })
+          const commandId = await typePing(ctx, { text: typed })
           const events = (await drain(ctx, start)).events
           const m = events.find((e) => e.id === mentionId)
           const c = events.find((e) => e.id === commandId)
@@ -210,7 +219,7 @@ export const eventFieldDecisions: Array<ConformanceCase<OrbBotClient>> = [
         content: `<@${target.full.id!}> sealed`,
         encrypted: true
       })
-      const typed = await invokeFull(ctx, PING.name, { text: 'opt' })
+      const typed = await typePing(ctx, { text: 'opt' })
       const events = (await drain(ctx, start)).events
       const byId = (id: string | undefined): any => events.find((e) => e.id === id)
       const replyId = eventFor(ctx, replied)

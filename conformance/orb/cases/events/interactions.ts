@@ -1,25 +1,26 @@
 import fc from 'fast-check'
 import { defineCase, type ConformanceCase } from '../../../case.js'
 import { expectEqual, expectOrbError } from '../../expect.js'
-import { controlled, drain, few, invokeFull } from '../../support.js'
+import { few } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
 import {
-  PING,
   clockNow,
+  expectAnswer,
   fetched,
-  held,
-  hookMode,
-  hookable,
+  holdNext,
   interaction,
   mention,
   nth,
+  pingEvent,
+  pingHook,
+  pingStart,
   records,
-  registerPing,
   respond,
   respondOk,
   respondPath,
   sleep,
   testEvent,
+  typePing,
   virtualOnly
 } from './support.js'
 
@@ -34,10 +35,8 @@ export const interactionCases: Array<ConformanceCase<OrbBotClient>> = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      const { world } = controlled(ctx)
-      await registerPing(ctx)
-      const start = (await drain(ctx)).next
-      const invoked = await invokeFull(ctx, PING.name)
+      const { world, start } = await pingStart(ctx)
+      const invoked = await typePing(ctx)
       const event = await fetched(ctx, start, invoked)
       expectEqual(event.type, 'application_command', 'the event of the typed command')
       await respondOk(ctx, event.id, 'pong', `POST /interactions/${String(event.id)}/respond`)
@@ -55,9 +54,7 @@ export const interactionCases: Array<ConformanceCase<OrbBotClient>> = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      controlled(ctx) // before the command sync: a real Orb skips here, having changed nothing
-      await registerPing(ctx)
-      const id = await invokeFull(ctx, PING.name)
+      const id = await pingEvent(ctx)
       await respondOk(ctx, id, 'first', 'the first answer')
       expectOrbError(await respond(ctx, id, { content: 'second' }), 409, 'the second answer')
       expectEqual((await interaction(ctx, id)).answer?.content, 'first', 'the first answer stands')
@@ -69,9 +66,7 @@ export const interactionCases: Array<ConformanceCase<OrbBotClient>> = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      controlled(ctx) // before the command sync: a real Orb skips here, having changed nothing
-      await registerPing(ctx)
-      const id = await invokeFull(ctx, PING.name)
+      const id = await pingEvent(ctx)
       await ctx.elapse(8000)
       expectOrbError(await respond(ctx, id, { content: 'too late' }), 410, 'an answer 8 s after the command')
       expectEqual((await interaction(ctx, id)).answer, null, 'the member saw no answer')
@@ -94,9 +89,7 @@ export const interactionCases: Array<ConformanceCase<OrbBotClient>> = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      controlled(ctx) // before the command sync: a real Orb skips here, having changed nothing
-      await registerPing(ctx)
-      const id = await invokeFull(ctx, PING.name)
+      const id = await pingEvent(ctx)
       const nonString = fc.oneof(
         fc.integer(),
         fc.double({ noNaN: true, noDefaultInfinity: true }),
@@ -151,20 +144,13 @@ export const interactionCases: Array<ConformanceCase<OrbBotClient>> = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      hookable(ctx) // before the command sync: a target without control or receiver skips here, having changed nothing
-      await registerPing(ctx)
-      const hook = await hookMode(ctx)
+      const hook = await pingHook(ctx)
       hook.script({ status: 200, body: { notice: 'pong inline' } })
-      const id = await invokeFull(ctx, PING.name)
+      const id = await typePing(ctx)
       const delivery = await nth(hook, 1, 'the typed command is delivered to the endpoint')
       expectEqual(delivery.json?.id, id, 'the delivered event')
       await records(ctx, id, 1)
-      const seen = await interaction(ctx, id)
-      expectEqual(
-        { content: seen.answer?.content, via: seen.answer?.via },
-        { content: 'pong inline', via: 'inline' },
-        'the member sees the inline notice'
-      )
+      await expectAnswer(ctx, id, { content: 'pong inline', via: 'inline' }, 'the member sees the inline notice')
       expectOrbError(
         await respond(ctx, id, { content: 'by the route' }),
         409,
@@ -183,34 +169,25 @@ export const interactionDecisions: Array<ConformanceCase<OrbBotClient>> = [
     writes: true,
     async run (ctx) {
       await virtualOnly(ctx, 'answers held past 4 s but within 6 s')
-      hookable(ctx)
-      await registerPing(ctx)
-      const hook = await hookMode(ctx)
+      const hook = await pingHook(ctx)
       // No notice: nothing shown; a webhook app may still /respond within the window.
       hook.script({ status: 200, body: {} })
-      const bare = await invokeFull(ctx, PING.name)
+      const bare = await typePing(ctx)
       await nth(hook, 1, 'the command without notice')
       await records(ctx, bare, 1)
       expectEqual((await interaction(ctx, bare)).answer, null, 'a 2xx without notice shows the member nothing')
       await respondOk(ctx, bare, 'by the route', '/respond by a webhook app within 6 s')
       // /respond first, while the delivery is held: the later inline notice does not replace it.
-      const hold = held(ctx)
-      hook.script({ status: 200, body: { notice: 'inline, second' }, until: hold.promise })
-      const race = await invokeFull(ctx, PING.name)
+      const hold = holdNext(ctx, hook, { notice: 'inline, second' })
+      const race = await typePing(ctx)
       await nth(hook, 2, 'the held command')
       await respondOk(ctx, race, 'route, first', '/respond while the delivery is held')
       hold.release()
       await records(ctx, race, 1)
-      const raced = await interaction(ctx, race)
-      expectEqual(
-        { content: raced.answer?.content, via: raced.answer?.via },
-        { content: 'route, first', via: 'respond' },
-        'the first answer wins'
-      )
+      await expectAnswer(ctx, race, { content: 'route, first', via: 'respond' }, 'the first answer wins')
       // A notice after 4 s is not shown; /respond still works before 6 s.
-      const late = held(ctx)
-      hook.script({ status: 200, body: { notice: 'too late' }, until: late.promise })
-      const slow = await invokeFull(ctx, PING.name)
+      const late = holdNext(ctx, hook, { notice: 'too late' })
+      const slow = await typePing(ctx)
       await nth(hook, 3, 'the slow command')
       await ctx.elapse(4000)
       await records(ctx, slow, 1)
@@ -228,12 +205,11 @@ export const interactionDecisions: Array<ConformanceCase<OrbBotClient>> = [
     async run (ctx) {
       await virtualOnly(ctx, 'the 6 s deadline to the millisecond')
       few(ctx)
-      await registerPing(ctx)
-      const start = (await drain(ctx)).next
+      const { start } = await pingStart(ctx)
       const [a, b, c] = [
-        await invokeFull(ctx, PING.name),
-        await invokeFull(ctx, PING.name),
-        await invokeFull(ctx, PING.name)
+        await typePing(ctx),
+        await typePing(ctx),
+        await typePing(ctx)
       ]
       const { event: mentioned } = await mention(ctx, 'precedence')
       const test = await testEvent(ctx)

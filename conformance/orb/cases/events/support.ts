@@ -1,5 +1,6 @@
 import type fc from 'fast-check'
 import { CaseFailure, CaseSkip } from '../../../case.js'
+import { expectEqual } from '../../expect.js'
 import type { Delivery, Hook } from '../../receiver.js'
 import {
   BOT,
@@ -7,6 +8,7 @@ import {
   drain,
   fail,
   globalCommands,
+  invokeFull,
   keepCommands,
   mentionFull,
   syncCommands,
@@ -85,6 +87,35 @@ export async function registerPing (ctx: OrbContext): Promise<any> {
   return command
 }
 
+/** A member types PING for the full app (with these options): the id of the event it made. */
+export const typePing = (ctx: OrbContext, options?: Record<string, string>): Promise<string> =>
+  invokeFull(ctx, PING.name, options)
+
+/** PING registered (a target without control skips before the sync) and typed by a member: the event's id. */
+export async function pingEvent (ctx: OrbContext): Promise<string> {
+  await registerPing(ctx)
+  return await typePing(ctx)
+}
+
+/**
+ * PING registered and the full app pushed to the suite's receiver: its hook. A run without control or receiver skips
+ * before the sync, having changed nothing.
+ */
+export async function pingHook (ctx: OrbContext): Promise<Hook> {
+  hookable(ctx)
+  await registerPing(ctx)
+  return await hookMode(ctx)
+}
+
+/**
+ * PING registered (a target without control skips before the sync), then the full app's events read to their end:
+ * what `controlled` gives, and the cursor the case's new events come after.
+ */
+export async function pingStart (ctx: OrbContext): Promise<ReturnType<typeof controlled> & { start: number }> {
+  await registerPing(ctx)
+  return { ...controlled(ctx), start: (await drain(ctx)).next }
+}
+
 /** The event the full app holds with this id, read through GET /events after `start`. */
 export async function fetched (ctx: OrbContext, start: number, id: string): Promise<any> {
   const { events } = await drain(ctx, start)
@@ -117,6 +148,17 @@ export async function interaction (ctx: OrbContext, event: string): Promise<any>
     throw new CaseFailure(`the control state knows the interaction ${event}`, 'an interaction', 'none')
   }
   return found
+}
+
+/** Fails the case (as `what`) unless the member saw this answer to the interaction: its content and its way. */
+export async function expectAnswer (
+  ctx: OrbContext,
+  event: string,
+  answer: { content: string, via: 'inline' | 'respond' },
+  what: string
+): Promise<void> {
+  const seen = await interaction(ctx, event)
+  expectEqual({ content: seen.answer?.content, via: seen.answer?.via }, answer, what)
 }
 
 /** The full app's held long polls (the control state). */
@@ -213,4 +255,11 @@ export function held (ctx: OrbContext): { promise: Promise<void>, release: () =>
   const promise = new Promise<void>((resolve) => { release = resolve })
   ctx.cleanup(() => release())
   return { promise, release }
+}
+
+/** The hook's next answer (200 with `body`), held until `release()`: a delivery made to time out. */
+export function holdNext (ctx: OrbContext, hook: Hook, body: unknown): { release: () => void } {
+  const hold = held(ctx)
+  hook.script({ status: 200, body, until: hold.promise })
+  return hold
 }

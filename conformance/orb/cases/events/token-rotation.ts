@@ -1,7 +1,7 @@
 import { defineCase, type ConformanceCase } from '../../../case.js'
 import { expectEqual, expectOk, expectOrbError, expectThat } from '../../expect.js'
 import { verifySignature } from '../../receiver.js'
-import { BOT, controlled, drain } from '../../support.js'
+import { BOT, drain } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
 import {
   EVENTS,
@@ -12,7 +12,7 @@ import {
   hookable,
   ids,
   nth,
-  registerPing,
+  pingStart,
   testEvent,
   untilHeld,
   within
@@ -29,10 +29,8 @@ export const rotationDecisions: Array<ConformanceCase<OrbBotClient>> = [
     writes: true,
     async run (ctx) {
       hookable(ctx)
-      const { control, target } = controlled(ctx)
+      const { control, target, start } = await pingStart(ctx)
       const app = appOf(ctx)
-      await registerPing(ctx)
-      const start = (await drain(ctx)).next
       const queued = await testEvent(ctx)
       const c1 = (await fetched(ctx, start, queued)).cursor as number
       const old = target.full.token

@@ -2,24 +2,24 @@ import { createHash, createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import { defineCase, type ConformanceCase } from '../../../case.js'
 import { expectComponent, expectEqual, expectOrbError, expectThat } from '../../expect.js'
-import { verifySignature, type Delivery } from '../../receiver.js'
-import { controlled, invokeFull } from '../../support.js'
+import { verifySignature, type Delivery, type Hook } from '../../receiver.js'
+import { controlled, type OrbContext } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
 import {
-  PING,
   appOf,
   capped,
+  expectAnswer,
   held,
+  holdNext,
   hookMode,
-  hookable,
-  interaction,
   mention,
   nth,
+  pingHook,
   records,
-  registerPing,
   respond,
   sleep,
   testEvent,
+  typePing,
   virtualOnly
 } from './support.js'
 
@@ -27,6 +27,27 @@ import {
 // delivery timeouts and retries the spec leaves open (ORB-A11).
 
 const header = (d: Delivery, name: string): string => String(d.headers[name] ?? '')
+
+/** A test event whose first attempt the hook answered as scripted, and the delivery log has: its id. */
+async function firstAttempt (ctx: OrbContext, hook: Hook): Promise<string> {
+  const id = await testEvent(ctx)
+  await nth(hook, 1, 'the first attempt')
+  await records(ctx, id, 1)
+  return id
+}
+
+/**
+ * A held delivery of `event` times out after `ms` of the target's clock: still in flight a millisecond before (as
+ * `inFlight` says), and logged as a failed attempt at `ms` (else the case fails as `fails`).
+ */
+async function timesOut (ctx: OrbContext, event: string, ms: number, inFlight: string, fails: string): Promise<void> {
+  await ctx.elapse(ms - 1)
+  await sleep(30)
+  expectEqual((await records(ctx, event, 1, 0)).length, 0, `${inFlight} at ${ms - 1} ms`)
+  await ctx.elapse(1)
+  const [record] = await records(ctx, event, 1)
+  expectThat(record !== undefined && record.outcome !== 'delivered', fails, 'a failed attempt', record)
+}
 
 /** ORB-091: the ledger's test vector, computed with node:crypto alone (a sanity check of the receiver's checker). */
 function checkTestVector (): void {
@@ -67,10 +88,8 @@ export const webhookCases: Array<ConformanceCase<OrbBotClient>> = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      hookable(ctx) // before the command sync: a target without control or receiver skips here, having changed nothing
-      await registerPing(ctx)
-      const hook = await hookMode(ctx)
-      const made = [await testEvent(ctx), (await mention(ctx, 'pushed')).event, await invokeFull(ctx, PING.name)]
+      const hook = await pingHook(ctx)
+      const made = [await testEvent(ctx), (await mention(ctx, 'pushed')).event, await typePing(ctx)]
       const deliveries = await hook.atLeast(3)
       expectThat(
         deliveries.length === 3,
@@ -146,9 +165,7 @@ export const webhookCases: Array<ConformanceCase<OrbBotClient>> = [
     async run (ctx) {
       const hook = await hookMode(ctx)
       hook.script({ status: 500, body: { error: 'once' } })
-      const id = await testEvent(ctx)
-      await nth(hook, 1, 'the first attempt')
-      await records(ctx, id, 1)
+      const id = await firstAttempt(ctx, hook)
       await ctx.elapse(2000)
       const [first, second] = [
         await nth(hook, 1, 'the first attempt'),
@@ -175,9 +192,7 @@ export const webhookCases: Array<ConformanceCase<OrbBotClient>> = [
     async run (ctx) {
       const hook = await hookMode(ctx)
       hook.script({ status: 500, body: { error: 'first' } }, { status: 503, body: { error: 'second' } })
-      const id = await testEvent(ctx)
-      await nth(hook, 1, 'the first attempt')
-      await records(ctx, id, 1)
+      const id = await firstAttempt(ctx, hook)
       await ctx.elapse(2000)
       const second = await nth(hook, 2, 'a second attempt after the endpoint answered 500', 1500)
       expectEqual(second.json?.id, id, 'the second attempt is the same event')
@@ -226,25 +241,19 @@ export const webhookCases: Array<ConformanceCase<OrbBotClient>> = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      hookable(ctx) // before the command sync: a target without control or receiver skips here, having changed nothing
-      await registerPing(ctx)
-      const hook = await hookMode(ctx)
+      const hook = await pingHook(ctx)
       const hold = held(ctx)
       hook.script(
         { status: 200, body: { notice: 'after 3 s' }, until: hold.promise },
         { status: 200, body: { notice: 'on a test event' } }
       )
-      const id = await invokeFull(ctx, PING.name)
+      const id = await typePing(ctx)
       await nth(hook, 1, 'the typed command is delivered')
       await ctx.elapse(3000)
       hold.release()
       await records(ctx, id, 1)
-      const seen = await interaction(ctx, id)
-      expectEqual(
-        { content: seen.answer?.content, via: seen.answer?.via },
-        { content: 'after 3 s', via: 'inline' },
-        'a notice 3 s after the command is shown to the member'
-      )
+      const shown = { content: 'after 3 s', via: 'inline' } as const
+      await expectAnswer(ctx, id, shown, 'a notice 3 s after the command is shown to the member')
       const test = await testEvent(ctx)
       await nth(hook, 2, 'the test event is delivered')
       const [record] = await records(ctx, test, 1)
@@ -263,35 +272,20 @@ export const webhookDecisions: Array<ConformanceCase<OrbBotClient>> = [
     writes: true,
     async run (ctx) {
       await virtualOnly(ctx, 'delivery timeouts to the millisecond')
-      hookable(ctx)
-      await registerPing(ctx)
-      const hook = await hookMode(ctx)
+      const hook = await pingHook(ctx)
       // A 500 is retried 2 s later, not before.
       hook.script({ status: 500 })
-      const failed = await testEvent(ctx)
-      await nth(hook, 1, 'the first attempt')
-      await records(ctx, failed, 1)
+      const failed = await firstAttempt(ctx, hook)
       await ctx.elapse(1999)
       expectThat(await hook.quiet(1, 100), 'no retry before 2 s', 1, hook.deliveries.length)
       await ctx.elapse(1)
       await nth(hook, 2, 'the retry 2 s after the failure')
       await records(ctx, failed, 2)
       // app.test held: a timeout at 10 s (a failure), then the retry 2 s later.
-      const hold = held(ctx)
-      hook.script({ status: 200, body: {}, until: hold.promise })
+      const hold = holdNext(ctx, hook, {})
       const slow = await testEvent(ctx)
       const first = await nth(hook, 3, 'the held test event')
-      await ctx.elapse(9999)
-      await sleep(30)
-      expectEqual((await records(ctx, slow, 1, 0)).length, 0, 'still in flight at 9999 ms')
-      await ctx.elapse(1)
-      const [timedOut] = await records(ctx, slow, 1)
-      expectThat(
-        timedOut !== undefined && timedOut.outcome !== 'delivered',
-        'an app.test delivery unanswered for 10 s fails',
-        'a failed attempt',
-        timedOut
-      )
+      await timesOut(ctx, slow, 10_000, 'still in flight', 'an app.test delivery unanswered for 10 s fails')
       hold.release()
       await ctx.elapse(2000)
       const second = await nth(hook, 4, 'the retry of the timed-out delivery')
@@ -324,21 +318,10 @@ export const webhookDecisions: Array<ConformanceCase<OrbBotClient>> = [
         second.signature
       )
       // A command held: a timeout at 4 s; the member stops waiting at 6 s, so there is no retry.
-      const holdCommand = held(ctx)
-      hook.script({ status: 200, body: { notice: 'too slow' }, until: holdCommand.promise })
-      const typed = await invokeFull(ctx, PING.name)
+      const holdCommand = holdNext(ctx, hook, { notice: 'too slow' })
+      const typed = await typePing(ctx)
       await nth(hook, 5, 'the held command')
-      await ctx.elapse(3999)
-      await sleep(30)
-      expectEqual((await records(ctx, typed, 1, 0)).length, 0, 'the command is still in flight at 3999 ms')
-      await ctx.elapse(1)
-      const [commandTimeout] = await records(ctx, typed, 1)
-      expectThat(
-        commandTimeout !== undefined && commandTimeout.outcome !== 'delivered',
-        'a command delivery unanswered for 4 s fails',
-        'a failed attempt',
-        commandTimeout
-      )
+      await timesOut(ctx, typed, 4000, 'the command is still in flight', 'a command delivery unanswered for 4 s fails')
       holdCommand.release()
       await ctx.elapse(5000)
       expectThat(

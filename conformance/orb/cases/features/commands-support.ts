@@ -6,7 +6,7 @@ import { arbitraryFor } from '../../../schema-arbitrary.js'
 import { expectComponent, expectEqual, expectOk, expectThat } from '../../expect.js'
 import { fail, type OrbContext } from '../../support.js'
 import type { OrbReply, Speaker } from '../../transport.js'
-import { COMMANDS, strict, wrongType } from './support.js'
+import { COMMANDS, MUSIC_ACTIONS, strict, wrongType } from './support.js'
 
 /*
  * Commands (ORB-055..064, ORB-A15): valid and invalid CommandInputs, and the requests the command cases make.
@@ -21,21 +21,12 @@ export interface CommandInput {
 
 const NAME = /^[a-z0-9_-]{1,32}$/
 const RIGHTS = ['send_messages', 'attach_files', 'manage_messages', 'connect', 'speak', 'stream', 'move_members']
-/** ORB-A15's reserved names; generated names avoid them (tests name only play and ban). */
+/**
+ * ORB-A15's reserved names, the room player's and the administration names; generated names avoid them (tests name
+ * only play and ban).
+ */
 const RESERVED = new Set([
-  'add',
-  'play',
-  'pause',
-  'next',
-  'back',
-  'jump',
-  'remove',
-  'seek',
-  'volume',
-  'loop',
-  'shuffle',
-  'clear',
-  'state',
+  ...MUSIC_ACTIONS,
   'queue',
   'skip',
   'stop',

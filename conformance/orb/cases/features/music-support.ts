@@ -1,31 +1,16 @@
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import { CaseFailure, CaseSkip } from '../../../case.js'
-import { expectOk } from '../../expect.js'
-import { controlled, fail, type OrbContext } from '../../support.js'
+import { expectOk, expectThat } from '../../expect.js'
+import { channel, controlled, fail, type OrbContext } from '../../support.js'
 import type { OrbReply, Speaker } from '../../transport.js'
-import { MUSIC, wrongType } from './support.js'
+import { MUSIC, MUSIC_ACTIONS, wrongType } from './support.js'
 
 /*
  * The room player (ORB-081..084, ORB-A17): the requests the music cases make, the player as the case found it, what
  * any player looks like, and bad bodies and args.
  */
 
-const MUSIC_ACTIONS = [
-  'add',
-  'play',
-  'pause',
-  'next',
-  'back',
-  'jump',
-  'remove',
-  'seek',
-  'volume',
-  'loop',
-  'shuffle',
-  'clear',
-  'state'
-]
 export const LOOPS = ['off', 'one', 'all']
 export const PLAYER_KEYS = ['channel', 'current', 'loop', 'playing', 'position', 'queue', 'shuffle', 'volume']
 export const TRACK_KEYS = ['addedBy', 'duration', 'id', 'title', 'url']
@@ -103,6 +88,20 @@ async function addBack (ctx: OrbContext, ch: string, track: any): Promise<void> 
     if (i === texts.length - 1 || (added?.title === track.title && added?.url === track.url)) return
     await act(ctx, ch, 'remove', queue.length - 1)
   }
+}
+
+/**
+ * The voice channel a music case plays in, its player kept (put back when the case ends): the channel and the
+ * player as the case found it.
+ */
+export async function musicRoom (ctx: OrbContext): Promise<{ ch: string, before: any }> {
+  const ch = channel(ctx, 'voice')
+  return { ch, before: await keepPlayer(ctx, ch) }
+}
+
+/** Fails the case (as `what`) unless `got` is the player `want` (on a real clock, but for the numbers). */
+export function expectSamePlayer (got: unknown, want: unknown, virtual: boolean, what: string): void {
+  expectThat(samePlayer(got, want, virtual), what, want, got)
 }
 
 /**

@@ -10,11 +10,12 @@ import {
   badMusicArg,
   checkPlayer,
   controlPlayer,
+  expectSamePlayer,
   invalidMusicBody,
   keepPlayer,
+  musicRoom,
   player,
   PLAYER_KEYS,
-  samePlayer,
   TRACK_KEYS,
   TRACK_TEXTS
 } from './music-support.js'
@@ -31,8 +32,7 @@ export const musicCases: Case[] = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      const ch = channel(ctx, 'voice')
-      await keepPlayer(ctx, ch)
+      const { ch } = await musicRoom(ctx)
       const ok = await act(ctx, ch, 'state')
       const body = expectOk(ok, 'action state')
       expectThat(
@@ -69,7 +69,7 @@ export const musicCases: Case[] = [
         'a player other than before the add',
         after
       )
-      expectThat(samePlayer(after, added, virtual), 'GET shows the player the add answered', added, after)
+      expectSamePlayer(after, added, virtual, 'GET shows the player the add answered')
       // ORB-A17: the queue holds one more track, the one added.
       if (strict()) {
         expectThat(
@@ -90,11 +90,9 @@ export const musicCases: Case[] = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      const ch = channel(ctx, 'voice')
-      await keepPlayer(ctx, ch)
+      const { ch } = await musicRoom(ctx)
       const virtual = await ctx.virtualTime()
-      const same = (got: unknown, want: unknown, what: string): void =>
-        expectThat(samePlayer(got, want, virtual), what, want, got)
+      const same = (got: unknown, want: unknown, what: string): void => expectSamePlayer(got, want, virtual, what)
       const added = expectOk(
         await act(ctx, ch, 'add', 'https://example.com/music/shared-room.mp3'),
         'the full app adds a track'
@@ -123,8 +121,7 @@ export const musicCases: Case[] = [
     level: 'decision',
     writes: true,
     async run (ctx) {
-      const ch = channel(ctx, 'voice')
-      await keepPlayer(ctx, ch)
+      const { ch } = await musicRoom(ctx)
       const virtual = await ctx.virtualTime()
       const actors = [{ as: 'full' as Speaker, member: await memberOf(ctx) }]
       const control = ctx.control !== undefined && ctx.client.target.controlled !== undefined
@@ -152,14 +149,14 @@ export const musicCases: Case[] = [
     level: 'required',
     writes: true,
     async run (ctx) {
-      const ch = channel(ctx, 'voice')
-      const before = await keepPlayer(ctx, ch)
+      const { ch, before } = await musicRoom(ctx)
       const as = await withoutScope(ctx, 'music')
       expectOrbError(await act(ctx, ch, 'state', undefined, as), 403, 'POST /music state without the music scope')
       expectOrbError(await act(ctx, ch, 'add', 'lofi beats', as), 403, 'POST /music add without the music scope')
       expectOrbError(await ctx.client.get(MUSIC, { channel: ch }, as), 403, 'GET /music without the music scope')
       const after = await player(ctx, ch)
-      expectThat(samePlayer(after, before, await ctx.virtualTime()), 'the refused add changed nothing: GET shows the player as before', before, after)
+      const virtual = await ctx.virtualTime()
+      expectSamePlayer(after, before, virtual, 'the refused add changed nothing: GET shows the player as before')
       if (strict()) expectEqual(after.queue, before.queue, 'the refused add queued nothing (ORB-A17\'s queue)')
     }
   }),
@@ -169,8 +166,7 @@ export const musicCases: Case[] = [
     level: 'decision',
     writes: true,
     async run (ctx) {
-      const ch = channel(ctx, 'voice')
-      await keepPlayer(ctx, ch)
+      const { ch } = await musicRoom(ctx)
       const member = await memberOf(ctx)
       expectOk(await act(ctx, ch, 'clear'), 'clear')
       for (const text of TRACK_TEXTS.slice(1, 3)) expectOk(await act(ctx, ch, 'add', text), `adding ${text}`)

@@ -17,6 +17,17 @@ const passport = (
   as: Speaker = 'full'
 ): Promise<OrbReply> => ctx.client.get(PASSPORT, query, as)
 
+/** A passport check of `what` answers count 0, holds false (`asked` names the request in a failure). */
+async function expectHoldsNothing (
+  ctx: OrbContext,
+  query: Record<string, string>,
+  what: string,
+  asked = `passport for ${what}`
+): Promise<void> {
+  const got = expectOk(await passport(ctx, query), asked)
+  expectThat(got.count === 0 && got.holds === false, `${what}: count 0, holds false`, { count: 0, holds: false }, got)
+}
+
 /** An address and kind with evidence, and its count: the config's, else the first candidate with some. */
 async function knownEvidence (ctx: OrbContext): Promise<{ address: string; kind: string; count: number }> {
   const t = ctx.client.target
@@ -198,26 +209,10 @@ export const passportCases: Case[] = [
           `${variant}: the same count whatever the case`
         )
       }
-      const unknown = expectOk(
-        await passport(ctx, { server: t.community, address, kind: `orbtest-unknown-${ctx.uid('kind')}` }),
-        'passport for an unknown kind'
-      )
-      expectThat(
-        unknown.count === 0 && unknown.holds === false,
-        'an unknown kind: count 0, holds false',
-        { count: 0, holds: false },
-        unknown
-      )
-      const nobody = expectOk(
-        await passport(ctx, { server: t.community, address: `0x${'7e'.repeat(20)}`, kind }),
-        'passport for an address of nobody here'
-      )
-      expectThat(
-        nobody.count === 0 && nobody.holds === false,
-        'an address of no member: count 0, holds false',
-        { count: 0, holds: false },
-        nobody
-      )
+      const unknownKind = { server: t.community, address, kind: `orbtest-unknown-${ctx.uid('kind')}` }
+      await expectHoldsNothing(ctx, unknownKind, 'an unknown kind')
+      const nobody = { server: t.community, address: `0x${'7e'.repeat(20)}`, kind }
+      await expectHoldsNothing(ctx, nobody, 'an address of no member', 'passport for an address of nobody here')
       expectOrbError(
         await passport(ctx, { server: 'srv_orbtest_no_such_community', address, kind }),
         404,

@@ -1,4 +1,5 @@
 import fc from 'fast-check'
+import { orbSpec } from '../../../../src/spec/orb.js'
 import { CaseFailure, type ConformanceCase } from '../../../case.js'
 import { exactStatus } from '../../../strictness.js'
 import { BOT, controlled, few, type OrbContext } from '../../support.js'
@@ -13,6 +14,17 @@ export const COMMANDS = `${BOT}/commands`
 export const VOICE = `${BOT}/voice`
 export const MUSIC = `${BOT}/music`
 export const PASSPORT = `${BOT}/passport`
+
+/** The `action` enum of a POST route's body in the spec. */
+function actionsOf (path: string): readonly string[] {
+  const body = orbSpec().paths[path]!.post!.requestBody!.content['application/json']!.schema as any
+  return Object.freeze([...(body.properties.action.enum as string[])])
+}
+
+/** The room player's actions (ORB-081), in the spec's order. */
+export const MUSIC_ACTIONS = actionsOf('/api/bot/v1/music')
+/** The voice actions, in the spec's order. */
+export const VOICE_ACTIONS = actionsOf('/api/bot/v1/voice')
 
 export const strict = exactStatus
 export type Case = ConformanceCase<OrbBotClient>

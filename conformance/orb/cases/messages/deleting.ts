@@ -37,13 +37,12 @@ async function memberMessage (ctx: OrbContext): Promise<any> {
   }
   const { control, world, target } = controlled(ctx)
   ctx.note("no member's message in the channel: a member posted one through the control API")
-  const posted = await control.memberPost({
+  return await control.memberPost({
     server: target.community,
     channel: text,
     member: world.member,
     content: `a member's words ${ctx.uid('m')}`
   })
-  return posted
 }
 
 /** The cases of deleting, in the suite's order. */

@@ -3,7 +3,7 @@ import { orbSpec } from '../../../../src/spec/orb.js'
 import { CaseSkip, defineCase, type ConformanceCase } from '../../../case.js'
 import { arbitraryFor } from '../../../schema-arbitrary.js'
 import { expectOk, expectOrbError, expectThat } from '../../expect.js'
-import { channel } from '../../support.js'
+import { channel, type OrbContext } from '../../support.js'
 import type { OrbBotClient } from '../../transport.js'
 import {
   DeleteOwn,
@@ -23,6 +23,15 @@ import { MESSAGES, READ, clockRuns, postOk, readAll, readPage, remove } from './
  * checked against a model (paging-model.ts).
  */
 
+/** A message of the case's own, posted to `text`; with --read-only the newest one there stands for it. */
+async function ownMessage (ctx: OrbContext, text: string): Promise<any> {
+  if (!ctx.readOnly) return await postOk(ctx, text, `query ${ctx.uid('q')}`)
+  const newest = (await readPage(ctx, text, { limit: 1 })).messages[0]
+  if (newest === undefined) throw new CaseSkip(`${text} holds no message, and --read-only forbids posting one`)
+  ctx.note(`--read-only: nothing was posted; message ${String(newest.id)}, the newest, stands for the case's own`)
+  return newest
+}
+
 // A query parameter's schema, straight from the spec (ORB-033).
 function readParameter (name: string): Record<string, any> {
   return ((orbSpec().paths['/api/bot/v1/messages']!.get as any).parameters as any[]).find((p) => p.name === name).schema
@@ -38,12 +47,7 @@ export const pagingCases: Array<ConformanceCase<OrbBotClient>> = [
     // the newest message the channel holds.
     async run (ctx) {
       const text = channel(ctx, 'text')
-      let mine: any
-      if (ctx.readOnly) {
-        mine = (await readPage(ctx, text, { limit: 1 })).messages[0]
-        if (mine === undefined) throw new CaseSkip(`${text} holds no message, and --read-only forbids posting one`)
-        ctx.note(`--read-only: nothing was posted; message ${String(mine.id)}, the newest, stands for the case's own`)
-      } else mine = await postOk(ctx, text, `query ${ctx.uid('q')}`)
+      const mine = await ownMessage(ctx, text)
       const newest = await readPage(ctx, text, { limit: 3 })
       const ids = newest.messages.map((m) => m.id as number)
       expectThat(ids.includes(mine.id), 'the newest page holds the message just posted', mine.id, ids)

@@ -69,21 +69,31 @@ function expectCode (
   }
 }
 
-/** PUT /adapters/{id} with the chosen token. */
-class Register implements fc.AsyncCommand<Model, Real> {
+/** A request with the chosen token: a registration, an unregistration or an adapter route. */
+abstract class TokenCommand implements fc.AsyncCommand<Model, Real> {
   constructor (readonly choice: TokenChoice) {}
   check (): boolean {
     return true
   }
 
-  async run (model: Model, real: Real): Promise<void> {
-    const token = tokenFor(model, this.choice)
-    const reply = await real.ctx.client.request({
-      method: 'PUT',
-      path: `/adapters/${real.id}`,
-      body: minimal(),
-      headers: headers(token)
-    })
+  abstract run (model: Model, real: Real): Promise<void>
+
+  /** Sends the request with the chosen token's header (none for `none`). */
+  protected send (model: Model, real: Real, request: { method: string, path: string, body?: unknown }): Promise<Reply> {
+    return real.ctx.client.request({ ...request, headers: headers(tokenFor(model, this.choice)) })
+  }
+
+  /** Fails unless `doing` with a token other than the live lease's was refused as unauthorized. */
+  protected expectUnauthorized (reply: Reply, doing: string): void {
+    const token = this.choice === 'none' ? 'no' : `a ${this.choice}`
+    expectCode(reply, 'unauthorized', `${doing} with ${token} token`, 'X-Orbtile-Adapter-Token')
+  }
+}
+
+/** PUT /adapters/{id} with the chosen token. */
+class Register extends TokenCommand {
+  override async run (model: Model, real: Real): Promise<void> {
+    const reply = await this.send(model, real, { method: 'PUT', path: `/adapters/${real.id}`, body: minimal() })
     if (model.live) {
       // OT-021, OT-A06: a live lease needs its own token to re-register; with it the lease and token carry on.
       if (this.choice === 'current') {
@@ -91,7 +101,7 @@ class Register implements fc.AsyncCommand<Model, Real> {
           fail('re-registering with the current token', '200 with the same adapterToken', reply)
         }
       } else {
-        expectCode(reply, 'unauthorized', `re-registering a live lease with ${this.choice === 'none' ? 'no' : `a ${this.choice}`} token`, 'X-Orbtile-Adapter-Token')
+        this.expectUnauthorized(reply, 're-registering a live lease')
       }
       return
     }
@@ -110,72 +120,40 @@ class Register implements fc.AsyncCommand<Model, Real> {
     model.current = issued
   }
 
-  toString (): string { return `register(${this.choice})` }
+  override toString (): string { return `register(${this.choice})` }
 }
 
 /** DELETE /adapters/{id} with the chosen token. */
-class Unregister implements fc.AsyncCommand<Model, Real> {
-  constructor (readonly choice: TokenChoice) {}
-  check (): boolean {
-    return true
-  }
-
-  async run (model: Model, real: Real): Promise<void> {
-    const reply = await real.ctx.client.request({
-      method: 'DELETE',
-      path: `/adapters/${real.id}`,
-      headers: headers(tokenFor(model, this.choice))
-    })
+class Unregister extends TokenCommand {
+  override async run (model: Model, real: Real): Promise<void> {
+    const reply = await this.send(model, real, { method: 'DELETE', path: `/adapters/${real.id}` })
     if (!model.live) return expectCode(reply, 'adapter_not_registered', 'unregistering with no live lease')
-    if (this.choice !== 'current') {
-      return expectCode(
-        reply,
-        'unauthorized',
-        `unregistering with ${this.choice === 'none' ? 'no' : `a ${this.choice}`} token`,
-        'X-Orbtile-Adapter-Token'
-      )
-    }
+    if (this.choice !== 'current') return this.expectUnauthorized(reply, 'unregistering')
     if (reply.status !== 204) fail('unregistering with the current token', '204', reply)
     endLease(model)
   }
 
-  toString (): string { return `unregister(${this.choice})` }
+  override toString (): string { return `unregister(${this.choice})` }
 }
 
 /** An adapter route (an events poll) with the chosen token. */
-class Post implements fc.AsyncCommand<Model, Real> {
-  constructor (readonly choice: TokenChoice) {}
-  check (): boolean {
-    return true
-  }
-
-  async run (model: Model, real: Real): Promise<void> {
-    const reply = await real.ctx.client.request({
-      method: 'POST',
-      path: `/adapters/${real.id}/events`,
-      body: { after: 0, ack: 0, waitSeconds: 0 },
-      headers: headers(tokenFor(model, this.choice))
-    })
+class Post extends TokenCommand {
+  override async run (model: Model, real: Real): Promise<void> {
+    const body = { after: 0, ack: 0, waitSeconds: 0 }
+    const reply = await this.send(model, real, { method: 'POST', path: `/adapters/${real.id}/events`, body })
     // OT-020, OT-A06: on an adapter route, no live lease is adapter_not_registered whatever the token; a live one needs
     // its token.
     if (!model.live) {
       return expectCode(reply, 'adapter_not_registered', `an adapter route with no live lease (${this.choice} token)`)
     }
-    if (this.choice !== 'current') {
-      return expectCode(
-        reply,
-        'unauthorized',
-        `an adapter route with ${this.choice === 'none' ? 'no' : `a ${this.choice}`} token`,
-        'X-Orbtile-Adapter-Token'
-      )
-    }
+    if (this.choice !== 'current') return this.expectUnauthorized(reply, 'an adapter route')
     // The adapter declared no capabilities: the lease is accepted, and the poll says events are not supported.
     if (errorProblem(reply, 'events_not_supported') !== undefined) {
       fail('an events poll with the current token, no capabilities', 'events_not_supported (the lease accepted)', reply)
     }
   }
 
-  toString (): string {
+  override toString (): string {
     return `post(${this.choice})`
   }
 }

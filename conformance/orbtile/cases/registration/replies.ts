@@ -1,10 +1,18 @@
-import { adapterId, CaseSkip, defineCase, type ConformanceCase } from '../../case.js'
+import { adapterId, CaseSkip, defineCase, type CaseContext, type ConformanceCase } from '../../case.js'
+import type { ControlReply } from '../../../control.js'
 import { expectEqual, expectError, expectSchema, expectStatus, expectThat } from '../../expect.js'
 import type { Reply } from '../../transport.js'
 import { expectInvalid, expectOk, fieldUnder, hasNote, pushWarned, warningsOf } from './checks.js'
 import {
-  body, del, lease, NEW_SESSION, poll, postSession, put, TOKEN_PATTERN, withLeases, withPalette
+  body, del, lease, NEW_SESSION, poll, postSession, put, TOKEN_PATTERN, withLeases, withPalette, type Lease
 } from './support.js'
+
+/** A session `s1` asking approval `r1`, then the user allows it on the keypad: control's answer. */
+async function allowOnKeypad (ctx: CaseContext, l: Lease): Promise<ControlReply> {
+  const asking = { ...NEW_SESSION, approval: { id: 'r1', toolName: 'Bash', commandSummary: 'npm test' } }
+  expectOk(await postSession(ctx, l, 's1', asking), 'a session with an approval')
+  return await ctx.control!.decide(l.id, 'r1', { decision: 'allow' })
+}
 
 /** Keypad decisions and the reply's fields (OT-056..061). */
 export const replyCases: ConformanceCase[] = [
@@ -18,14 +26,7 @@ export const replyCases: ConformanceCase[] = [
       async run (ctx) {
         const l = await lease(ctx, body({ capabilities: ['approvals', 'questions'] }), { label: 'kp', allow: true })
         expectEqual(l.reply.json.keypadDecisions, false, 'keypadDecisions before the user opts in')
-        expectOk(
-          await postSession(ctx, l, 's1', {
-            ...NEW_SESSION,
-            approval: { id: 'r1', toolName: 'Bash', commandSummary: 'npm test' }
-          }),
-          'a session with an approval'
-        )
-        const decided = await ctx.control!.decide(l.id, 'r1', { decision: 'allow' })
+        const decided = await allowOnKeypad(ctx, l)
         ctx.note(`a keypad decision without the switch: control answered ${decided.status}`)
         const events = await poll(ctx, l)
         expectStatus(events, 200, 'polling events')
@@ -48,14 +49,7 @@ export const replyCases: ConformanceCase[] = [
         await ctx.control!.user(l.id, { keypad: true })
         const on = await put(ctx, l.id, body({ capabilities: ['approvals'] }), l.token)
         expectEqual(on.json.keypadDecisions, true, 'keypadDecisions in the next reply after the user switched it on')
-        expectOk(
-          await postSession(ctx, l, 's1', {
-            ...NEW_SESSION,
-            approval: { id: 'r1', toolName: 'Bash', commandSummary: 'npm test' }
-          }),
-          'a session with an approval'
-        )
-        const decided = await ctx.control!.decide(l.id, 'r1', { decision: 'allow' })
+        const decided = await allowOnKeypad(ctx, l)
         expectThat(decided.status === 200, 'the user decides on the keypad', 200, decided)
         await ctx.control!.user(l.id, { keypad: false })
         const events = await poll(ctx, l)

@@ -1,11 +1,11 @@
 import { defineCase, type CaseContext, type ConformanceCase } from '../../case.js'
-import { expectEqual, expectError, expectStatus, expectThat } from '../../expect.js'
+import { expectEqual, expectStatus, expectThat } from '../../expect.js'
 import {
   agent, approval, controlOf, isVirtual, mustPost, newSession, pass, passUntilTarget, question, sessionState,
   snapshot, targetNow, type Agent
 } from '../../agent-sessions.js'
 import { REAL_MARGIN_MS, REAL_SLACK_MS, slowPart } from '../../time.js'
-import { events, expectControl, expectRefusedByControl } from './support.js'
+import { events, expectControl, expectIdRefused, expectRefusedByControl } from './support.js'
 
 /** Posts the update (it must be accepted) between two readings of the target's clock, in epoch ms. */
 async function timedPost (
@@ -54,12 +54,7 @@ export const expiryCases: ConformanceCase[] = [
       if (virtual) {
         // Not refreshed: the request expires 600 s after it first became pending, and its id retires (OT-126).
         await pass(ctx, 302_000, [a])
-        expectError(
-          await a.post('s1', { approval: approval('r1') }),
-          'invalid_field',
-          'r1 again 602 s after it first became pending',
-          'approval.id'
-        )
+        await expectIdRefused(a, 's1', 'approval', 'r1', 'r1 again 602 s after it first became pending')
         return
       }
       // A real clock: the expiry itself is watched with --slow only, a little after the expiresAt the decision carried.
@@ -67,12 +62,7 @@ export const expiryCases: ConformanceCase[] = [
         "the decision's expiresAt is 600 s after the first send, not after an identical re-send 2.5 s later",
         async () => {
           await passUntilTarget(ctx, expiresAt * 1000 + REAL_SLACK_MS, [a])
-          expectError(
-            await a.post('s1', { approval: approval('r1') }),
-            'invalid_field',
-            `r1 again ${REAL_SLACK_MS / 1000} s past its expiresAt`,
-            'approval.id'
-          )
+          await expectIdRefused(a, 's1', 'approval', 'r1', `r1 again ${REAL_SLACK_MS / 1000} s past its expiresAt`)
         }
       )
     }
@@ -111,12 +101,7 @@ export const expiryCases: ConformanceCase[] = [
           'q2 is pending at 599 s (the identical re-send)'
         )
         await pass(ctx, 2000, [a])
-        expectError(
-          await a.post('s2', { question: question('q2') }),
-          'invalid_field',
-          'q2 at 601 s: expired, so retired',
-          'question.id'
-        )
+        await expectIdRefused(a, 's2', 'question', 'q2', 'q2 at 601 s: expired, so retired')
         expectEqual(
           (await sessionState(ctx, a.id, 's2')).question,
           null,
@@ -137,12 +122,7 @@ export const expiryCases: ConformanceCase[] = [
           `q2 is pending ${REAL_MARGIN_MS / 1000} s before its expiresAt (the identical re-send)`
         )
         await passUntilTarget(ctx, q2!.expiresAt * 1000 + REAL_SLACK_MS, [a])
-        expectError(
-          await a.post('s2', { question: question('q2') }),
-          'invalid_field',
-          `q2 ${REAL_SLACK_MS / 1000} s past its expiresAt: expired, so retired`,
-          'question.id'
-        )
+        await expectIdRefused(a, 's2', 'question', 'q2', `q2 ${REAL_SLACK_MS / 1000} s past its expiresAt: expired, so retired`)
         expectEqual(
           (await sessionState(ctx, a.id, 's2')).question,
           null,

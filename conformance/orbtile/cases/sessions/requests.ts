@@ -7,8 +7,8 @@ import {
 } from '../../agent-sessions.js'
 import { REAL_MARGIN_MS, REAL_SLACK_MS } from '../../time.js'
 import {
-  agentWith, events, expectAccepted, expectControl, expectRefused, expectRefusedByControl, expectRequestFields,
-  keypadAgent
+  agentWith, events, expectAccepted, expectControl, expectIdRefused, expectRefused, expectRefusedByControl,
+  expectRequestFields, keypadAgent
 } from './support.js'
 
 /** Approvals, questions and request ids (OT-120..126). */
@@ -155,25 +155,10 @@ export const requestCases: ConformanceCase[] = [
     level: 'required',
     async run (ctx) {
       const a = await agentWith(ctx, { A: { approval: approval('r1') }, B: {} })
-      expectError(
-        await a.post('B', { question: question('r1') }),
-        'invalid_field',
-        'question r1 on B while approval r1 is pending on A',
-        'question.id'
-      )
-      expectError(
-        await a.post('B', { approval: approval('r1') }),
-        'invalid_field',
-        'approval r1 on B while pending on A',
-        'approval.id'
-      )
+      await expectIdRefused(a, 'B', 'question', 'r1', 'question r1 on B while approval r1 is pending on A')
+      await expectIdRefused(a, 'B', 'approval', 'r1', 'approval r1 on B while pending on A')
       await mustPost(a, 'C', newSession({ question: question('q1') }))
-      expectError(
-        await a.post('B', { approval: approval('q1') }),
-        'invalid_field',
-        'approval q1 while question q1 is pending on C',
-        'approval.id'
-      )
+      await expectIdRefused(a, 'B', 'approval', 'q1', 'approval q1 while question q1 is pending on C')
       expectError(
         await a.post('A', { approval: null, question: question('r1') }),
         'invalid_field',
@@ -188,33 +173,13 @@ export const requestCases: ConformanceCase[] = [
     async run (ctx) {
       const a = await agentWith(ctx, { s1: { approval: approval('r1') } })
       await mustPost(a, 's1', { approval: null })
-      expectError(
-        await a.post('s1', { approval: approval('r1') }),
-        'invalid_field',
-        'r1 again on s1 after null',
-        'approval.id'
-      )
+      await expectIdRefused(a, 's1', 'approval', 'r1', 'r1 again on s1 after null')
       await mustPost(a, 's2', newSession())
-      expectError(
-        await a.post('s2', { approval: approval('r1') }),
-        'invalid_field',
-        'r1 on s2 after null',
-        'approval.id'
-      )
-      expectError(
-        await a.post('s2', { question: question('r1') }),
-        'invalid_field',
-        'r1 as a question after null',
-        'question.id'
-      )
+      await expectIdRefused(a, 's2', 'approval', 'r1', 'r1 on s2 after null')
+      await expectIdRefused(a, 's2', 'question', 'r1', 'r1 as a question after null')
       await mustPost(a, 's2', { question: question('q1') })
       await mustPost(a, 's2', { question: null })
-      expectError(
-        await a.post('s1', { question: question('q1') }),
-        'invalid_field',
-        'q1 again after null',
-        'question.id'
-      )
+      await expectIdRefused(a, 's1', 'question', 'q1', 'q1 again after null')
     }
   })
 ]
@@ -247,12 +212,7 @@ export const requestDecisions: ConformanceCase[] = [
       await mustPost(a, 's1', newSession({ approval: approval('r1') }), 'an approval without keypad decisions')
       await mustPost(a, 's1', { approval: approval('r2') }, 'a new approval id on the same session')
       await mustPost(a, 's2', newSession())
-      expectError(
-        await a.post('s2', { approval: approval('r1') }),
-        'invalid_field',
-        'r1 after r2 replaced it',
-        'approval.id'
-      )
+      await expectIdRefused(a, 's2', 'approval', 'r1', 'r1 after r2 replaced it')
       expectError(
         await a.post('s1', { approval: approval('r2', { commandSummary: 'rm -rf /' }) }),
         'invalid_field',
@@ -353,12 +313,7 @@ export const requestDecisions: ConformanceCase[] = [
         [[], null],
         `[pending requests, the session's approval] ${virtual ? 'at 601 s' : `${REAL_SLACK_MS / 1000} s after its expiresAt`}`
       )
-      expectError(
-        await a.post('s1', { approval: approval('r1') }),
-        'invalid_field',
-        'r1 after it expired',
-        'approval.id'
-      )
+      await expectIdRefused(a, 's1', 'approval', 'r1', 'r1 after it expired')
     }
   }),
   defineCase({

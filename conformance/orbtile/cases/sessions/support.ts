@@ -1,7 +1,9 @@
 import { CaseFailure, type CaseContext } from '../../case.js'
 import { expectError, expectStatus, expectThat } from '../../expect.js'
 import type { ControlClient } from '../../../control.js'
-import { agent, controlOf, mustPost, newSession, type Agent, type AgentOptions } from '../../agent-sessions.js'
+import {
+  agent, approval, controlOf, mustPost, newSession, question, type Agent, type AgentOptions
+} from '../../agent-sessions.js'
 
 // What the topics of the sessions area share: an adapter with its first sessions, expectations on updates, and the
 // user's side through the control API. The adapter itself is ../../agent-sessions.ts.
@@ -14,6 +16,17 @@ export async function agentWith (ctx: CaseContext, sessions: Sessions, options: 
   const a = await agent(ctx, options)
   await createSessions(a, sessions)
   return a
+}
+
+/**
+ * An update asking approval or question `id` on `sessionId` is refused as invalid_field on `<kind>.id`: the id is
+ * pending elsewhere, or retired (OT-125, OT-126).
+ */
+export async function expectIdRefused (
+  a: Agent, sessionId: string, kind: 'approval' | 'question', id: string, what: string
+): Promise<void> {
+  const update = kind === 'approval' ? { approval: approval(id) } : { question: question(id) }
+  expectError(await a.post(sessionId, update), 'invalid_field', what, `${kind}.id`)
 }
 
 /** An adapter and the control API that plays its user. */

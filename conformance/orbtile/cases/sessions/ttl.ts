@@ -16,6 +16,14 @@ async function expectRevived (ctx: CaseContext, a: Agent): Promise<void> {
   expectEqual([s.offline, s.activity], [false, 'idle'], 'revived with the new activity: [offline, activity]')
 }
 
+/** An offline session s1 is still there 599.999 s on (as `before` says) and removed at 600 s (as `at` says). */
+async function expectRemovedIn (ctx: CaseContext, a: Agent, before: string, at: string): Promise<void> {
+  await pass(ctx, 599_999, [a])
+  expectThat((await sessionState(ctx, a.id, 's1')) !== undefined, before, 'still there', 'removed')
+  await pass(ctx, 1, [a])
+  expectEqual(await sessionState(ctx, a.id, 's1'), undefined, at)
+}
+
 /**
  * OT-A18.b on a real clock, in one TTL rather than two: beside `a`, whose sessions go offline and are revived, a
  * second adapter's session is kept online by a batch. Each state is looked at a little after its deadline (10 s,
@@ -59,15 +67,7 @@ export const ttlCases: ConformanceCase[] = [
         await pass(ctx, 1, [a])
         const s = await sessionState(ctx, a.id, 's1')
         expectEqual([s.offline, s.activity], [true, 'offline'], '[offline, activity shown] 30 s after the heartbeat')
-        await pass(ctx, 599_999, [a])
-        expectThat(
-          (await sessionState(ctx, a.id, 's1')) !== undefined,
-          'the session 1 ms before ttl + 600 s',
-          'still there',
-          'removed'
-        )
-        await pass(ctx, 1, [a])
-        expectEqual(await sessionState(ctx, a.id, 's1'), undefined, 'the session at ttl + 600 s')
+        await expectRemovedIn(ctx, a, 'the session 1 ms before ttl + 600 s', 'the session at ttl + 600 s')
         await expectExists(a, 's1', false, 'after removal, {} needs title and activity again')
         return
       }
@@ -132,15 +132,7 @@ export const ttlCases: ConformanceCase[] = [
         expectEqual((await sessionState(ctx, a.id, 's1')).offline, false, 'offline at 119.999 s (polls every 30 s)')
         await pass(ctx, 1, [a])
         expectEqual((await sessionState(ctx, a.id, 's1')).offline, true, 'offline at 120 s')
-        await pass(ctx, 599_999, [a])
-        expectThat(
-          (await sessionState(ctx, a.id, 's1')) !== undefined,
-          'the session at 719.999 s',
-          'still there',
-          'removed'
-        )
-        await pass(ctx, 1, [a])
-        expectEqual(await sessionState(ctx, a.id, 's1'), undefined, 'the session at 720 s')
+        await expectRemovedIn(ctx, a, 'the session at 719.999 s', 'the session at 720 s')
         return
       }
       // A real clock (--slow): 12 minutes, each state looked at well before its deadline or a little after it.
