@@ -206,70 +206,119 @@ t.test('REL-05 HEAD with a malformed request line gets the 400 status and header
   }
 })
 
-t.test('REL-06 close() ends every fake within 2 s whatever clients do: half-sent bodies, slow headers, held polls, idle connections', async (t) => {
-  const { fakes, targets } = await setup(t)
-  const sockets: Socket[] = []
-  for (const target of targets) {
-    for (let i = 0; i < 5; i++) {
-      const s = target.open()
-      s.on('error', () => {})
-      s.write(`${target.head('/messages')}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
-      sockets.push(s)
-      const slow = target.open()
-      slow.on('error', () => {})
-      slow.write('GET /a')
-      sockets.push(slow)
+t.test(
+  'REL-06 close() ends every fake within 2 s whatever clients do: half-sent bodies, slow headers, held polls, idle connections',
+  async (t) => {
+    const { fakes, targets } = await setup(t)
+    const sockets: Socket[] = []
+    for (const target of targets) {
+      for (let i = 0; i < 5; i++) {
+        const s = target.open()
+        s.on('error', () => {})
+        s.write(`${target.head('/messages')}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
+        sockets.push(s)
+        const slow = target.open()
+        slow.on('error', () => {})
+        slow.write('GET /a')
+        sockets.push(slow)
+      }
+      for (let i = 0; i < 300; i++) {
+        const idle = target.open()
+        idle.on('error', () => {})
+        sockets.push(idle)
+      }
     }
-    for (let i = 0; i < 300; i++) {
-      const idle = target.open()
-      idle.on('error', () => {})
-      sockets.push(idle)
+    // A held long poll on the Orb (wait=20 on a virtual clock waits until the clock moves).
+    const poll = connect(fakes.orb!.port, '127.0.0.1')
+    poll.on('error', () => {})
+    poll.write(
+      `GET /api/bot/v1/events?wait=20 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${DEMO.token}\r\n\r\n`
+    )
+    sockets.push(poll)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const started = Date.now()
+    await fakes.close()
+    t.ok(Date.now() - started < 2000, `closed in ${Date.now() - started} ms`)
+    for (const s of sockets) s.destroy()
+  }
+)
+
+t.test(
+  'REL-07 SIGTERM stops `orbtest up` within 2 s with exit code 0 while clients hold half-sent bodies',
+  async (t) => {
+    const dir = scratch(t)
+    const ready = join(dir, 'ready.json')
+    const child = spawn(
+      process.execPath,
+      [
+        '--import=tsx',
+        CLI,
+        'up',
+        '--orb-port',
+        '0',
+        '--control-port',
+        '0',
+        '--discovery',
+        join(dir, 'd.json'),
+        '--socket',
+        join(dir, 'o.sock'),
+        '--ready-file',
+        ready
+      ],
+      { stdio: 'ignore' }
+    )
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    t.teardown(() => child.kill('SIGKILL'))
+    for (let i = 0; i < 400 && !existsSync(ready); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    const info = JSON.parse(readFileSync(ready, 'utf8'))
+    const sockets = [new URL(info.orb.url), new URL(info.control.url)].map((url) => {
+      const s = connect(Number(url.port), '127.0.0.1')
+      s.on('error', () => {})
+      s.write(`POST /x HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
+      return s
+    })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const started = Date.now()
+    child.kill('SIGTERM')
+    t.equal(await exit, 0, 'exit code')
+    t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms`)
+    for (const s of sockets) s.destroy()
+  }
+)
+
+t.test(
+  "REL-08 temp files a killed writer left beside the discovery file are removed; a live writer's are kept",
+  async (t) => {
+    const dir = scratch(t)
+    const path = join(dir, 'adapter-api.json')
+    const dead = join(dir, '.adapter-api.json.999999999.a1b2c3.tmp')
+    const live = join(dir, `.adapter-api.json.${process.ppid}.d4e5f6.tmp`)
+    const other = join(dir, '.other.json.999999999.a1b2c3.tmp')
+    for (const file of [dead, live, other]) writeFileSync(file, '{"token":"secret"}', { mode: 0o600 })
+    removeStaleTemps(path)
+    t.notOk(existsSync(dead), "a dead writer's temp file is gone")
+    t.ok(existsSync(live), "a running writer's temp file stays")
+    t.ok(existsSync(other), "another file's temp file stays")
+  }
+)
+
+t.test(
+  "REL-09 a body over a server's limit gets 413 in the API's shape, from the Orb and from the control server",
+  async (t) => {
+    const { fakes } = await setup(t)
+    const body = JSON.stringify({ channel: 'ch_general', content: 'a'.repeat(1_100_000) })
+    for (const [what, url, headers] of [
+      ['orb', `${fakes.orb!.url}/api/bot/v1/messages`, { authorization: `Bearer ${DEMO.token}` }],
+      ['control', `${fakes.control.url}/control/orb/messages`, {}]
+    ] as Array<[string, string, Record<string, string>]>) {
+      const reply = await fetch(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body
+      })
+      t.equal(reply.status, 413, what)
+      const json = (await reply.json()) as { error: { code: unknown } }
+      t.equal(json.error.code, what === 'orb' ? 413 : 'payload_too_large', `${what}: its error body`)
     }
   }
-  // A held long poll on the Orb (wait=20 on a virtual clock waits until the clock moves).
-  const poll = connect(fakes.orb!.port, '127.0.0.1')
-  poll.on('error', () => {})
-  poll.write(`GET /api/bot/v1/events?wait=20 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${DEMO.token}\r\n\r\n`)
-  sockets.push(poll)
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  const started = Date.now()
-  await fakes.close()
-  t.ok(Date.now() - started < 2000, `closed in ${Date.now() - started} ms`)
-  for (const s of sockets) s.destroy()
-})
-
-t.test('REL-07 SIGTERM stops `orbtest up` within 2 s with exit code 0 while clients hold half-sent bodies', async (t) => {
-  const dir = scratch(t)
-  const ready = join(dir, 'ready.json')
-  const child = spawn(process.execPath, ['--import=tsx', CLI, 'up', '--orb-port', '0', '--control-port', '0',
-    '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'o.sock'), '--ready-file', ready], { stdio: 'ignore' })
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  t.teardown(() => child.kill('SIGKILL'))
-  for (let i = 0; i < 400 && !existsSync(ready); i++) await new Promise((resolve) => setTimeout(resolve, 25))
-  const info = JSON.parse(readFileSync(ready, 'utf8'))
-  const sockets = [new URL(info.orb.url), new URL(info.control.url)].map((url) => {
-    const s = connect(Number(url.port), '127.0.0.1')
-    s.on('error', () => {})
-    s.write(`POST /x HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
-    return s
-  })
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  const started = Date.now()
-  child.kill('SIGTERM')
-  t.equal(await exit, 0, 'exit code')
-  t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms`)
-  for (const s of sockets) s.destroy()
-})
-
-t.test('REL-08 temp files a killed writer left beside the discovery file are removed; a live writer\'s are kept', async (t) => {
-  const dir = scratch(t)
-  const path = join(dir, 'adapter-api.json')
-  const dead = join(dir, '.adapter-api.json.999999999.a1b2c3.tmp')
-  const live = join(dir, `.adapter-api.json.${process.ppid}.d4e5f6.tmp`)
-  const other = join(dir, '.other.json.999999999.a1b2c3.tmp')
-  for (const file of [dead, live, other]) writeFileSync(file, '{"token":"secret"}', { mode: 0o600 })
-  removeStaleTemps(path)
-  t.notOk(existsSync(dead), 'a dead writer\'s temp file is gone')
-  t.ok(existsSync(live), 'a running writer\'s temp file stays')
-  t.ok(existsSync(other), 'another file\'s temp file stays')
-})
+)

@@ -149,6 +149,9 @@ export async function startControlServer (options: ControlServerOptions): Promis
 function toControlError (err: unknown): ControlError | undefined {
   if (err instanceof ControlError) return err
   if (err instanceof ClockNotVirtualError) return new ControlError('clock_not_virtual', err.message)
+  if ((err as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new ControlError('payload_too_large', 'the body is over the control server\'s limit of 1 MiB')
+  }
   const status = (err as { statusCode?: number }).statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new ControlError('bad_request', 'the request could not be read; send a JSON body')

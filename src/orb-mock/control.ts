@@ -146,7 +146,7 @@ export class OrbControl {
 
   /**
    * `PUT /control/orb/apps/{app}/endpoint`: the developer sets the endpoint URL (ORB-A05): `https`, or `http` to
-   * this machine; null returns the app to events mode. Either way the queue starts empty and the cursor keeps counting.
+   * this machine; null returns the app to events mode. A switch of mode empties the queue; the cursor keeps counting.
    */
   setEndpoint (appId: string, url: string | null): EndpointSet {
     const app = this.#store.apps.get(appId)
