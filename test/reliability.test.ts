@@ -1,6 +1,7 @@
 // What a misbehaving client cannot do to a fake: leave a socket behind, get no answer, hold its stop. Every check
 // runs over the real transports (the Orbtile's Unix socket, the Orb's and the control server's loopback ports).
 import { spawn } from 'node:child_process'
+import { request as httpRequest } from 'node:http'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
@@ -19,10 +20,10 @@ interface Target {
   server: () => Orbtest['control']['app']['server']
 }
 
-async function setup (tt: Teardown): Promise<{ fakes: Orbtest; targets: Target[] }> {
+async function setup (tt: Teardown, rateLimit: 'on' | 'off' = 'on'): Promise<{ fakes: Orbtest, targets: Target[] }> {
   const dir = scratch(tt)
   const fakes = await startOrbtest({
-    orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), pidCheck: 'off' },
+    orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), pidCheck: 'off', rateLimit },
     orb: { port: 0 },
     controlPort: 0,
     clockMode: 'virtual'
@@ -322,3 +323,35 @@ t.test(
     }
   }
 )
+
+t.test('REL-10 RFC 9112 §9.6 a body refused before it is read still lets the uploading client read its 413 (no reset)', async (t) => {
+  // The fake runs in a process of its own, as an adapter meets it: in one process the reset rarely shows.
+  const dir = scratch(t)
+  const ready = join(dir, 'ready.json')
+  const child = spawn(process.execPath, ['--import=tsx', CLI, 'orbtile', '--rate-limit', 'off', '--control-port', '0',
+    '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'o.sock'), '--ready-file', ready], { stdio: 'ignore' })
+  t.teardown(() => child.kill('SIGKILL'))
+  for (let i = 0; i < 400 && !existsSync(ready); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  const token = readDiscovery(join(dir, 'd.json')).token
+  const body = Buffer.alloc(4_000_000, 0x20)
+  const outcomes: Record<string, number> = {}
+  // Before the staged close, about one upload in twenty met EPIPE or ECONNRESET instead of its answer.
+  for (let i = 0; i < 150; i++) {
+    const outcome = await new Promise<string>((resolve) => {
+      const req = httpRequest({
+        socketPath: join(dir, 'o.sock'),
+        path: '/a/v1/adapters/org.example.big',
+        method: 'PUT',
+        agent: false,
+        headers: { host: 'localhost', authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+      }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(String(res.statusCode)))
+      })
+      req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'))
+      req.end(body)
+    })
+    outcomes[outcome] = (outcomes[outcome] ?? 0) + 1
+  }
+  t.same(outcomes, { 413: 150 }, 'every upload reads its refusal')
+})

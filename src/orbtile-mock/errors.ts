@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import { announcesBody, rawJsonResponse } from '../shared/http-server.js'
+import { announcesBody, closeInStages, rawJsonResponse } from '../shared/http-server.js'
 import { ERROR_STATUS, type ErrorCode } from '../spec/orbtile.js'
 
 // The status table is the spec's data (src/spec/orbtile.ts); re-exported for the conformance suite's imports.
@@ -136,10 +136,14 @@ export const ORBTILE_ERRORS: readonly ErrorKind[] = Object.freeze(kindsOf(errors
 
 /**
  * Writes an error reply: the registry's status, its headers, and exactly the spec's body. A refused request whose
- * body was never read closes its connection, so the fake does not swallow a body it has already refused.
+ * body was never read closes its connection, so the fake does not swallow a body it has already refused; it closes
+ * in stages (closeInStages), so that a client still uploading reads the refusal rather than a reset.
  */
 export function sendError (reply: FastifyReply, err: OrbtileError): FastifyReply {
-  if (reply.request.body === undefined && announcesBody(reply.request.raw)) reply.header('connection', 'close')
+  if (reply.request.body === undefined && announcesBody(reply.request.raw)) {
+    reply.header('connection', 'close')
+    closeInStages(reply.request.raw)
+  }
   return reply.code(err.status).headers(err.headers).type('application/json').send(err.body())
 }
 

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 
 /** A whole HTTP/1.1 response with a JSON error body, for bytes no route ever sees. */
@@ -115,3 +116,35 @@ const CLOSE_GRACE_MS = 500
 export function inviteBody (request: IncomingMessage, response: ServerResponse): void {
   if (request.headers.expect?.toLowerCase() === '100-continue' && !response.headersSent) response.writeContinue()
 }
+
+/**
+ * RFC 9112 §9.6: a request refused before its body was read, answered with `Connection: close`, closes in stages.
+ * Node would tear the socket down as soon as the answer is flushed, and the client, still uploading, would meet a
+ * reset before reading the refusal (EPIPE). Here the write side closes first (FIN after the answer); the rest of the
+ * body is read and dropped until the client closes, `LINGER_BYTES` more have come, or `LINGER_MS` have passed; then
+ * the socket goes. The body is never parsed or kept: refused is refused.
+ */
+export function closeInStages (request: IncomingMessage): void {
+  if (request.complete) return
+  const socket = request.socket as Socket & { destroySoon?: () => void }
+  // Node calls destroySoon once a `Connection: close` response is flushed; this socket's is a staged close instead.
+  socket.destroySoon = () => {
+    if (socket.destroyed) return
+    let dropped = 0
+    const cut = (): void => { socket.destroy() }
+    const timer = setTimeout(cut, LINGER_MS)
+    timer.unref()
+    socket.once('close', () => clearTimeout(timer))
+    socket.once('end', cut)
+    socket.on('data', (chunk: Buffer) => {
+      dropped += chunk.length
+      if (dropped > LINGER_BYTES) cut()
+    })
+    socket.end()
+    socket.resume()
+  }
+}
+
+/** How much more of a refused body is read and dropped, and for how long, before its connection is cut. */
+const LINGER_BYTES = 8 * 1024 * 1024
+const LINGER_MS = 2000
