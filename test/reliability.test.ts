@@ -244,48 +244,47 @@ t.test(
   }
 )
 
-t.test(
-  'REL-07 SIGTERM stops `orbtest up` within 2 s with exit code 0 while clients hold half-sent bodies',
-  async (t) => {
-    const dir = scratch(t)
-    const ready = join(dir, 'ready.json')
-    const child = spawn(
-      process.execPath,
-      [
-        '--import=tsx',
-        CLI,
-        'up',
-        '--orb-port',
-        '0',
-        '--control-port',
-        '0',
-        '--discovery',
-        join(dir, 'd.json'),
-        '--socket',
-        join(dir, 'o.sock'),
-        '--ready-file',
-        ready
-      ],
-      { stdio: 'ignore' }
-    )
-    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    t.teardown(() => child.kill('SIGKILL'))
-    for (let i = 0; i < 400 && !existsSync(ready); i++) await new Promise((resolve) => setTimeout(resolve, 25))
-    const info = JSON.parse(readFileSync(ready, 'utf8'))
-    const sockets = [new URL(info.orb.url), new URL(info.control.url)].map((url) => {
-      const s = connect(Number(url.port), '127.0.0.1')
-      s.on('error', () => {})
-      s.write(`POST /x HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
-      return s
-    })
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    const started = Date.now()
-    child.kill('SIGTERM')
-    t.equal(await exit, 0, 'exit code')
-    t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms`)
-    for (const s of sockets) s.destroy()
-  }
-)
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  t.test(
+    `REL-07 ${signal} stops \`orbtest up\` within 2 s with exit code 0: half-sent bodies, slow headers, a held poll, 1000 idle connections`,
+    async (t) => {
+      const dir = scratch(t)
+      const ready = join(dir, 'ready.json')
+      const args = ['up', '--orb-port', '0', '--control-port', '0', '--discovery', join(dir, 'd.json'),
+        '--socket', join(dir, 'o.sock'), '--ready-file', ready]
+      const child = spawn(process.execPath, ['--import=tsx', CLI, ...args], { stdio: 'ignore' })
+      const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+      t.teardown(() => child.kill('SIGKILL'))
+      for (let i = 0; i < 400 && !existsSync(ready); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      const info = JSON.parse(readFileSync(ready, 'utf8'))
+      const open = (url: URL): Socket => {
+        const s = connect(Number(url.port), '127.0.0.1')
+        s.on('error', () => {})
+        return s
+      }
+      const urls = [new URL(info.orb.url), new URL(info.control.url)]
+      const sockets: Socket[] = []
+      for (const url of urls) {
+        const half = open(url)
+        half.write(`POST /x HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`)
+        const slow = open(url)
+        slow.write('GET /api/bot/v1/app HTTP/1.1\r\nHo')
+        sockets.push(half, slow, ...Array.from({ length: 500 }, () => open(url)))
+      }
+      const poll = open(urls[0]!)
+      poll.write(`GET /api/bot/v1/events?wait=25 HTTP/1.1\r\nHost: ${urls[0]!.host}\r\nAuthorization: Bearer ${DEMO.token}\r\n\r\n`)
+      sockets.push(poll)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const started = Date.now()
+      child.kill(signal)
+      t.equal(await exit, 0, 'exit code')
+      t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms`)
+      t.notOk(existsSync(join(dir, 'o.sock')), 'the socket is removed')
+      t.notOk(existsSync(join(dir, 'd.json')), 'the discovery file is removed')
+      for (const s of sockets) s.destroy()
+    }
+  )
+}
 
 t.test(
   "REL-08 temp files a killed writer left beside the discovery file are removed; a live writer's are kept",
