@@ -354,3 +354,29 @@ t.test('REL-10 RFC 9112 §9.6 a body refused before it is read still lets the up
   }
   t.same(outcomes, { 413: 150 }, 'every upload reads its refusal')
 })
+
+t.test('REL-11 one authority on every server: two Host headers are 400 on the Orb too, an absolute-form target is 400 on the Orbtile', async (t) => {
+  const { fakes, targets } = await setup(t)
+  const orb = targets[1]!
+  const twice = await exchange(orb.open(), `GET /api/orb/directory HTTP/1.1\r\nHost: 127.0.0.1:${fakes.orb!.port}\r\nHost: evil.example\r\n\r\n`, 500)
+  t.match(twice.text, /^HTTP\/1\.1 400 /, 'orb: two Host headers')
+  t.match(twice.text, /"code":400/, 'orb: its error body')
+  const token = readDiscovery(fakes.orbtile!.discoveryPath).token
+  const absolute = await exchange(targets[0]!.open(), `GET http://evil.example/a/v1/info HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n\r\n`, 500)
+  t.match(absolute.text, /^HTTP\/1\.1 400 /, 'orbtile: an absolute-form target')
+  t.match(absolute.text, /"code":"bad_request"/, 'orbtile: its error body')
+})
+
+t.test('REL-12 an expectation other than 100-continue is ignored (RFC 9110 §10.1.1), never Node\'s bodiless 417', async (t) => {
+  const { fakes, targets } = await setup(t)
+  const token = readDiscovery(fakes.orbtile!.discoveryPath).token
+  for (const [target, bytes] of [
+    [targets[0]!, `GET /a/v1/info HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nExpect: dance\r\nConnection: close\r\n\r\n`],
+    [targets[1]!, 'GET /api/orb/directory HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: dance\r\nConnection: close\r\n\r\n'],
+    [targets[2]!, `GET /control/clock HTTP/1.1\r\nHost: 127.0.0.1:${fakes.control.port}\r\nExpect: dance\r\nConnection: close\r\n\r\n`]
+  ] as Array<[Target, string]>) {
+    const got = await exchange(target.open(), bytes)
+    t.match(got.text, /^HTTP\/1\.1 200 /, `${target.name}: served`)
+    t.match(got.text, /\r\ncontent-type: application\/json/i, `${target.name}: JSON`)
+  }
+})

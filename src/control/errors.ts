@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import { rawJsonResponse } from '../shared/http-server.js'
+import { closeIfBodyUnread, rawJsonResponse } from '../shared/http-server.js'
 import { CONTROL_ERROR_STATUS, type ControlError } from '../shared/control-error.js'
 
 export { CONTROL_ERROR_STATUS, ControlError, type ControlErrorCode } from '../shared/control-error.js'
@@ -7,6 +7,7 @@ export { CONTROL_ERROR_STATUS, ControlError, type ControlErrorCode } from '../sh
 /** Answers a ControlError: its status and `{error: {code, message}}`, the control API's one error shape. */
 export function sendControlError (reply: FastifyReply, err: ControlError): FastifyReply {
   const body = { error: { code: err.code, message: err.message } }
+  closeIfBodyUnread(reply)
   return reply.code(CONTROL_ERROR_STATUS[err.code]).type('application/json').send(body)
 }
 

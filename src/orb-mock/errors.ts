@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import { rawJsonResponse } from '../shared/http-server.js'
+import { closeIfBodyUnread, rawJsonResponse } from '../shared/http-server.js'
 import { orbErrorBody } from '../spec/orb.js'
 
 /**
@@ -84,6 +84,7 @@ export function refusal (status: 400 | 403 | 404, detail: string): OrbError {
 
 /** Writes an error reply: the registry's status, the error's headers and the Orb's body. */
 export function sendOrbError (reply: FastifyReply, err: OrbError): FastifyReply {
+  closeIfBodyUnread(reply)
   return reply.code(err.status).headers(err.headers).type('application/json').send(err.body())
 }
 

@@ -20,6 +20,7 @@ export interface PipelineContext {
 
 /** The steps in the order a request meets them, with the ledger ids they implement and the statuses they answer. */
 export const ORB_PIPELINE = [
+  { step: 'checkHost', ledger: ['RFC 9112 §3.2'], statuses: [400], runs: 'on every request, first' },
   { step: 'checkRoute', ledger: ['ORB-001', 'ORB-A23'], statuses: [404, 405], runs: 'for a request no route matches' },
   { step: 'checkBearer', ledger: ['ORB-003', 'ORB-A22'], statuses: [401], runs: 'on bot routes, from the head' },
   { step: 'checkScope', ledger: ['ORB-005', 'ORB-006', 'ORB-A07'], statuses: [403], runs: 'on routes with a scope' },
@@ -32,6 +33,17 @@ export const ORB_PIPELINE = [
     runs: 'on every route'
   }
 ] as const
+
+// ---------------------------------------------------------------------------------------------------------------
+// Step 0: one authority
+
+/** RFC 9112 §3.2: a request with more than one Host header is 400, whatever the headers say. */
+export function checkHost (request: FastifyRequest): void {
+  const raw = request.raw.rawHeaders
+  let hosts = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++
+  if (hosts > 1) throw orbErrors.bad('The request carries more than one Host header')
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Step 1: the route
@@ -186,9 +198,9 @@ export function composeRoute (route: OrbRoute, ctx: PipelineContext): RouteOptio
 }
 
 /**
- * Registers the whole pipeline on the fake's fastify instance: step 1 as its not-found handler, step 4 as its one
- * body parser, and each route with steps 2, 3, 5 and 6 composed (composeRoute). Fastify runs them in that order:
- * routing, `onRequest`, body parsing, then the handler.
+ * Registers the whole pipeline on the fake's fastify instance: step 0 as a hook of every request, step 1 as its
+ * not-found handler, step 4 as its one body parser, and each route with steps 2, 3, 5 and 6 composed
+ * (composeRoute). Fastify runs them in that order: routing, `onRequest`, body parsing, then the handler.
  */
 export function registerPipeline (
   app: FastifyInstance<Server>,
@@ -196,6 +208,15 @@ export function registerPipeline (
   ctx: PipelineContext
 ): void {
   app.decorateRequest('orbApp', null)
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      checkHost(request)
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    done()
+  })
   const allowed = allowedMethods(routes)
   app.setNotFoundHandler((request) => checkRoute(request, allowed))
   app.removeAllContentTypeParsers()

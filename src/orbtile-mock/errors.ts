@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import { announcesBody, closeInStages, rawJsonResponse } from '../shared/http-server.js'
+import { closeIfBodyUnread, rawJsonResponse } from '../shared/http-server.js'
 import { ERROR_STATUS, type ErrorCode } from '../spec/orbtile.js'
 
 // The status table is the spec's data (src/spec/orbtile.ts); re-exported for the conformance suite's imports.
@@ -140,10 +140,7 @@ export const ORBTILE_ERRORS: readonly ErrorKind[] = Object.freeze(kindsOf(errors
  * in stages (closeInStages), so that a client still uploading reads the refusal rather than a reset.
  */
 export function sendError (reply: FastifyReply, err: OrbtileError): FastifyReply {
-  if (reply.request.body === undefined && announcesBody(reply.request.raw)) {
-    reply.header('connection', 'close')
-    closeInStages(reply.request.raw)
-  }
+  closeIfBodyUnread(reply)
   return reply.code(err.status).headers(err.headers).type('application/json').send(err.body())
 }
 

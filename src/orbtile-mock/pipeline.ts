@@ -102,6 +102,10 @@ export function checkHost (request: FastifyRequest): void {
   const host = request.headers.host
   if (host === undefined || host === '') throw errors.badRequest('the Host header is required (Host: localhost)')
   if (occurrences(request, 'host') > 1) throw errors.badRequest('the request carries more than one Host header')
+  // RFC 9112 §3.2.2: an absolute-form target's authority replaces Host. Adapters send paths (origin-form) only.
+  if (request.raw.url?.charCodeAt(0) !== 0x2f) {
+    throw errors.badRequest('the request target must be a path (origin-form), not an absolute URL')
+  }
   if (!LOCALHOST.test(host)) throw errors.badRequest(`the Host header must be localhost, not ${JSON.stringify(host)}`)
 }
 

@@ -13,15 +13,26 @@ export function rawJsonResponse (status: number, reason: string, body: unknown):
  * - a missing Host reaches the app (which answers it) instead of Node's bare 400;
  * - no cap on the number of header lines, so none is silently dropped (an Origin after 2000 fillers still counts);
  *   the 16 KiB head limit still bounds them;
- * - CONNECT, which would otherwise get no answer at all, gets a JSON 400;
+ * - CONNECT, which would otherwise get no answer at all, gets a JSON 400; an `Upgrade` request is answered as any
+ *   other, with `Connection: close`;
  * - `Expect: 100-continue` is left to the app, which sends 100 only once the request's head has passed its checks,
- *   so a body the app will refuse is never invited.
+ *   so a body the app will refuse is never invited; any other expectation is ignored, as RFC 9110 allows.
  * `badRequest` builds the raw response for CONNECT.
  */
 export function createFakeServer (handler: RequestListener, badRequest: (message: string) => string): Server {
-  const server = createServer({ requireHostHeader: false }, handler)
+  const server = createServer({ requireHostHeader: false }, (request, response) => {
+    // No upgrade is offered (RFC 9110 §7.8), and Node reads nothing more on a connection after an upgrade request:
+    // the answer says so, so that a client does not wait for answers to requests pipelined behind it.
+    if (request.headers.upgrade !== undefined) response.setHeader('connection', 'close')
+    handler(request, response)
+  })
   server.maxHeadersCount = 0
   server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => server.emit('request', request, response))
+  // Any other expectation: RFC 9110 §10.1.1 lets a server ignore it, and Node's own answer (a 417 with no body)
+  // would be the one reply not in the API's JSON.
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    server.emit('request', request, response)
+  })
   server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
     socket.end(badRequest('CONNECT is not supported'))
   })
@@ -53,8 +64,8 @@ export function answerClientError (
   const raw = badRequest(message)
   const bytes = isHead(err.rawPacket) ? raw.slice(0, raw.indexOf('\r\n\r\n') + 4) : raw
   const answer = (): void => {
-    // end() flushes the answer; destroy() then frees the socket even if the client never closes its side.
-    if (!socket.destroyed) socket.end(bytes, () => socket.destroy())
+    // The client may still be sending (a body after a bad head): the answer, then a staged close (RFC 9112 §9.6).
+    if (!socket.destroyed) lingeringClose(socket as Socket, bytes)
   }
   const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
   const waiting = pending != null && !pending.writableFinished && pending.req?.complete === true
@@ -96,8 +107,8 @@ export async function closeApp (
   app: { server: Server, close(): PromiseLike<unknown> },
   graceMs = CLOSE_GRACE_MS
 ): Promise<void> {
+  // Not unref'd: a close under way keeps the process alive until it is done (it lasts graceMs at most).
   const timer = setTimeout(() => app.server.closeAllConnections(), graceMs)
-  timer.unref()
   try {
     await app.close()
   } finally {
@@ -128,23 +139,51 @@ export function closeInStages (request: IncomingMessage): void {
   if (request.complete) return
   const socket = request.socket as Socket & { destroySoon?: () => void }
   // Node calls destroySoon once a `Connection: close` response is flushed; this socket's is a staged close instead.
-  socket.destroySoon = () => {
-    if (socket.destroyed) return
-    let dropped = 0
-    const cut = (): void => { socket.destroy() }
-    const timer = setTimeout(cut, LINGER_MS)
-    timer.unref()
-    socket.once('close', () => clearTimeout(timer))
-    socket.once('end', cut)
-    socket.on('data', (chunk: Buffer) => {
-      dropped += chunk.length
-      if (dropped > LINGER_BYTES) cut()
-    })
-    socket.end()
-    socket.resume()
-  }
+  socket.destroySoon = () => { lingeringClose(socket) }
+}
+
+/**
+ * RFC 9112 §9.6's staged close: write `last` (if any) and close the write side, then read and drop what the client
+ * still sends until it closes, `LINGER_BYTES` have come, or `LINGER_MS` have passed; then free the socket.
+ */
+function lingeringClose (socket: Socket, last?: string): void {
+  if (socket.destroyed) return
+  let dropped = 0
+  const cut = (): void => { socket.destroy() }
+  const timer = setTimeout(cut, LINGER_MS)
+  timer.unref()
+  socket.once('close', () => clearTimeout(timer))
+  socket.once('end', cut)
+  socket.on('data', (chunk: Buffer) => {
+    dropped += chunk.length
+    if (dropped > LINGER_BYTES) cut()
+  })
+  if (last === undefined) socket.end()
+  else socket.end(last)
+  socket.resume()
 }
 
 /** How much more of a refused body is read and dropped, and for how long, before its connection is cut. */
 const LINGER_BYTES = 8 * 1024 * 1024
 const LINGER_MS = 2000
+
+/**
+ * For an error answer to a request refused before its body was read. A small body (up to `DRAIN_BYTES`, by its
+ * Content-Length) is read and dropped by Node after the answer, and the connection stays open for the requests
+ * pipelined behind it. A larger one, or a chunked one of unknown size, is not read on: the connection closes, in
+ * stages (closeInStages), so that a client still uploading reads the refusal rather than a reset.
+ */
+export function closeIfBodyUnread (
+  reply: { request: { body: unknown, raw: IncomingMessage }, header(name: string, value: string): unknown }
+): void {
+  const request = reply.request.raw
+  if (reply.request.body !== undefined || !announcesBody(request)) return
+  const length = request.headers['content-length']
+  const small = length !== undefined && Number(length) <= DRAIN_BYTES
+  if (request.headers['transfer-encoding'] === undefined && small) return
+  reply.header('connection', 'close')
+  closeInStages(request)
+}
+
+/** A refused body up to this size is drained and the connection kept; a larger one closes it. */
+const DRAIN_BYTES = 64 * 1024
