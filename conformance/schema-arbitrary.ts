@@ -70,7 +70,9 @@ export function arbitraryFor (
 
 function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
   const min = schema.minLength ?? 0
-  const max = schema.maxLength ?? 40
+  // Without a maxLength a pattern says how long its strings are (an address is 42 characters); the 40-character
+  // default is for free text only, or a longer pattern's strings would be filtered out for ever.
+  const max = schema.maxLength ?? (typeof schema.pattern === 'string' ? Number.MAX_SAFE_INTEGER : 40)
   const fits = (s: string): boolean => {
     const length = [...s].length
     return length >= min && length <= max
