@@ -317,3 +317,16 @@ t.test(
     t.match(again.text(), /# --expect-failures names OT-777, which this run has no case for/)
   }
 )
+
+t.test('SELF-09 case ids, levels, needs and titles never change once published: --list prints the recorded bytes', async (t) => {
+  // Users keep expected-failure files keyed by these ids; a change here is a change of the suites' public face.
+  const chunks: string[] = []
+  const out = new Writable({
+    write (chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'))
+      done()
+    }
+  })
+  t.equal(await conformance(['--list'], out), 0)
+  t.equal(chunks.join(''), readFileSync(join(root, 'test', 'fixtures', 'conformance-list.txt'), 'utf8'))
+})
