@@ -16,7 +16,10 @@ import { voiceRoutes } from './routes/voice.js'
 /** What `buildOrbApp` needs: the routes' context, the logger, and any routes beside the spec's. */
 export interface OrbAppOptions extends RouteContext {
   logger: FastifyServerOptions['logger']
-  /** Routes served beside the spec's, through the same pipeline; each must be an operation of the spec. */
+  /**
+   * Test hook: routes served beside the spec's, through the same pipeline; each must be an operation of the spec.
+   * Exists for the pipeline's own tests (test/orb-core.test.ts); the fake never needs it.
+   */
   extraRoutes?: readonly OrbRoute[]
 }
 

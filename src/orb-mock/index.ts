@@ -23,7 +23,10 @@ export interface OrbMockOptions {
   rateLimit?: 'on' | 'off'
   clock?: Clock
   logger?: FastifyServerOptions['logger']
-  /** Routes served beside the spec's, through the same pipeline; each must be an operation of the spec. */
+  /**
+   * Test hook: routes served beside the spec's, through the same pipeline; each must be an operation of the spec.
+   * Exists for the pipeline's own tests (test/orb-core.test.ts); the fake never needs it.
+   */
   extraRoutes?: readonly OrbRoute[]
   /** Deliberate faults, only for the conformance suite's self-test (faults.ts). */
   faults?: readonly OrbFault[]
