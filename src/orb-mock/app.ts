@@ -18,7 +18,7 @@ export interface OrbAppOptions extends RouteContext {
   logger: FastifyServerOptions['logger']
   /**
    * Test hook: routes served beside the spec's, through the same pipeline; each must be an operation of the spec.
-   * Exists for the pipeline's own tests (test/orb-core.test.ts); the fake never needs it.
+   * For a test or a prototype of an extension; the spec's routes never need it, and nothing here uses it yet.
    */
   extraRoutes?: readonly OrbRoute[]
 }
