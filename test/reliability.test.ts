@@ -380,3 +380,28 @@ t.test('REL-12 an expectation other than 100-continue is ignored (RFC 9110 §10.
     t.match(got.text, /\r\ncontent-type: application\/json/i, `${target.name}: JSON`)
   }
 })
+
+t.test('REL-13 CONNECT is answered and closed whatever its client does next: a reset crashes nothing, more bytes hold no stop', async (t) => {
+  const { fakes, targets } = await setup(t)
+  const orb = targets[1]!
+  for (let i = 0; i < 20; i++) {
+    const s = orb.open()
+    s.on('error', () => {})
+    s.write('CONNECT a:1 HTTP/1.1\r\nHost: a:1\r\n\r\n')
+    s.resetAndDestroy()
+  }
+  const after = orb.open()
+  const more = await exchange(after, 'CONNECT a:1 HTTP/1.1\r\nHost: a:1\r\n\r\n', 300)
+  t.match(more.text, /^HTTP\/1\.1 400 /, 'CONNECT gets the API\'s 400')
+  const leaver = orb.open()
+  leaver.on('error', () => {})
+  leaver.write('CONNECT a:1 HTTP/1.1\r\nHost: a:1\r\n\r\n')
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  leaver.write('more bytes after the CONNECT')
+  leaver.destroy()
+  const directory = await fetch(`${fakes.orb!.url}/api/orb/directory`)
+  t.equal(directory.status, 200, 'the fake Orb still serves after 20 resets')
+  const started = Date.now()
+  await fakes.close()
+  t.ok(Date.now() - started < 2000, `closed in ${Date.now() - started} ms`)
+})

@@ -21,6 +21,12 @@ export function rawJsonResponse (status: number, reason: string, body: unknown):
  */
 export function createFakeServer (handler: RequestListener, badRequest: (message: string) => string): Server {
   const server = createServer({ requireHostHeader: false }, (request, response) => {
+    // A request parsed from the bytes behind a refused body, while its connection closes in stages, is not served:
+    // its client was told the connection ends, and will send it again elsewhere.
+    if ((request.socket as Closing)[STATE] !== undefined) {
+      request.resume()
+      return
+    }
     // No upgrade is offered (RFC 9110 §7.8), and Node reads nothing more on a connection after an upgrade request:
     // the answer says so, so that a client does not wait for answers to requests pipelined behind it.
     if (request.headers.upgrade !== undefined) response.setHeader('connection', 'close')
@@ -33,8 +39,10 @@ export function createFakeServer (handler: RequestListener, badRequest: (message
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     server.emit('request', request, response)
   })
+  // Node hands a CONNECT's socket over with no error listener and no parser: answered, then closed in stages, which
+  // reads what the client still sends (so its close is seen) and survives a reset.
   server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
-    socket.end(badRequest('CONNECT is not supported'))
+    lingeringClose(socket as Socket, badRequest('CONNECT is not supported'))
   })
   return server
 }
@@ -54,31 +62,56 @@ export function answerClientError (
   socket: Duplex,
   badRequest: (message: string) => string
 ): void {
+  const closing = socket as Closing
+  // Node reports the parse error again for every later chunk: the first report decides, the rest change nothing.
+  if (closing[STATE] !== undefined) return
   if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
     socket.destroy()
     return
   }
+  closing[STATE] = 'answering'
   const message = err.code === 'HPE_HEADER_OVERFLOW'
     ? 'the request head is too large'
     : 'the request is not valid HTTP/1.1'
   const raw = badRequest(message)
   const bytes = isHead(err.rawPacket) ? raw.slice(0, raw.indexOf('\r\n\r\n') + 4) : raw
-  const answer = (): void => {
-    // The client may still be sending (a body after a bad head): the answer, then a staged close (RFC 9112 §9.6).
-    if (!socket.destroyed) lingeringClose(socket as Socket, bytes)
+  const started = Date.now()
+  // Each answer already under way goes out whole first. A complete (pipelined) request's answer is followed by the
+  // 400; a response already started for the request the error broke is the only answer that request gets.
+  const settle = (): void => {
+    if (socket.destroyed) return
+    const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
+    const underWay = pending != null && !pending.writableFinished &&
+      (pending.headersSent || pending.req?.complete === true)
+    if (!underWay) {
+      lingeringClose(socket as Socket, bytes)
+      return
+    }
+    const left = PIPELINE_GRACE_MS - (Date.now() - started)
+    if (left <= 0 || pending.req?.complete !== true) {
+      // Out of time, or its own request is the broken one: no 400 written over an answer it would be taken for.
+      const close = (): void => { lingeringClose(socket as Socket) }
+      if (left <= 0) {
+        close()
+        return
+      }
+      const timer = setTimeout(close, left)
+      timer.unref()
+      pending.once('finish', () => {
+        clearTimeout(timer)
+        close()
+      })
+      return
+    }
+    const timer = setTimeout(settle, left)
+    timer.unref()
+    pending.once('finish', () => {
+      clearTimeout(timer)
+      // Node hands the socket to the next queued answer on finish; look again once it has.
+      setImmediate(settle)
+    })
   }
-  const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
-  const waiting = pending != null && !pending.writableFinished && pending.req?.complete === true
-  if (!waiting) {
-    answer()
-    return
-  }
-  const timer = setTimeout(answer, PIPELINE_GRACE_MS)
-  timer.unref()
-  pending.once('finish', () => {
-    clearTimeout(timer)
-    answer()
-  })
+  settle()
 }
 
 /**
@@ -125,7 +158,7 @@ const CLOSE_GRACE_MS = 500
  * fake will refuse is never invited.
  */
 export function inviteBody (request: IncomingMessage, response: ServerResponse): void {
-  if (request.headers.expect?.toLowerCase() === '100-continue' && !response.headersSent) response.writeContinue()
+  if (EXPECTS_CONTINUE.test(request.headers.expect ?? '') && !response.headersSent) response.writeContinue()
 }
 
 /**
@@ -137,7 +170,9 @@ export function inviteBody (request: IncomingMessage, response: ServerResponse):
  */
 export function closeInStages (request: IncomingMessage): void {
   if (request.complete) return
-  const socket = request.socket as Socket & { destroySoon?: () => void }
+  const socket = request.socket as Socket & Closing & { destroySoon?: () => void }
+  // This request has its answer: a parse error in the bytes behind it gets none of its own (answerClientError).
+  socket[STATE] ??= 'refused'
   // Node calls destroySoon once a `Connection: close` response is flushed; this socket's is a staged close instead.
   socket.destroySoon = () => { lingeringClose(socket) }
 }
@@ -147,7 +182,11 @@ export function closeInStages (request: IncomingMessage): void {
  * still sends until it closes, `LINGER_BYTES` have come, or `LINGER_MS` have passed; then free the socket.
  */
 function lingeringClose (socket: Socket, last?: string): void {
-  if (socket.destroyed) return
+  const closing = socket as Closing
+  if (socket.destroyed || closing[STATE] === 'closing') return
+  closing[STATE] = 'closing'
+  // A reset while closing is the end it would have come to anyway; unheard, it would crash the process.
+  socket.on('error', () => { socket.destroy() })
   let dropped = 0
   const cut = (): void => { socket.destroy() }
   const timer = setTimeout(cut, LINGER_MS)
@@ -162,6 +201,10 @@ function lingeringClose (socket: Socket, last?: string): void {
   else socket.end(last)
   socket.resume()
 }
+
+/** Where a connection is in its close: a parse error being answered, or the staged close itself. */
+const STATE = Symbol('orbtest.closeState')
+type Closing = Duplex & { [STATE]?: 'refused' | 'answering' | 'closing' }
 
 /** How much more of a refused body is read and dropped, and for how long, before its connection is cut. */
 const LINGER_BYTES = 8 * 1024 * 1024
@@ -180,10 +223,15 @@ export function closeIfBodyUnread (
   if (reply.request.body !== undefined || !announcesBody(request)) return
   const length = request.headers['content-length']
   const small = length !== undefined && Number(length) <= DRAIN_BYTES
-  if (request.headers['transfer-encoding'] === undefined && small) return
+  // A client that waits for 100 Continue and got none: Node closes that connection itself, so it closes in stages.
+  const waitsForContinue = EXPECTS_CONTINUE.test(request.headers.expect ?? '')
+  if (request.headers['transfer-encoding'] === undefined && small && !waitsForContinue) return
   reply.header('connection', 'close')
   closeInStages(request)
 }
 
 /** A refused body up to this size is drained and the connection kept; a larger one closes it. */
 const DRAIN_BYTES = 64 * 1024
+
+/** Node's own test of an `Expect` asking for 100 Continue (it may carry other expectations beside). */
+const EXPECTS_CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i
