@@ -11,7 +11,8 @@ import { runCases, runPassed } from '../conformance/runner.js'
 import { orbtileTransport } from '../conformance/orbtile/transport.js'
 import { conformance, TargetError } from '../conformance/index.js'
 import { UsageError } from '../src/cli/args.js'
-import { requirementOf, type CaseResult } from '../conformance/case.js'
+import { type CaseResult } from '../conformance/case.js'
+import { checkCoverage } from './helpers/coverage.js'
 import { scratch, type Teardown } from './helpers/fake.js'
 
 const SEED = Number(process.env.FC_SEED ?? 20261130)
@@ -95,50 +96,7 @@ t.test('SELF-02 the suite bites: each deliberate fault of the fake makes its nam
 t.test(
   'SELF-03 every [server] and [both] requirement has a case, or the coverage file says why it cannot be tested from outside',
   async (t) => {
-    const { requirements, decisions } = JSON.parse(
-      readFileSync(join(root, 'conformance', 'orbtile', 'requirements.json'), 'utf8')
-    ) as { requirements: Record<string, { kind: string }>; decisions: string[] }
-    const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'orbtile', 'coverage.json'), 'utf8')) as Record<
-      string,
-      string
-    >
-    const cased = new Set(ORBTILE_CASES.map((c) => requirementOf(c.id)))
-    const missing = Object.entries(requirements)
-      .filter(
-        ([id, r]) =>
-          r.kind !== 'client' && !cased.has(id) && !(typeof coverage[id] === 'string' && coverage[id]!.length > 10)
-      )
-      .map(([id]) => id)
-    t.same(missing, [], 'server and both requirements without a case or a reason')
-    t.same(
-      Object.keys(coverage).filter((id) => cased.has(id)),
-      [],
-      'no coverage entry for an id that has a case'
-    )
-    t.same(
-      Object.keys(coverage).filter((id) => requirements[id] === undefined),
-      [],
-      'coverage names only ledger ids'
-    )
-    t.same(
-      [...cased].filter((id) => requirements[id] === undefined && !decisions.includes(id)),
-      [],
-      'every case proves a ledger id'
-    )
-    const ids = ORBTILE_CASES.map((c) => c.id)
-    t.same(
-      ids.filter((id, i) => ids.indexOf(id) !== i),
-      [],
-      'case ids are unique'
-    )
-    t.ok(
-      ORBTILE_CASES.filter((c) => c.id.startsWith('OT-A')).every((c) => c.level === 'decision'),
-      'OT-A cases are decisions'
-    )
-    t.ok(
-      ORBTILE_CASES.filter((c) => !c.id.startsWith('OT-A')).every((c) => c.level === 'required'),
-      'OT cases are required'
-    )
+    checkCoverage(t, 'orbtile', ORBTILE_CASES, 'OT')
   }
 )
 

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import t from 'tap'
 import { startOrbtest } from '../src/orbtest.js'
 import type { OrbMock } from '../src/orb-mock/index.js'
@@ -8,11 +6,11 @@ import { ControlClient } from '../conformance/control.js'
 import { ORB_CASES, ORB_FAULT_CASES } from '../conformance/orb/index.js'
 import { prepareOrbRun } from '../conformance/orb/run.js'
 import { runCases, runPassed } from '../conformance/runner.js'
-import { requirementOf, type CaseResult } from '../conformance/case.js'
+import { type CaseResult } from '../conformance/case.js'
+import { checkCoverage } from './helpers/coverage.js'
 import type { Teardown } from './helpers/fake.js'
 
 const SEED = Number(process.env.FC_SEED ?? 20261130)
-const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..')
 // While developing cases: ORB_CONFORMANCE_GREP=ORB-03,ORB-A02 runs only those in the whole-suite test.
 const DEV_GREP = (process.env.ORB_CONFORMANCE_GREP ?? '').split(',').filter((g) => g !== '')
 
@@ -119,49 +117,6 @@ t.test(
 t.test(
   'SELF-06 every Orb [server] and [both] requirement has a case, or the coverage file says why it cannot be tested from outside',
   async (t) => {
-    const { requirements, decisions } = JSON.parse(
-      readFileSync(join(root, 'conformance', 'orb', 'requirements.json'), 'utf8')
-    ) as { requirements: Record<string, { kind: string }>; decisions: string[] }
-    const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'orb', 'coverage.json'), 'utf8')) as Record<
-      string,
-      string
-    >
-    const cased = new Set(ORB_CASES.map((c) => requirementOf(c.id)))
-    const missing = Object.entries(requirements)
-      .filter(
-        ([id, r]) =>
-          r.kind !== 'client' && !cased.has(id) && !(typeof coverage[id] === 'string' && coverage[id]!.length > 10)
-      )
-      .map(([id]) => id)
-    t.same(missing, [], 'server and both requirements without a case or a reason')
-    t.same(
-      Object.keys(coverage).filter((id) => cased.has(id)),
-      [],
-      'no coverage entry for an id that has a case'
-    )
-    t.same(
-      Object.keys(coverage).filter((id) => requirements[id] === undefined),
-      [],
-      'coverage names only ledger ids'
-    )
-    t.same(
-      [...cased].filter((id) => requirements[id] === undefined && !decisions.includes(id)),
-      [],
-      'every case proves a ledger id'
-    )
-    const ids = ORB_CASES.map((c) => c.id)
-    t.same(
-      ids.filter((id, i) => ids.indexOf(id) !== i),
-      [],
-      'case ids are unique'
-    )
-    t.ok(
-      ORB_CASES.filter((c) => c.id.startsWith('ORB-A')).every((c) => c.level === 'decision'),
-      'ORB-A cases are decisions'
-    )
-    t.ok(
-      ORB_CASES.filter((c) => !c.id.startsWith('ORB-A')).every((c) => c.level === 'required'),
-      'ORB cases are required'
-    )
+    checkCoverage(t, 'orb', ORB_CASES, 'ORB')
   }
 )
