@@ -20,10 +20,10 @@ interface Target {
   server: () => Orbtest['control']['app']['server']
 }
 
-async function setup (tt: Teardown, rateLimit: 'on' | 'off' = 'on'): Promise<{ fakes: Orbtest, targets: Target[] }> {
+async function setup (tt: Teardown): Promise<{ fakes: Orbtest, targets: Target[] }> {
   const dir = scratch(tt)
   const fakes = await startOrbtest({
-    orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), pidCheck: 'off', rateLimit },
+    orbtile: { discoveryPath: join(dir, 'd.json'), socketPath: join(dir, 'o.sock'), pidCheck: 'off' },
     orb: { port: 0 },
     controlPort: 0,
     clockMode: 'virtual'

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import type { FastifyRequest } from 'fastify'
+import { headerCount } from '../shared/http-server.js'
 import { ControlError } from './errors.js'
 
 /** True for names that can only mean this machine: `localhost`, 127.0.0.0/8 and ::1. */
@@ -24,7 +25,7 @@ export function parseHostHeader (host: string): { hostname: string, port: number
  */
 export function checkControlRequest (request: FastifyRequest, own: () => { host: string, port: number }): void {
   // RFC 9112 §3.2: several Host headers make the request's authority ambiguous: 400, whatever the first one says.
-  if (hostHeaders(request.raw.rawHeaders) > 1) {
+  if (headerCount(request.raw, 'host') > 1) {
     throw new ControlError('bad_request', 'the request carries more than one Host header')
   }
   // RFC 9112 §3.2.2: an absolute-form target names an authority of its own; the control API takes origin-form only,
@@ -40,13 +41,6 @@ export function checkControlRequest (request: FastifyRequest, own: () => { host:
   if (origin !== undefined && !isOwnOrigin(origin, own())) {
     throw new ControlError('forbidden_origin', `requests from ${JSON.stringify(origin)} are refused; only the control server's own origin may call it`)
   }
-}
-
-/** How many Host headers the request's head holds (Node keeps only the first in `headers`). */
-function hostHeaders (raw: readonly string[]): number {
-  let n = 0
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') n++
-  return n
 }
 
 /** The server's own origin: plain http, the address it is bound to (or `localhost`), and its port. */

@@ -6,7 +6,7 @@ import type { AppState } from './model.js'
 import type { OrbRoute, RouteCall } from './route.js'
 import { operation, type OperationValidator } from './spec.js'
 import type { OrbStore } from './store.js'
-import { inviteBody } from '../shared/http-server.js'
+import { headerCount, inviteBody } from '../shared/http-server.js'
 import type { Scope } from './world.js'
 
 // The fake Orb's request pipeline: the steps every request meets, in order, each a function below; the first that
@@ -39,10 +39,7 @@ export const ORB_PIPELINE = [
 
 /** RFC 9112 §3.2: a request with more than one Host header is 400, whatever the headers say. */
 export function checkHost (request: FastifyRequest): void {
-  const raw = request.raw.rawHeaders
-  let hosts = 0
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++
-  if (hosts > 1) throw orbErrors.bad('The request carries more than one Host header')
+  if (headerCount(request.raw, 'host') > 1) throw orbErrors.bad('The request carries more than one Host header')
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -135,9 +135,8 @@ function kindsOf<B extends Builders> (builders: Covering<B>): ErrorKind[] {
 export const ORBTILE_ERRORS: readonly ErrorKind[] = Object.freeze(kindsOf(errors))
 
 /**
- * Writes an error reply: the registry's status, its headers, and exactly the spec's body. A refused request whose
- * body was never read closes its connection, so the fake does not swallow a body it has already refused; it closes
- * in stages (closeInStages), so that a client still uploading reads the refusal rather than a reset.
+ * Writes an error reply: the registry's status, its headers, and exactly the spec's body. A request refused before
+ * its body was read is not read on beyond a small drain (closeIfBodyUnread, docs/reliability.md).
  */
 export function sendError (reply: FastifyReply, err: OrbtileError): FastifyReply {
   closeIfBodyUnread(reply)

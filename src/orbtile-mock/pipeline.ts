@@ -5,6 +5,7 @@ import type { SecretComparer } from '../shared/secrets.js'
 import type { TokenBuckets } from '../shared/token-bucket.js'
 import type { Limits } from '../spec/orbtile.js'
 import { errors } from './errors.js'
+import { headerCount } from '../shared/http-server.js'
 import type { Faults } from './faults.js'
 
 /**
@@ -87,21 +88,11 @@ export const SHARED_BUCKET = 'shared'
 // OT-A05: `localhost`, with or without a port.
 const LOCALHOST = /^localhost(?::\d{1,5})?$/i
 
-/** How many times a header appears in the request head. Node keeps only the first Host or Authorization. */
-function occurrences (request: FastifyRequest, lowerName: string): number {
-  const raw = request.raw.rawHeaders
-  let n = 0
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length === lowerName.length && raw[i]!.toLowerCase() === lowerName) n++
-  }
-  return n
-}
-
 /** Step 1, OT-A05: exactly one Host header, and it must be `localhost` (RFC 9112 §3.2). */
 export function checkHost (request: FastifyRequest): void {
   const host = request.headers.host
   if (host === undefined || host === '') throw errors.badRequest('the Host header is required (Host: localhost)')
-  if (occurrences(request, 'host') > 1) throw errors.badRequest('the request carries more than one Host header')
+  if (headerCount(request.raw, 'host') > 1) throw errors.badRequest('the request carries more than one Host header')
   // RFC 9112 §3.2.2: an absolute-form target's authority replaces Host. Adapters send paths (origin-form) only.
   if (request.raw.url?.charCodeAt(0) !== 0x2f) {
     throw errors.badRequest('the request target must be a path (origin-form), not an absolute URL')
@@ -127,7 +118,9 @@ export function checkBearer (request: FastifyRequest, ctx: PipelineContext): voi
   if (header === undefined) {
     throw errors.unauthorized('the Authorization header is missing; send Bearer <token from the discovery file>')
   }
-  if (occurrences(request, 'authorization') > 1) throw errors.unauthorized('send one Authorization header, not several')
+  if (headerCount(request.raw, 'authorization') > 1) {
+    throw errors.unauthorized('send one Authorization header, not several')
+  }
   const match = /^Bearer +(\S+) *$/i.exec(header)
   if (match === null) throw errors.unauthorized('the Authorization scheme must be Bearer')
   if (!ctx.secrets.matches(match[1]!, ctx.tokenBytes())) {

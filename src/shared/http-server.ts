@@ -126,7 +126,7 @@ function isHead (raw: unknown): boolean {
 }
 
 /** Whether a request announced a body (by length or by chunking). */
-export function announcesBody (request: IncomingMessage): boolean {
+function announcesBody (request: IncomingMessage): boolean {
   const length = request.headers['content-length']
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
 }
@@ -168,7 +168,7 @@ export function inviteBody (request: IncomingMessage, response: ServerResponse):
  * body is read and dropped until the client closes, `LINGER_BYTES` more have come, or `LINGER_MS` have passed; then
  * the socket goes. The body is never parsed or kept: refused is refused.
  */
-export function closeInStages (request: IncomingMessage): void {
+function closeInStages (request: IncomingMessage): void {
   if (request.complete) return
   const socket = request.socket as Socket & Closing & { destroySoon?: () => void }
   // This request has its answer: a parse error in the bytes behind it gets none of its own (answerClientError).
@@ -235,3 +235,16 @@ const DRAIN_BYTES = 64 * 1024
 
 /** Node's own test of an `Expect` asking for 100 Continue (it may carry other expectations beside). */
 const EXPECTS_CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i
+
+/**
+ * How many times a header appears in a request's head (`lowerName` in lower case). Node keeps only the first Host or
+ * Authorization in `headers`; RFC 9112 §3.2 makes several Hosts a 400.
+ */
+export function headerCount (request: IncomingMessage, lowerName: string): number {
+  const raw = request.rawHeaders
+  let n = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === lowerName.length && raw[i]!.toLowerCase() === lowerName) n++
+  }
+  return n
+}
