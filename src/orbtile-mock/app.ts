@@ -1,4 +1,5 @@
 import type { Server } from 'node:http'
+import type { Duplex } from 'node:stream'
 import Fastify, {
   type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod
 } from 'fastify'
@@ -10,6 +11,7 @@ import { registerHandler, unregisterHandler } from './routes/adapters.js'
 import { infoHandler } from './routes/info.js'
 import { batchHandler, eventsHandler, sessionHandler } from './routes/sessions.js'
 import type { OrbtileStore } from './store.js'
+import { installTap, tapBody, type OrbtileTap } from './tap.js'
 
 /** One route of the protocol, relative to `basePath`. */
 export interface OrbtileRoute {
@@ -30,6 +32,8 @@ export interface BuildOptions {
    * and for prototyping an extension (see OrbtileMockOptions.extraRoutes); the protocol never needs it.
    */
   extraRoutes?: readonly OrbtileRoute[]
+  /** The client suites' and `--judge`'s view of the wire (tap.ts); without one no hook of it is installed. */
+  tap?: OrbtileTap
 }
 
 // Every adapter route hangs off this path.
@@ -58,7 +62,8 @@ export function orbtileRoutes (store: OrbtileStore): OrbtileRoute[] {
  * pipeline runs in one `onRequest` hook, in the order OT-A02 fixes; body parsing and the routes follow.
  */
 export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server> {
-  const { store } = options
+  const { store, tap } = options
+  let malformed: ((err: Error & { code?: string, rawPacket?: unknown }, socket: Duplex) => void) | undefined
   const app = Fastify({
     logger: options.logger,
     // The caller owns the server so that it can close and re-open the socket (OT-A03) without a new instance.
@@ -69,7 +74,10 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     routerOptions: { maxParamLength: 4096 },
     bodyLimit: LIMITS.maxBodyBytes,
     return503OnClosing: false,
-    clientErrorHandler: (err, socket) => answerClientError(err, socket, rawBadRequest),
+    clientErrorHandler: (err, socket) => {
+      malformed?.(err, socket)
+      answerClientError(err, socket, rawBadRequest)
+    },
     // A request target fastify cannot decode (a broken %-escape) still gets the spec's error.
     frameworkErrors: (_err, _request, reply) => {
       sendError(reply, errors.badRequest('the request target is not a valid URL'))
@@ -79,6 +87,9 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
   // One context per fake: the pipeline's per-fake memo lives in it, so fakes in one process share nothing.
   const ctx = pipelineContext(store, options.rateLimit, LIMITS)
   const allowedMethods = registerRoutes(app, [...orbtileRoutes(store), ...(options.extraRoutes ?? [])])
+
+  // The tap sees each request before the pipeline does, so it journals what the pipeline refuses as well.
+  if (tap !== undefined) malformed = installTap(app, tap, store.clock)
 
   // A callback hook, not an async one: this runs on every request, and the promise costs throughput.
   app.addHook('onRequest', (request, reply, done) => {
@@ -106,8 +117,14 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
   // types already). Under its own name too: fastify remembers the parser it found for a named type, but looks the
   // catch-all up afresh on every request.
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseBody)
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, parseBody)
+  const parser: typeof parseBody = tap === undefined
+    ? parseBody
+    : (request, body, done) => {
+        tapBody(request, body as Buffer)
+        parseBody(request, body, done)
+      }
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)
 
   app.setNotFoundHandler(() => { throw errors.notFound() })
   app.setErrorHandler((err, request, reply) => {

@@ -68,12 +68,25 @@ export class OrbtileControl {
     return { ...this.#endpoint }
   }
 
-  /** OT-023: as if the app restarted: a new token, leases and connections gone, the user's settings kept. */
-  async restart (): Promise<OrbtileEndpoint> {
+  /**
+   * OT-023: as if the app restarted: a new token, leases and connections gone, the user's settings kept. With a
+   * `socketPath`, the app comes back on that socket, and the discovery file says so (OT-002, OT-005).
+   */
+  async restart (options: { socketPath?: string } = {}): Promise<OrbtileEndpoint> {
     this.#store.restart()
-    this.#listener.dropConnections()
-    this.#listener.tokenChanged()
+    if (options.socketPath === undefined) {
+      this.#listener.dropConnections()
+      this.#listener.tokenChanged()
+    } else {
+      await this.#listener.moveTo(options.socketPath)
+    }
     return { ...this.#endpoint }
+  }
+
+  /** OT-A08: the adapter's lease ends as if it had been silent for the whole window; its sessions go with it. */
+  endLease (id: string): void {
+    if (this.#store.adapters.get(id)?.lease == null) throw new ControlError('conflict', `${id} has no live lease`)
+    this.#store.adapters.endLease(id, 'silence')
   }
 
   /** Back to a fresh start (the token kept), listening again. */

@@ -22,6 +22,7 @@ export type { OrbtileRoute } from './app.js'
 export type { AdapterSnapshot, UserChange } from './adapters.js'
 export type { ProcessCheck } from './sessions/process-table.js'
 export type { OrbtileEndpoint } from './listener.js'
+export type { OrbtileTap, TapExchange, TapHead, WirePlan } from './tap.js'
 export { OrbtileControl, type AdapterState, type ApiSwitch, type OrbtileState } from './control.js'
 
 /** A running fake Orbtile. */
@@ -69,8 +70,8 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
     socketPath: resolve(options.socketPath ?? defaultSocketPath()),
     basePath: BASE_PATH
   }
-  const { rateLimit, logger, extraRoutes } = options
-  const app = buildOrbtileApp({ store, rateLimit, logger, extraRoutes })
+  const { rateLimit, logger, extraRoutes, tap } = options
+  const app = buildOrbtileApp({ store, rateLimit, logger, extraRoutes, ...(tap === undefined ? {} : { tap }) })
   await app.ready()
   const listener = new OrbtileListener(app.server, endpoint, () => store.token, options.socketPath === undefined)
   const control = new OrbtileControl(store, listener, clock, endpoint)

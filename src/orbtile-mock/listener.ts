@@ -19,7 +19,7 @@ export class OrbtileListener {
   readonly #server: Server
   readonly #endpoint: OrbtileEndpoint
   readonly #token: () => string
-  readonly #defaultSocket: boolean
+  #defaultSocket: boolean
   #listening = false
 
   /** `defaultSocket`: the socket path is the fake's own default, whose folder must be private (socket.ts). */
@@ -77,6 +77,18 @@ export class OrbtileListener {
   /** OT-023, OT-A04: after a new token, the file says so (while listening; else the next open writes it). */
   tokenChanged (): void {
     if (this.#listening) this.#writeDiscovery()
+  }
+
+  /**
+   * The app comes back on another socket (a restart, as the client suites play it): the file is removed, the old
+   * socket closed with its connections, and the new one bound before the file names it.
+   */
+  async moveTo (socketPath: string): Promise<void> {
+    const was = this.#listening
+    await this.shut()
+    this.#endpoint.socketPath = socketPath
+    this.#defaultSocket = false
+    if (was) await this.open()
   }
 
   /** Connections do not survive a restart of the app (OT-023). */

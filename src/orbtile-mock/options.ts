@@ -2,6 +2,7 @@ import type { FastifyServerOptions } from 'fastify'
 import type { Clock, ClockMode } from '../shared/clock.js'
 import type { OrbtileRoute } from './app.js'
 import type { ProcessCheck } from './sessions/process-table.js'
+import type { OrbtileTap } from './tap.js'
 import { optionsValidator } from '../shared/options.js'
 import { FAULTS, type Fault } from './faults.js'
 
@@ -42,9 +43,14 @@ export interface OrbtileMockOptions {
    * prove that the suite's cases bite (see faults.ts). No CLI flag sets it. Default none.
    */
   faults?: readonly Fault[]
+  /**
+   * The client suites' and `orbtest up --judge`'s view of the wire (tap.ts): every request and reply, and the wire's
+   * faults. Without one, the fake installs none of its hooks.
+   */
+  tap?: OrbtileTap
 }
 
-type Live = 'discoveryPath' | 'socketPath' | 'clock' | 'logger' | 'extraRoutes' | 'pidCheck'
+type Live = 'discoveryPath' | 'socketPath' | 'clock' | 'logger' | 'extraRoutes' | 'pidCheck' | 'tap'
 /** The options after validation and defaults; the live objects (clock, logger, routes, pid check) pass through. */
 export type ResolvedOrbtileOptions = Required<Omit<OrbtileMockOptions, Live>> & Pick<OrbtileMockOptions, Live>
 
@@ -66,5 +72,5 @@ const schema = {
 
 /** Validates, defaults and freezes the options of one fake Orbtile. */
 export const resolveOrbtileOptions = optionsValidator<ResolvedOrbtileOptions>(
-  'orbtile', schema, ['clock', 'logger', 'extraRoutes', 'pidCheck']
+  'orbtile', schema, ['clock', 'logger', 'extraRoutes', 'pidCheck', 'tap']
 )

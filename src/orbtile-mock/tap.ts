@@ -1,0 +1,174 @@
+import type { IncomingMessage, Server } from 'node:http'
+import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Clock, TimerHandle } from '../shared/clock.js'
+import { errors, type OrbtileError } from './errors.js'
+
+/**
+ * A tap on the fake's wire, for the client suites (conformance/orbtile-client) and `orbtest up --judge`: it sees
+ * every request the fake receives and every reply it sends, and may play the wire's faults on them (a 429 the fake
+ * did not decide, a reply held back, a connection cut, fields added to a reply). Without a tap the fake installs no
+ * hook at all, so its own tests and benchmarks measure the fake alone.
+ */
+export interface OrbtileTap {
+  /** A request's head arrived (before any check of the pipeline). What the wire does to it, if anything. */
+  request(head: TapHead): WirePlan | undefined
+  /** The exchange is over: answered, or its connection closed first. */
+  exchange(record: TapExchange): void
+  /** Bytes Node's parser could not read as HTTP, on a connection. */
+  malformed(connection: number, reason: string, bytes: Buffer | undefined): void
+  /** A connection opened (numbered from 1 per fake) or closed. */
+  connection?(id: number, open: boolean): void
+}
+
+export interface TapHead {
+  /** The request's number on this fake, from 1. */
+  request: number
+  connection: number
+  method: string
+  target: string
+  httpVersion: string
+  headers: IncomingMessage['headers']
+}
+
+/** What the wire does to one exchange. Every field is optional; an empty plan serves the request as usual. */
+export interface WirePlan {
+  /** Answer `rate_limited` with this Retry-After (seconds) before the fake sees the request. */
+  refuse429?: number
+  /** Cut the connection this long after the head arrived, unless the reply went out first. */
+  resetAfterMs?: number
+  /** Hold the reply back: a fixed time, or a time worked out from the parsed request body (a poll's deadline). */
+  holdMs?: number | ((body: unknown) => number)
+  /** Rewrite the reply body (parsed JSON) before it goes out; the names say what was done, for the journal. */
+  rewrite?: (reply: unknown, body: unknown) => unknown
+  /** What the wire did, in words, for the journal; the tap's `exchange` receives it back. */
+  notes?: string[]
+}
+
+export interface TapExchange extends TapHead {
+  /** The raw request body, when the fake read one. */
+  body: Buffer | undefined
+  /** The body's length as the head announced it. */
+  contentLength: number
+  status: number
+  replyHeaders: Record<string, string>
+  reply: string
+  /** The reply was sent whole; false when the connection was cut first. */
+  finished: boolean
+  notes: string[]
+}
+
+interface Pending {
+  head: TapHead
+  plan: WirePlan
+  body?: Buffer
+  reply?: string
+  reset?: TimerHandle
+}
+
+const pending = new WeakMap<IncomingMessage, Pending>()
+
+/** Stashes a request's raw body for the tap (called by the body parser, before it parses). */
+export function tapBody (request: FastifyRequest, body: Buffer): void {
+  const entry = pending.get(request.raw)
+  if (entry !== undefined) entry.body = body
+}
+
+/**
+ * Installs the tap's hooks on a fake's app: the first onRequest hook (before the pipeline), an onSend hook (holds and
+ * rewrites), and a close listener on each reply. Connections are numbered from 1 in the order they open.
+ */
+export function installTap (app: FastifyInstance<Server>, tap: OrbtileTap, clock: Clock):
+(err: Error & { code?: string, rawPacket?: unknown }, socket: Duplex) => void {
+  const ids = new WeakMap<Socket, number>()
+  let next = 1
+  app.server.on('connection', (socket: Socket) => {
+    const id = next++
+    ids.set(socket, id)
+    tap.connection?.(id, true)
+    socket.once('close', () => tap.connection?.(id, false))
+  })
+  const connectionOf = (socket: Socket | null | undefined): number => (socket == null ? 0 : ids.get(socket) ?? 0)
+  let requests = 0
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const raw = request.raw
+    const head: TapHead = {
+      request: ++requests,
+      connection: connectionOf(raw.socket),
+      method: raw.method ?? '',
+      target: raw.url ?? '',
+      httpVersion: raw.httpVersion,
+      headers: raw.headers
+    }
+    let plan: WirePlan = {}
+    try {
+      plan = tap.request(head) ?? {}
+    } catch {}
+    const entry: Pending = { head, plan }
+    pending.set(raw, entry)
+    reply.raw.once('close', () => {
+      if (entry.reset !== undefined) clock.clearTimer(entry.reset)
+      const length = Number(raw.headers['content-length'] ?? 0)
+      tap.exchange({
+        ...head,
+        body: entry.body,
+        contentLength: Number.isFinite(length) ? length : 0,
+        status: reply.raw.statusCode,
+        replyHeaders: stringHeaders(reply.raw.getHeaders()),
+        reply: entry.reply ?? '',
+        finished: reply.raw.writableFinished,
+        notes: [...(plan.notes ?? []), ...(reply.raw.writableFinished ? [] : ['connection cut before the reply'])]
+      })
+    })
+    if (plan.resetAfterMs !== undefined) {
+      entry.reset = clock.setTimer(plan.resetAfterMs, () => { raw.socket?.destroy() })
+    }
+    if (plan.refuse429 !== undefined) {
+      done(refusal(plan.refuse429))
+      return
+    }
+    done()
+  })
+
+  app.addHook('onSend', async (request, _reply, payload) => {
+    const entry = pending.get(request.raw)
+    if (entry === undefined) return payload
+    let text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : ''
+    const { rewrite, holdMs } = entry.plan
+    if (rewrite !== undefined && text !== '') {
+      try {
+        text = JSON.stringify(rewrite(JSON.parse(text), request.body))
+      } catch {}
+    }
+    entry.reply = text
+    const hold = typeof holdMs === 'function' ? holdMs(request.body) : holdMs
+    if (hold !== undefined && hold > 0) await new Promise<void>((resolve) => clock.setTimer(hold, resolve))
+    return rewrite === undefined ? payload : text
+  })
+
+  // Node reports a broken request once per chunk; the first report is the one the journal keeps.
+  const reported = new WeakSet<Duplex>()
+  return (err, socket) => {
+    // Only the parser's own errors (HPE_…) are bytes that are not HTTP; a socket's EPIPE or ECONNRESET is not.
+    if (reported.has(socket) || err.code?.startsWith('HPE_') !== true) return
+    reported.add(socket)
+    const bytes = Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined
+    try {
+      tap.malformed(connectionOf(socket as Socket), err.code ?? err.message, bytes)
+    } catch {}
+  }
+}
+
+function refusal (retryAfter: number): OrbtileError {
+  return errors.rateLimited('the wire answered 429 before the app saw the request', retryAfter)
+}
+
+function stringHeaders (headers: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : String(value)
+  }
+  return out
+}
