@@ -7,10 +7,12 @@ import { jsonIndex, junitXml, tapHeader, tapLine, tapSummary } from './report.js
 import type { CaseResult, ConformanceCase } from './case.js'
 import { runCases, runPassed, selectCases } from './runner.js'
 import type { SuiteEntry } from './suite.js'
+import type { ClientSuiteEntry } from './client/cli.js'
 
 export { TargetError } from './suite.js'
 
 export const CONFORMANCE_HELP = `Usage: orbtest conformance --target TARGET [flags]
+       orbtest conformance --client SUITE [flags] -- COMMAND [ARGS…]   (see --client orbtile --help)
 
 Runs property-based conformance cases against a server that claims to speak the Orbtile Adapter Protocol v1.2
 (orbtile, orbtile:PATH, unix:SOCKET targets) or the Orb bot API (http:// and https:// targets).
@@ -78,8 +80,15 @@ const FLAGS = {
 export async function conformance (
   argv: readonly string[],
   suites: readonly SuiteEntry[],
-  out: NodeJS.WritableStream = process.stdout
+  out: NodeJS.WritableStream = process.stdout,
+  clients: readonly ClientSuiteEntry[] = []
 ): Promise<number> {
+  // `--client SUITE -- COMMAND…` judges a client instead of a server: its own flags, its own runner.
+  const flags = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'))
+  if (flags.some((a) => a === '--client' || a.startsWith('--client='))) {
+    const { clientConformance } = await import('./client/cli.js')
+    return await clientConformance(argv, clients, out)
+  }
   const values = parseFlags(argv)
   if (values.help === true) {
     out.write(CONFORMANCE_HELP)

@@ -84,7 +84,8 @@ function yamlString (text: string): string {
   return JSON.stringify(text)
 }
 
-function xml (text: string): string {
+/** Text made safe for XML 1.0: markup escaped, and the characters XML cannot carry written as \\uXXXX. */
+export function xml (text: string): string {
   return (
     text
       .replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)

@@ -1,0 +1,191 @@
+import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs'
+import { randomInt } from 'node:crypto'
+import { delimiter, join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { flagMessage, joinNegativeValues, UsageError } from '../../src/cli/args.js'
+import { clientRunPassed, runClientSuite, type ClientSuite } from './engine.js'
+import { renderHtml } from './html.js'
+import type { CheckSummary } from './journal.js'
+import { clientJson, clientJunit, clientTapLine, clientTapSummary, scenarioComment } from './report.js'
+
+/** A client suite the command line can load by name, without loading the others. */
+export interface ClientSuiteEntry {
+  name: string
+  load(): Promise<ClientSuite<any>>
+}
+
+export const CLIENT_HELP = `Usage: orbtest conformance --client SUITE [flags] -- COMMAND [ARGS…]
+
+Judges a client: for each scenario, orbtest starts a fresh fake, runs COMMAND against it, plays the scenario (the
+user, the app, the wire), stops COMMAND (SIGTERM, then SIGKILL after 2 s) and checks everything it did against
+the protocol's client rules. TAP on stdout; exit 0 when no required rule failed, 1 when one did, 2 for a usage
+error or a command that cannot be run.
+
+Suites:
+  orbtile                  an Orbtile adapter: COMMAND gets HOME and TMPDIR (fresh folders) and ORBTILE_DISCOVERY
+                           (the discovery file, also at the spec's path under HOME), with orbtest's own environment
+
+Flags:
+  --scenarios N            generated scenarios after the tours (default 8; 0 for the tours alone)
+  --tour NAME              play only this tour (repeatable; "none" for no tour); see --list
+  --seed N                 the seed the scenarios are generated from (default: random, printed)
+  --path P                 replay the one generated scenario at fast-check's path P (with its --seed)
+  --jobs N                 scenarios played at once (default 4)
+  --shrink N               scenarios fast-check may play to shrink a failure (default 8; 0 to skip)
+  --grep PREFIX            report only checks whose id starts with PREFIX (repeatable)
+  --junit FILE             also write JUnit XML
+  --json FILE              also write JSON (every check; the journal of each scenario with a finding)
+  --html FILE              also write one self-contained page: each scenario as a timeline
+  --expect-failures FILE   ids expected to fail, one per line: "OT-027 reason" (# starts a comment)
+  --strict                 SHOULDs (non-strict) and orbtest's decisions (informational) fail the run too
+  --list                   list the checks and the tours, and exit
+  --help, -h               this help
+`
+
+const FLAGS = {
+  client: { type: 'string' },
+  scenarios: { type: 'string' },
+  tour: { type: 'string', multiple: true },
+  seed: { type: 'string' },
+  path: { type: 'string' },
+  jobs: { type: 'string' },
+  shrink: { type: 'string' },
+  grep: { type: 'string', multiple: true },
+  junit: { type: 'string' },
+  json: { type: 'string' },
+  html: { type: 'string' },
+  'expect-failures': { type: 'string' },
+  strict: { type: 'boolean' },
+  list: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' }
+} as const
+
+/** `orbtest conformance --client …`: resolves to the exit code. */
+export async function clientConformance (
+  argv: readonly string[],
+  suites: readonly ClientSuiteEntry[],
+  out: NodeJS.WritableStream = process.stdout
+): Promise<number> {
+  const split = argv.indexOf('--')
+  const flags = split < 0 ? argv : argv.slice(0, split)
+  const command = split < 0 ? [] : argv.slice(split + 1)
+  const values = parse(flags)
+  if (values.help === true) {
+    out.write(CLIENT_HELP)
+    return 0
+  }
+  const name = values.client as string
+  const entry = suites.find((s) => s.name === name)
+  if (entry === undefined) throw new UsageError(`--client takes ${suites.map((s) => s.name).join(' or ')}, not ${JSON.stringify(name)}`)
+  const suite = await entry.load()
+  const grep = (values.grep as string[] | undefined) ?? []
+  const shown = (checks: readonly CheckSummary[]): CheckSummary[] =>
+    checks.filter((c) => grep.length === 0 || grep.some((g) => c.id.startsWith(g)))
+  if (grep.length > 0 && !suite.checks.some((c) => grep.some((g) => c.id.startsWith(g)))) {
+    throw new UsageError(`--grep ${grep.join(' ')} selects no check; see --list`)
+  }
+  if (values.list === true) {
+    for (const c of suite.checks) out.write(`${c.id.padEnd(12)} ${c.level.padEnd(9)} ${c.title}\n`)
+    for (const t of suite.tours) out.write(`tour:${t.name.padEnd(11)} ${suite.describe(t.scenario)}\n`)
+    return 0
+  }
+  if (command.length === 0) throw new UsageError('give the client to judge after --, for example: --client orbtile -- ./my-adapter')
+  checkRunnable(command[0]!)
+  const tours = values.tour as string[] | undefined
+  for (const t of tours ?? []) {
+    if (t !== 'none' && !suite.tours.some((x) => x.name === t)) throw new UsageError(`--tour takes ${suite.tours.map((x) => x.name).join(', ')} or none, not ${JSON.stringify(t)}`)
+  }
+  const seed =
+    values.seed === undefined ? randomInt(2 ** 31) : integer(values.seed as string, 'seed', -(2 ** 31), 2 ** 31 - 1)
+  const scenarios = values.scenarios === undefined ? 8 : integer(values.scenarios as string, 'scenarios', 0, 10_000)
+  const path = values.path as string | undefined
+  if (path !== undefined && !/^\d+(?::\d+)*$/.test(path)) {
+    throw new UsageError(`--path takes fast-check's path, such as 3:0:1, not ${JSON.stringify(path)}`)
+  }
+  const expectFailures =
+    values['expect-failures'] === undefined
+      ? new Map<string, string>()
+      : readExpectations(values['expect-failures'] as string)
+  const plannedTours =
+    path !== undefined ? 0 : suite.tours.filter((t) => tours === undefined || tours.includes(t.name)).length
+  const total = path !== undefined ? 1 : plannedTours + scenarios
+  if (total === 0) throw new UsageError('nothing to play: --tour none with --scenarios 0')
+
+  const selected = shown(suite.checks.map((c) => ({ ...c, verdict: 'pass', exercised: 0, violationCount: 0 })))
+  out.write(`TAP version 14\n# ${suite.title}: ${JSON.stringify(command.join(' '))}; seed ${seed}; ${path === undefined ? `${plannedTours} tours and ${scenarios} generated scenarios` : `the scenario at path ${path}`}\n`)
+  const report = await runClientSuite(suite, {
+    command,
+    seed,
+    scenarios,
+    ...(path === undefined ? {} : { path }),
+    ...(tours === undefined ? {} : { tours: tours.filter((t) => t !== 'none') }),
+    jobs: values.jobs === undefined ? 4 : integer(values.jobs as string, 'jobs', 1, 64),
+    shrinkRuns: values.shrink === undefined ? 8 : integer(values.shrink as string, 'shrink', 0, 1000),
+    strict: values.strict === true,
+    expectFailures,
+    onScenario: (s, done, all) => out.write(scenarioComment(s, done, all))
+  })
+  const checks = shown(report.checks)
+  out.write(`1..${selected.length}\n`)
+  checks.forEach((c, i) => out.write(clientTapLine(c, i + 1)))
+  for (const id of expectFailures.keys()) {
+    const c = report.checks.find((x) => x.id === id)
+    if (c === undefined) out.write(`# --expect-failures names ${id}, which this suite has no check for\n`)
+    else if (c.verdict === 'pass') out.write(`# ${id} was expected to fail and passed: take it out of the expected-failures file\n`)
+  }
+  out.write(clientTapSummary(report, checks))
+  if (values.junit !== undefined) writeFileSync(values.junit as string, clientJunit(report, checks))
+  if (values.json !== undefined) writeFileSync(values.json as string, clientJson(report, checks))
+  if (values.html !== undefined) writeFileSync(values.html as string, renderHtml({ ...report, checks }))
+  return clientRunPassed({ ...report, checks }) ? 0 : 1
+}
+
+function parse (argv: readonly string[]): Record<string, string | boolean | string[] | undefined> {
+  const valued = new Set(Object.entries(FLAGS).filter(([, f]) => f.type === 'string').map(([n]) => n))
+  try {
+    return parseArgs({ args: joinNegativeValues(argv, valued), strict: true, allowPositionals: false, options: FLAGS })
+      .values
+  } catch (err) {
+    throw new UsageError(flagMessage(err as Error))
+  }
+}
+
+/** A command that cannot be run is a usage error (exit 2), not a failing client. */
+function checkRunnable (program: string): void {
+  const candidates = program.includes('/')
+    ? [program]
+    : (process.env.PATH ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, program))
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants.X_OK)
+      return
+    } catch {}
+  }
+  throw new UsageError(`cannot run ${JSON.stringify(program)}: ${program.includes('/') ? 'no executable file there' : 'not found on PATH'}`)
+}
+
+function readExpectations (file: string): Map<string, string> {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
+  const map = new Map<string, string>()
+  for (const [n, raw] of text.split('\n').entries()) {
+    const line = raw.replace(/#.*$/, '').trim()
+    if (line === '') continue
+    const match = /^((?:OTC?|ORBC?)-A?\d{2,3})\s+(\S.*)$/.exec(line)
+    if (match === null) throw new UsageError(`${file}:${n + 1}: write "OT-027 the reason it fails"`)
+    map.set(match[1]!, match[2]!)
+  }
+  return map
+}
+
+function integer (raw: string, name: string, min: number, max: number): number {
+  if (!/^-?\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not ${JSON.stringify(raw)}`)
+  return Number(raw)
+}

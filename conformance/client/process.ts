@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process'
+import { lstatSync, readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+
+/** How the client's run ended. */
+export interface ClientExit {
+  /** `stopped`: it exited after SIGTERM; `killed`: SIGKILL after the grace; `exited`: on its own, before the stop. */
+  how: 'stopped' | 'killed' | 'exited' | 'not-started'
+  code: number | null
+  signal: string | null
+  /** When it ended, on the journal's clock (ms). */
+  at: number
+  /** The spawn error (`ENOENT`), when the command could not start. */
+  error?: string
+}
+
+/** What is kept of an output stream for the secret scan: everything up to this many bytes, then a count. */
+const OUTPUT_LIMIT = 8 * 1024 * 1024
+
+/**
+ * A client under test: its own process group (so `sh -c`, `npm run` and their children stop together), its output
+ * read line by line, stopped with SIGTERM and then SIGKILL after the grace period.
+ */
+export class ClientProcess {
+  readonly #exited: Promise<ClientExit>
+  readonly #pid: number | undefined
+  #exit: ClientExit | undefined
+  #stopping = false
+  readonly #output: { stdout: string[], stderr: string[] } = { stdout: [], stderr: [] }
+  #bytes = 0
+
+  constructor (
+    command: readonly string[],
+    env: NodeJS.ProcessEnv,
+    now: () => number,
+    onLine: (stream: 'stdout' | 'stderr', line: string) => void
+  ) {
+    const child = spawn(command[0]!, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    this.#pid = child.pid
+    for (const stream of ['stdout', 'stderr'] as const) {
+      let partial = ''
+      child[stream].setEncoding('utf8')
+      child[stream].on('data', (chunk: string) => {
+        if (this.#bytes < OUTPUT_LIMIT) this.#output[stream].push(chunk)
+        this.#bytes += chunk.length
+        const lines = (partial + chunk).split('\n')
+        partial = lines.pop()!
+        for (const line of lines) onLine(stream, line.replace(/\r$/, ''))
+      })
+      child[stream].on('end', () => { if (partial !== '') onLine(stream, partial) })
+    }
+    this.#exited = new Promise((resolve) => {
+      child.once('error', (err: NodeJS.ErrnoException) => {
+        resolve(
+          (this.#exit ??= { how: 'not-started', code: null, signal: null, at: now(), error: err.code ?? err.message })
+        )
+      })
+      child.once('exit', (code, signal) => {
+        const how = this.#stopping ? (signal === 'SIGKILL' ? 'killed' : 'stopped') : 'exited'
+        resolve(this.#exit ??= { how, code, signal, at: now() })
+      })
+    })
+  }
+
+  /** Resolves when the process has ended, however. */
+  get exited (): Promise<ClientExit> {
+    return this.#exited
+  }
+
+  /** Whether it ended on its own before being stopped. */
+  get ended (): ClientExit | undefined {
+    return this.#exit
+  }
+
+  /** Everything it wrote (up to a bound), for the secret scan. */
+  output (stream: 'stdout' | 'stderr'): string {
+    return this.#output[stream].join('')
+  }
+
+  /** SIGTERM to its group, then SIGKILL once `graceMs` pass; resolves with how it ended. */
+  async stop (graceMs: number): Promise<ClientExit> {
+    if (this.#exit !== undefined) return this.#exit
+    this.#stopping = true
+    this.#signal('SIGTERM')
+    let timer: NodeJS.Timeout | undefined
+    const killed = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.#signal('SIGKILL')
+        resolve()
+      }, graceMs)
+    })
+    await Promise.race([this.#exited, killed])
+    clearTimeout(timer)
+    const exit = await this.#exited
+    // Children that outlived their parent go with the group.
+    this.#signal('SIGKILL')
+    return exit
+  }
+
+  #signal (signal: NodeJS.Signals): void {
+    if (this.#pid === undefined) return
+    try {
+      process.kill(-this.#pid, signal)
+    } catch {}
+  }
+}
+
+/** A secret found where it must not be: a file under the client's HOME or TMPDIR. */
+export interface SecretFound {
+  /** `$HOME/…` or `$TMPDIR/…`. */
+  where: string
+  label: string
+}
+
+/**
+ * Looks for each secret in the files below the given folders (skipping `skip`, the discovery file orbtest itself
+ * wrote): at most `maxFiles` files of at most 1 MiB each, symbolic links not followed.
+ */
+export function scanFiles (
+  roots: ReadonlyArray<{ name: string, path: string }>,
+  secrets: ReadonlyMap<string, string>,
+  skip: ReadonlySet<string>,
+  maxFiles = 500
+): SecretFound[] {
+  const found: SecretFound[] = []
+  let files = 0
+  const walk = (root: { name: string, path: string }, dir: string, depth: number): void => {
+    let names: string[]
+    try {
+      names = readdirSync(dir)
+    } catch {
+      return
+    }
+    for (const name of names) {
+      const path = join(dir, name)
+      if (skip.has(path) || files >= maxFiles) continue
+      let stat
+      try {
+        stat = lstatSync(path)
+      } catch {
+        continue
+      }
+      if (stat.isDirectory() && depth < 12) walk(root, path, depth + 1)
+      if (!stat.isFile() || stat.size > 1024 * 1024) continue
+      files++
+      let text: string
+      try {
+        text = readFileSync(path, 'latin1')
+      } catch {
+        continue
+      }
+      for (const [value, label] of secrets) {
+        if (text.includes(value)) found.push({ where: `$${root.name}/${relative(root.path, path)}`, label })
+      }
+    }
+  }
+  for (const root of roots) walk(root, root.path, 0)
+  return found
+}

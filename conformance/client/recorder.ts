@@ -1,0 +1,125 @@
+import type { JournalEntry, Millis } from './journal.js'
+
+/** Bodies and replies kept in a report are cut to this many characters (the checks see them whole). */
+export const BODY_LIMIT = 4096
+
+type Unnumbered<E> = E extends JournalEntry ? Omit<E, 'seq'> : never
+
+/**
+ * The secrets of a run (the discovery token, each adapter token) and the label each is shown as: nothing a report
+ * keeps (journal, violations, output lines) holds a token, only `<adapter token 1>`.
+ */
+export class Secrets {
+  readonly #labels = new Map<string, string>()
+
+  /** Learns a secret; the first time, under `<what N>`. Returns its label. */
+  add (value: string, what: string): string {
+    let label = this.#labels.get(value)
+    if (label === undefined && value.length >= 8) {
+      const n = [...this.#labels.values()].filter((l) => l.startsWith(`<${what} `)).length + 1
+      label = `<${what} ${n}>`
+      this.#labels.set(value, label)
+    }
+    return label ?? value
+  }
+
+  /** Every secret this run has seen, with its label. */
+  get all (): ReadonlyMap<string, string> {
+    return this.#labels
+  }
+
+  redact (text: string): string {
+    let out = text
+    for (const [value, label] of this.#labels) if (out.includes(value)) out = out.split(value).join(label)
+    return out
+  }
+}
+
+/**
+ * The journal as it is written: numbers entries, keeps redacted copies for the reports, and, when bounded (a long
+ * `--judge` run), keeps only the last `keep` entries and those pinned as evidence.
+ */
+export class JournalRecorder {
+  readonly #start: number
+  readonly #keep: number
+  readonly #secrets: Secrets
+  #entries: JournalEntry[] = []
+  readonly #pinned = new Map<number, JournalEntry>()
+  #next = 0
+
+  constructor (secrets: Secrets, keep = Infinity, start = performance.now()) {
+    this.#secrets = secrets
+    this.#keep = keep
+    this.#start = start
+  }
+
+  /** Milliseconds since the journal began. */
+  now (): Millis {
+    return Math.round((performance.now() - this.#start) * 10) / 10
+  }
+
+  /** Where the journal began, on the process's performance clock. */
+  get start (): number {
+    return this.#start
+  }
+
+  /**
+   * Numbers an entry and keeps a redacted, cut copy. Returns the whole entry with its number: what the checks
+   * see, and it must not be kept by them beyond what a violation needs.
+   */
+  add<E extends JournalEntry> (entry: Unnumbered<E>): E {
+    const numbered = { ...entry, seq: this.#next++ } as unknown as E
+    this.#entries.push(this.#redacted(numbered))
+    if (this.#entries.length > this.#keep * 2) {
+      const cut = this.#entries.length - this.#keep
+      this.#entries = this.#entries.slice(cut)
+    }
+    return numbered
+  }
+
+  /** Keeps an entry for good: a violation cites it. */
+  pin (seq: number): void {
+    if (this.#pinned.has(seq)) return
+    const entry = this.#entries.find((e) => e.seq === seq)
+    if (entry !== undefined) this.#pinned.set(seq, entry)
+  }
+
+  /** The entries kept, in order: the pinned ones and the last ones. */
+  entries (): JournalEntry[] {
+    const tail = this.#entries.length > this.#keep ? this.#entries.slice(-this.#keep) : this.#entries
+    const first = tail[0]?.seq ?? Infinity
+    const earlier = [...this.#pinned.values()].filter((e) => e.seq < first)
+    return [...earlier.sort((a, b) => a.seq - b.seq), ...tail]
+  }
+
+  /** Entries left out to bound memory. */
+  get dropped (): number {
+    return Math.max(0, this.#next - this.entries().length)
+  }
+
+  #redacted (entry: JournalEntry): JournalEntry {
+    const r = (text: string): string => this.#secrets.redact(text)
+    const cut = (text: string): string => text.length > BODY_LIMIT
+      ? `${text.slice(0, BODY_LIMIT)}… (${text.length - BODY_LIMIT} more characters)`
+      : text
+    switch (entry.kind) {
+      case 'exchange': {
+        const headers: Record<string, string> = {}
+        for (const [k, v] of Object.entries(entry.headers)) headers[k] = r(v)
+        return {
+          ...entry,
+          target: r(entry.target),
+          headers,
+          ...(entry.body === undefined ? {} : { body: cut(r(entry.body)) }),
+          reply: cut(r(entry.reply))
+        }
+      }
+      case 'output':
+        return { ...entry, line: cut(r(entry.line)) }
+      case 'malformed':
+        return { ...entry, bytes: r(entry.bytes) }
+      case 'action':
+        return { ...entry, text: r(entry.text) }
+    }
+  }
+}
