@@ -1,3 +1,4 @@
+import type { ClientSuiteEntry } from './client/cli.js'
 import { conformance as runConformance } from './cli.js'
 import type { SuiteEntry } from './suite.js'
 
@@ -20,7 +21,12 @@ export const SUITES: readonly SuiteEntry[] = [
   }
 ]
 
+/** The client suites (`--client NAME`): each judges a client run against the suite's fake. */
+export const CLIENT_SUITES: readonly ClientSuiteEntry[] = [
+  { name: 'orbtile', load: async () => (await import('./orbtile-client/suite.js')).orbtileClientSuite }
+]
+
 /** `orbtest conformance …` over every suite: resolves to the exit code. */
 export function conformance (argv: readonly string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
-  return runConformance(argv, SUITES, out)
+  return runConformance(argv, SUITES, out, CLIENT_SUITES)
 }

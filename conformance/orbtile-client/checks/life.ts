@@ -1,0 +1,193 @@
+import { seconds, Tally, type CheckDef } from '../../client/check.js'
+import type { JournalEntry, Millis } from '../../client/journal.js'
+import { isObject, view, type OrbtileModel, type RouteKind } from '../model.js'
+import { check } from './wire.js'
+
+/** What the wire adds to a reply with unknown fields, and what it did to a proof: the notes the tap journals. */
+export const EXTRA_FIELDS_NOTE = 'unknown fields added'
+export const PROOF_NOTE = 'proof replaced (an impostor)'
+
+/** How long a scenario must go on after a reply with unknown fields for OT-008's comparison (OTC-08). */
+const AFTER_EXTRA_MS = 3000
+
+export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
+  check(
+    {
+      id: 'OTC-03',
+      title: 'the adapter stays up until it is stopped',
+      level: 'required',
+      exercise: 'any scenario'
+    },
+    (info) =>
+      new class extends Tally<OrbtileModel> {
+        observe (entry: JournalEntry): void {
+          if (entry.kind !== 'action' || entry.name !== 'exit') return
+          this.applied()
+          if (entry.data?.how !== 'exited' && entry.data?.how !== 'not-started') return
+          this.violate({
+            seq: entry.seq,
+            at: entry.at,
+            message:
+              entry.data.how === 'not-started'
+                ? `the command could not start: ${String(entry.data.error)}`
+                : `the adapter exited on its own after ${seconds(entry.at)}`,
+            expected: 'running until orbtest sends SIGTERM',
+            actual: entry.text
+          })
+        }
+      }(info)
+  ),
+
+  check(
+    {
+      id: 'OTC-05',
+      title: 'the adapter exits within 2 s of SIGTERM',
+      level: 'decision',
+      exercise: 'any scenario'
+    },
+    (info) =>
+      new class extends Tally<OrbtileModel> {
+        observe (entry: JournalEntry): void {
+          if (entry.kind !== 'action' || entry.name !== 'exit') return
+          if (entry.data?.how === 'stopped' || entry.data?.how === 'killed') this.applied()
+          if (entry.data?.how === 'killed') {
+            this.violate({
+              seq: entry.seq,
+              at: entry.at,
+              message: 'still running 2 s after SIGTERM: killed',
+              expected: 'an exit after SIGTERM',
+              actual: entry.text
+            })
+          }
+        }
+      }(info)
+  ),
+
+  check({
+    id: 'OT-022',
+    title: 'the adapterToken never appears in stdout, stderr, or a file under HOME or TMPDIR',
+    level: 'required',
+    exercise: 'a registration'
+  }, (info) => new class extends Tally<OrbtileModel> {
+    observe (entry: JournalEntry, model: OrbtileModel): void {
+      if (entry.kind === 'action' && entry.name === 'scanned') this.applied(model.adapterTokens.size > 0 ? 1 : 0)
+      if (entry.kind !== 'action' || entry.name !== 'secret-found') return
+      this.violate({
+        seq: entry.seq,
+        at: entry.at,
+        message: `${String(entry.data?.label)} found in ${String(entry.data?.where)}`,
+        expected: 'the adapter token in memory only: never logged, never written',
+        actual: `in ${String(entry.data?.where)}`
+      })
+    }
+  }(info)),
+
+  check(
+    {
+      id: 'OT-008',
+      title: 'replies with unknown fields are handled as without them: the adapter stays up and goes on alike (OTC-08)',
+      level: 'required',
+      exercise: 'replies with unknown fields (tour:wire)'
+    },
+    (info) =>
+      new class extends Tally<OrbtileModel> {
+        #first: { at: Millis; seq: number } | undefined
+        readonly #before = new Map<RouteKind, number>()
+        readonly #after = new Set<RouteKind>()
+        #exited: { at: Millis; seq: number; text: string } | undefined
+        observe (entry: JournalEntry): void {
+          if (entry.kind === 'action' && entry.name === 'exit' && entry.data?.how === 'exited') {
+            this.#exited = { at: entry.at, seq: entry.seq, text: entry.text }
+          }
+          if (entry.kind !== 'exchange') return
+          const route = view(entry).route
+          if (this.#first === undefined) {
+            this.#before.set(route, (this.#before.get(route) ?? 0) + 1)
+            if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) this.#first = { at: entry.end, seq: entry.seq }
+          } else if (entry.at > this.#first.at) {
+            this.#after.add(route)
+          }
+          if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) this.applied()
+        }
+
+        override finish (_model: OrbtileModel, end: Millis): void {
+          const first = this.#first
+          if (first === undefined) return
+          if (this.#exited !== undefined && this.#exited.at > first.at) {
+            this.violate({
+              seq: this.#exited.seq,
+              at: this.#exited.at,
+              message: 'the adapter exited after replies with unknown fields',
+              expected: 'unknown reply fields ignored',
+              actual: this.#exited.text
+            })
+            return
+          }
+          if (end - first.at < AFTER_EXTRA_MS) return
+          const missing = [...this.#before].filter(
+            ([route, n]) => n >= 2 && (route === 'session' || route === 'events') && !this.#after.has(route)
+          )
+          if (missing.length > 0) {
+            this.violate({
+              seq: first.seq,
+              at: first.at,
+              message: 'after a reply with unknown fields, the adapter stopped making requests it made before',
+              expected: `${missing.map(([r]) => r).join(' and ')} requests again`,
+              actual: `none in ${seconds(end - first.at)}`
+            })
+          }
+        }
+      }(info)
+  ),
+
+  check(
+    {
+      id: 'OT-039',
+      title:
+        'an adapter that checks the proof sends a fresh 16..64-hex nonce, and trusts no socket whose proof is wrong',
+      level: 'required',
+      exercise: 'GET /info with X-Orbtile-Nonce (only adapters that check the proof are bound)'
+    },
+    (info) =>
+      new class extends Tally<OrbtileModel> {
+        readonly #nonces = new Set<string>()
+        #impostorSince: Millis | undefined
+        observe (entry: JournalEntry): void {
+          if (entry.kind === 'action' && (entry.name === 'restart' || entry.name === 'regenerate')) {
+            this.#impostorSince = undefined
+          }
+          if (entry.kind !== 'exchange') return
+          const v = view(entry)
+          const nonce = entry.headers['x-orbtile-nonce']
+          if (v.route === 'info' && nonce !== undefined) {
+            this.applied()
+            const at = { seq: entry.seq, at: entry.at }
+            if (!/^[0-9A-Fa-f]{16,64}$/.test(nonce)) {
+              this.violate({
+                ...at,
+                message: 'a nonce that is not 16..64 hex characters',
+                expected: '16 to 64 hex characters',
+                actual: nonce
+              })
+            }
+            if (this.#nonces.has(nonce)) {
+              this.violate({ ...at, message: 'a nonce used before', expected: 'a fresh random nonce', actual: nonce })
+            }
+            this.#nonces.add(nonce)
+            if (entry.wire?.includes(PROOF_NOTE) === true) this.#impostorSince ??= entry.end
+          }
+          const since = this.#impostorSince
+          const trusting = v.route === 'register' || v.route === 'session' || v.route === 'batch'
+          if (since !== undefined && trusting && entry.at > since && isObject(v.body)) {
+            this.violate({
+              seq: entry.seq,
+              at: entry.at,
+              message: `${entry.method} ${entry.target} after GET /info gave a wrong proof`,
+              expected: 'no registration and no session data to an impostor',
+              actual: 'sent'
+            })
+          }
+        }
+      }(info)
+  )
+]

@@ -1,0 +1,169 @@
+import { seconds, Tally, type CheckDef } from '../../client/check.js'
+import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
+import { isObject, view, type OrbtileModel } from '../model.js'
+import { check } from './wire.js'
+
+/** Clock slack when comparing the adapter's waits with ours: timers and the event loop are not exact. */
+const SLACK_MS = 50
+
+/** OT-A20: the bucket a request draws from: its adapter id's, or the shared one. */
+function bucketOf (e: JournalExchange): string {
+  return view(e).adapterId ?? '(shared)'
+}
+
+interface Closed { until: Millis, seq: number, after: number, end: Millis }
+interface Live { ttl: number, last: Millis, since: Millis, judged: boolean, seq: number }
+
+export const PACE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
+  check({
+    id: 'OT-027',
+    title: 'at most 20 requests a second (burst 60), and nothing on a refused bucket before its Retry-After',
+    level: 'required',
+    exercise: 'a 429 with Retry-After (tour:wire)'
+  }, (info) => new class extends Tally<OrbtileModel> {
+    /** Until when each bucket is closed to the adapter, and the refusal that closed it. */
+    readonly #closed = new Map<string, Closed>()
+    #overRate = 0
+    observe (entry: JournalEntry): void {
+      if (entry.kind !== 'exchange') return
+      const bucket = bucketOf(entry)
+      const closed = this.#closed.get(bucket)
+      if (closed !== undefined && entry.at >= closed.end && entry.seq !== closed.seq) {
+        this.applied()
+        const waited = seconds(entry.at - closed.end)
+        if (entry.at + SLACK_MS < closed.until) {
+          this.violate({
+            seq: entry.seq,
+            at: entry.at,
+            message: `${entry.method} ${entry.target} sent ${waited} after a 429 that said Retry-After: ${closed.after}`,
+            expected: `no request on this bucket for ${closed.after} s`,
+            actual: `a request after ${waited}`
+          })
+        }
+        if (entry.at >= closed.until) this.#closed.delete(bucket)
+      }
+      if (entry.status !== 429) return
+      const after = Number(entry.replyHeaders['retry-after'] ?? 1)
+      const wait = Number.isFinite(after) ? after : 1
+      this.#closed.set(bucket, { until: entry.end + wait * 1000, seq: entry.seq, after: wait, end: entry.end })
+      if (view(entry).byWire) return
+      this.#overRate++
+      if (this.#overRate > 1) return
+      this.applied()
+      this.violate({
+        seq: entry.seq,
+        at: entry.at,
+        message: 'the app refused a request for the rate: more than 60 + 20·t requests in t seconds',
+        expected: 'at most 20 requests a second, burst 60 (OT-026)',
+        actual: 'rate_limited from the app'
+      })
+    }
+
+    override finish (): void {
+      if (this.#overRate > 1) this.note = `${this.#overRate} requests refused for the rate`
+    }
+  }(info)),
+
+  check({
+    id: 'OT-113',
+    title: 'each live session gets an update or heartbeat more often than every ttlSeconds',
+    level: 'required',
+    exercise: 'a session that lives longer than its ttlSeconds (tour:heartbeat lasts 12 s: use ttlSeconds 10)'
+  }, (info) => new class extends Tally<OrbtileModel> {
+    readonly #sessions = new Map<string, Live>()
+    #stopped = false
+    observe (entry: JournalEntry, model: OrbtileModel): void {
+      // What the adapter does once it is told to stop (unregistering) ends no gap: gaps are judged at the stop.
+      if (entry.kind === 'action' && entry.name === 'stop' && !this.#stopped) {
+        this.#stopped = true
+        for (const [key, s] of this.#sessions) this.#gap(key, s, entry.at, model)
+      }
+      if (this.#stopped) return
+      if (entry.kind === 'action') {
+        const all = entry.data?.leasesEnd === true
+        const one = typeof entry.data?.leaseEnds === 'string' ? `${entry.data.leaseEnds}/` : undefined
+        for (const key of [...this.#sessions.keys()]) {
+          if (all || (one !== undefined && key.startsWith(one))) this.#sessions.delete(key)
+        }
+      }
+      if (entry.kind !== 'exchange') return
+      const v = view(entry)
+      if (!v.ok || v.adapterId === undefined) return
+      const mine = (key: string): boolean => key.startsWith(`${v.adapterId}/`)
+      if (v.route === 'unregister') {
+        for (const key of [...this.#sessions.keys()]) if (mine(key)) this.#sessions.delete(key)
+      }
+      if (v.route === 'session' && isObject(v.body)) {
+        this.#contact(`${v.adapterId}/${v.sessionId}`, v.body, entry, model)
+      }
+      if (v.route === 'batch' && isObject(v.body) && Array.isArray(v.body.sessions)) {
+        const listed = new Set<string>()
+        for (const item of v.body.sessions) {
+          if (!isObject(item) || typeof item.id !== 'string') continue
+          listed.add(`${v.adapterId}/${item.id}`)
+          this.#contact(`${v.adapterId}/${item.id}`, item, entry, model)
+        }
+        // OT-114: a batch ends the sessions it leaves out.
+        for (const key of [...this.#sessions.keys()]) if (mine(key) && !listed.has(key)) this.#sessions.delete(key)
+      }
+    }
+
+    #contact (key: string, body: Record<string, unknown>, e: JournalExchange, model: OrbtileModel): void {
+      const known = this.#sessions.get(key)
+      const ttl = typeof body.ttlSeconds === 'number' ? body.ttlSeconds : known?.ttl ?? 120
+      if (known !== undefined) this.#gap(key, known, e.at, model, e.seq)
+      const since = known?.since ?? e.at
+      this.#sessions.set(key, { ttl, last: e.at, since, judged: known?.judged ?? false, seq: e.seq })
+    }
+
+    #gap (key: string, s: Live, now: Millis, model: OrbtileModel, seq?: number): void {
+      if (now - s.since >= s.ttl * 1000 && !s.judged) {
+        s.judged = true
+        this.applied()
+      }
+      // The app being away (API off, a restart) is no fault of the adapter's.
+      if (now - s.last < s.ttl * 1000 || model.awayDuring(s.last, now)) return
+      this.violate({
+        // At the stop, the last contact is where the silence began.
+        seq: seq ?? s.seq,
+        at: s.last,
+        message: `session ${key} went ${seconds(now - s.last)} without an update or heartbeat; its ttlSeconds is ${s.ttl}`,
+        expected: `a heartbeat within ${s.ttl} s`,
+        actual: `${seconds(now - s.last)} of silence${seq === undefined ? ' (until the scenario ended)' : ''}`
+      })
+    }
+
+    override finish (model: OrbtileModel, end: Millis): void {
+      if (!this.#stopped) for (const [key, s] of this.#sessions) this.#gap(key, s, end, model)
+    }
+  }(info)),
+
+  check({
+    id: 'OT-134',
+    title: 'the adapter never has more than one events poll outstanding',
+    level: 'required',
+    exercise: 'an events poll (declare a capability: tap, approvals or questions)'
+  }, (info) => new class extends Tally<OrbtileModel> {
+    readonly #polls = new Map<string, Array<{ at: Millis, end: Millis, seq: number }>>()
+    observe (entry: JournalEntry): void {
+      if (entry.kind !== 'exchange') return
+      const v = view(entry)
+      if (v.route !== 'events' || v.adapterId === undefined) return
+      this.applied()
+      const recent = this.#polls.get(v.adapterId) ?? []
+      const overlap = recent.find((p) => p.at < entry.end && entry.at < p.end)
+      if (overlap !== undefined || v.code === 'poll_pending') {
+        this.violate({
+          seq: entry.seq,
+          at: entry.at,
+          message: `a poll of ${v.adapterId} sent while another was outstanding`,
+          expected: 'one events poll at a time: the next only once the last has been answered',
+          actual: overlap === undefined ? 'poll_pending' : `polls #${overlap.seq} and #${entry.seq} overlap`
+        })
+      }
+      recent.push({ at: entry.at, end: entry.end, seq: entry.seq })
+      if (recent.length > 8) recent.shift()
+      this.#polls.set(v.adapterId, recent)
+    }
+  }(info))
+]

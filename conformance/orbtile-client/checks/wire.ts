@@ -1,0 +1,274 @@
+import { seconds, Tally, type CheckDef, type CheckInfo } from '../../client/check.js'
+import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
+import { BASE_PATH } from '../../../src/spec/orbtile.js'
+import { view, type OrbtileModel } from '../model.js'
+
+/** Makes a check definition from its info and a class whose instances judge one scenario. */
+export function check (info: CheckInfo, make: (info: CheckInfo) => Tally<OrbtileModel>): CheckDef<OrbtileModel> {
+  return { ...info, create: () => make(info) }
+}
+
+/** A check that looks at each request on its own. */
+abstract class PerRequest extends Tally<OrbtileModel> {
+  observe (entry: JournalEntry, model: OrbtileModel): void {
+    if (entry.kind === 'exchange') this.request(entry, model)
+  }
+
+  abstract request (e: JournalExchange, model: OrbtileModel): void
+
+  protected at (e: JournalExchange, message: string, expected: string, actual: string): void {
+    this.violate({ seq: e.seq, at: e.at, message: `${e.method} ${e.target}: ${message}`, expected, actual })
+  }
+}
+
+/** The window after an app restart in which an active adapter must reach the new socket. */
+export const RECONNECT_MS = 4000
+
+const JSON_TYPE = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
+
+export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
+  check({
+    id: 'OT-002',
+    title: 'the adapter reaches the socket the discovery file names, over HTTP/1.1, and finds a moved one',
+    level: 'required',
+    exercise: 'any request; a restart of the app on a new socket (tour:app)'
+  }, (info) => new class extends PerRequest {
+    #any = false
+    #restartAt: Millis | undefined
+    #reached = false
+    request (e: JournalExchange): void {
+      this.#any = true
+      this.applied()
+      if (e.httpVersion !== '1.1') this.at(e, 'not HTTP/1.1', 'HTTP/1.1', `HTTP/${e.httpVersion}`)
+      if (this.#restartAt !== undefined && e.at > this.#restartAt) this.#reached = true
+    }
+
+    override observe (entry: JournalEntry, model: OrbtileModel): void {
+      if (entry.kind === 'action' && entry.name === 'restart' && entry.data?.socketPath !== undefined) {
+        this.#judgeRestart(entry.at)
+        this.#restartAt = entry.at
+        this.#reached = false
+      }
+      if (entry.kind === 'malformed') this.#any = true
+      super.observe(entry, model)
+    }
+
+    override finish (_model: OrbtileModel, end: Millis): void {
+      if (!this.#any && end >= 1500) {
+        this.violate({
+          message: 'no request reached the socket the discovery file names',
+          expected: 'requests on the socket at socketPath',
+          actual: `nothing in ${seconds(end)}`
+        })
+      }
+      this.#judgeRestart(end)
+    }
+
+    #judgeRestart (now: Millis): void {
+      const at = this.#restartAt
+      if (at === undefined || this.#reached || now - at < RECONNECT_MS || !this.#any) return
+      this.#restartAt = undefined
+      this.violate({
+        at,
+        message: 'after the app restarted on a new socket, no request reached it',
+        expected: `a request on the new socket within ${seconds(RECONNECT_MS)} (read socketPath afresh)`,
+        actual: `none in ${seconds(now - at)}`
+      })
+    }
+  }(info)),
+
+  check({
+    id: 'OTC-02',
+    title: 'every request is well-formed HTTP/1.1 (OT-002)',
+    level: 'required',
+    exercise: 'any request'
+  }, (info) => new class extends Tally<OrbtileModel> {
+    observe (entry: JournalEntry): void {
+      if (entry.kind === 'exchange') this.applied()
+      if (entry.kind !== 'malformed') return
+      this.applied()
+      this.violate({
+        seq: entry.seq,
+        at: entry.at,
+        message: `bytes that are not an HTTP/1.1 request on connection ${entry.connection}`,
+        expected: 'an HTTP/1.1 request',
+        actual: `${entry.reason}: ${entry.bytes.slice(0, 80)}`
+      })
+    }
+  }(info)),
+
+  check({
+    id: 'OT-003',
+    title: "every request target is the discovery file's basePath followed by a route",
+    level: 'required',
+    exercise: 'any request'
+  }, (info) => new class extends PerRequest {
+    request (e: JournalExchange): void {
+      this.applied()
+      if (!e.target.startsWith(`${BASE_PATH}/`)) this.at(e, 'outside basePath', `${BASE_PATH}/…`, e.target)
+    }
+  }(info)),
+
+  check(
+    {
+      id: 'OT-011',
+      title: 'every request carries Host: localhost',
+      level: 'required',
+      exercise: 'any request'
+    },
+    (info) =>
+      new class extends PerRequest {
+        request (e: JournalExchange): void {
+          this.applied()
+          const host = e.headers.host
+          if (host !== 'localhost') {
+            this.at(e, 'wrong Host', 'Host: localhost', host === undefined ? 'no Host header' : `Host: ${host}`)
+          }
+        }
+      }(info)
+  ),
+
+  check(
+    {
+      id: 'OT-012',
+      title: 'every request carries Content-Type: application/json, GET /info included',
+      level: 'required',
+      exercise: 'any request'
+    },
+    (info) =>
+      new class extends PerRequest {
+        request (e: JournalExchange): void {
+          this.applied()
+          const type = e.headers['content-type']
+          if (type === undefined || !JSON_TYPE.test(type)) {
+            this.at(
+              e,
+              'wrong Content-Type',
+              'Content-Type: application/json',
+              type === undefined ? 'no Content-Type header' : `Content-Type: ${type}`
+            )
+          }
+        }
+      }(info)
+  ),
+
+  check(
+    {
+      id: 'OT-013',
+      title: 'every request carries Authorization: Bearer with the discovery token',
+      level: 'required',
+      exercise: 'any request'
+    },
+    (info) =>
+      new class extends PerRequest {
+        request (e: JournalExchange, model: OrbtileModel): void {
+          this.applied()
+          const auth = e.headers.authorization
+          const match = auth === undefined ? null : /^Bearer (.+)$/.exec(auth)
+          if (match === null) {
+            this.at(
+              e,
+              'no bearer token',
+              'Authorization: Bearer <discovery token>',
+              auth === undefined ? 'no Authorization header' : `Authorization: ${auth}`
+            )
+          } else if (!model.discoveryTokens.includes(match[1]!)) {
+            this.at(
+              e,
+              'a bearer token the discovery file never held',
+              'the token in the discovery file',
+              'another token'
+            )
+          }
+        }
+      }(info)
+  ),
+
+  check(
+    {
+      id: 'OT-014',
+      title: 'no request carries an Origin header',
+      level: 'required',
+      exercise: 'any request'
+    },
+    (info) =>
+      new class extends PerRequest {
+        request (e: JournalExchange): void {
+          this.applied()
+          if (e.headers.origin !== undefined) {
+            this.at(e, 'an Origin header', 'no Origin header', `Origin: ${e.headers.origin}`)
+          }
+        }
+      }(info)
+  ),
+
+  check({
+    id: 'OT-005',
+    title: 'the discovery file is read afresh: after a new token, the adapter uses it (one retry, OT-A04)',
+    level: 'required',
+    exercise: 'a token regeneration or an app restart (tour:app)'
+  }, (info) => new class extends PerRequest {
+    /** When the adapter was told, by a 401 on the bearer, that a token is stale. */
+    readonly #refused = new Map<string, Millis>()
+    request (e: JournalExchange, model: OrbtileModel): void {
+      const bearer = /^Bearer (.+)$/.exec(e.headers.authorization ?? '')?.[1]
+      if (bearer === undefined) return
+      const v = view(e)
+      const stale = bearer !== model.discoveryToken && model.discoveryTokens.includes(bearer)
+      if (model.discoveryTokens.length > 1 && e.at > model.fileChangedAt) this.applied()
+      const told = this.#refused.get(bearer)
+      if (stale && told !== undefined && e.at > told) {
+        this.at(e, 'the token the discovery file held before, after the app refused it', 'the token the file holds now (read it again after a 401)', 'the stale token, again')
+      }
+      if (v.code === 'unauthorized' && v.field !== 'X-Orbtile-Adapter-Token' && stale) this.#refused.set(bearer, e.end)
+    }
+  }(info)),
+
+  check({
+    id: 'OT-019',
+    title: 'the adapter sends its adapterToken as X-Orbtile-Adapter-Token on every adapter route',
+    level: 'required',
+    exercise: 'a registration, then any adapter route'
+  }, (info) => new class extends PerRequest {
+    request (e: JournalExchange, model: OrbtileModel): void {
+      const v = view(e)
+      if (v.adapterId === undefined || v.route === 'other') return
+      const lease = model.leaseBefore
+      // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
+      if (lease === undefined || lease.ended || e.at <= lease.since) return
+      this.applied()
+      const sent = e.headers['x-orbtile-adapter-token']
+      if (sent !== lease.token) {
+        this.at(e, 'not the live lease\'s adapter token', 'X-Orbtile-Adapter-Token: <the adapterToken of the live lease>', sent === undefined ? 'no X-Orbtile-Adapter-Token header' : 'another token')
+      }
+    }
+  }(info)),
+
+  check(
+    {
+      id: 'OTC-04',
+      title: 'the adapter holds at most 32 connections open at once',
+      level: 'decision',
+      exercise: 'any connection'
+    },
+    (info) =>
+      new class extends Tally<OrbtileModel> {
+        #peak = 0
+        observe (entry: JournalEntry): void {
+          if (entry.kind !== 'action' || entry.name !== 'connections') return
+          const open = Number(entry.data?.open ?? 0)
+          this.applied()
+          if (open > 32 && this.#peak <= 32) {
+            this.violate({
+              seq: entry.seq,
+              at: entry.at,
+              message: `${open} connections open at once`,
+              expected: 'at most 32',
+              actual: String(open)
+            })
+          }
+          this.#peak = Math.max(this.#peak, open)
+        }
+      }(info)
+  )
+]

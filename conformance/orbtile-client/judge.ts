@@ -1,0 +1,117 @@
+import { writeFileSync } from 'node:fs'
+import { extname } from 'node:path'
+import { clientRunPassed } from '../client/engine.js'
+import { renderHtml } from '../client/html.js'
+import type { CheckFinding, CheckSummary, ClientRunReport } from '../client/journal.js'
+import { clientJson, clientJunit, clientTapLine, clientTapSummary } from '../client/report.js'
+import type { OrbtileTap } from '../../src/orbtile-mock/index.js'
+import { CHECKS } from './checks/index.js'
+import { Observer } from './observer.js'
+
+/**
+ * Checks that need what only a scenario knows (the client's process, its files, the user's decisions) and so are
+ * left out when judging traffic alone (OTC-09).
+ */
+export const SCENARIO_ONLY = ['OT-022', 'OT-058', 'OTC-03', 'OTC-05']
+
+/** Entries a judged run keeps besides those a violation cites: the journal of a long run stays bounded. */
+export const JUDGE_KEEP = 500
+
+/** `orbtest up --judge FILE`: the client rules judged live on whatever talks to the fake. */
+export interface Judge {
+  /** The tap to start the fake Orbtile with. */
+  tap: OrbtileTap
+  /** The verdicts so far (`GET /control/judge`). */
+  state(): { checks: CheckSummary[], requests: number, since: string }
+  /** Ends the run: writes the report (its form by FILE's extension) and says whether every required rule held. */
+  finish(): boolean
+}
+
+export function startJudge (file: string, token: () => string): Judge {
+  const since = new Date().toISOString()
+  let observer: Observer | undefined
+  let requests = 0
+  const obs = (): Observer => {
+    const current = token()
+    observer ??= new Observer(current, {
+      keep: JUDGE_KEEP,
+      only: CHECKS.map((c) => c.id).filter((id) => !SCENARIO_ONLY.includes(id))
+    })
+    // A new discovery token (regenerated, or the app restarted through the control API) ends every lease.
+    if (observer.model.discoveryToken !== current) {
+      observer.secrets.add(current, 'discovery token')
+      observer.action('app', 'regenerate', 'the discovery token changed: every lease ended', {
+        token: current,
+        leasesEnd: true
+      })
+    }
+    return observer
+  }
+  const summaries = (findings: CheckFinding[]): CheckSummary[] =>
+    findings.map((f) => {
+      const info = CHECKS.find((c) => c.id === f.id)!
+      const v = f.violations[0]
+      const verdict = f.verdict
+      return {
+        id: f.id,
+        title: f.title,
+        level: info.level,
+        verdict,
+        exercised: f.exercised,
+        violationCount: f.violationCount,
+        ...(v === undefined
+          ? {}
+          : {
+              reason: v.message,
+              expected: v.expected,
+              actual: v.actual,
+              where: { scenario: 'judged', ...(v.seq === undefined ? {} : { seq: v.seq }) }
+            }),
+        ...(verdict === 'not-exercised'
+          ? { note: `not exercised: needs ${info.exercise}` }
+          : f.note === undefined
+            ? {}
+            : { note: f.note })
+      }
+    })
+  const started = performance.now()
+  return {
+    tap: {
+      request: (head) => {
+        requests++
+        obs().started(head.request)
+        return undefined
+      },
+      exchange: (x) => { obs().exchange(x) },
+      malformed: (connection, reason, bytes) => { obs().malformed(connection, reason, bytes) },
+      connection: (_id, open) => { obs().connection(open) }
+    },
+    state: () => ({ checks: summaries(obs().peek()), requests, since }),
+    finish: () => {
+      const o = obs()
+      const end = o.now()
+      const findings = o.findings(end)
+      const checks = summaries(findings)
+      const report: ClientRunReport = {
+        suite: 'orbtile',
+        title: 'Orbtile Adapter Protocol v1.2: client rules judged on live traffic (orbtest up --judge)',
+        command: [],
+        seed: 0,
+        strict: false,
+        checks,
+        scenarios: [{ name: 'judged', summary: `every request the fake received from ${since}`, ms: Math.round(performance.now() - started), exit: 'the fake stopped', findings, journal: o.journal.entries(), dropped: o.journal.dropped }],
+        ms: Math.round(performance.now() - started)
+      }
+      const ext = extname(file).toLowerCase()
+      const text = ext === '.html' || ext === '.htm'
+        ? renderHtml(report)
+        : ext === '.xml'
+          ? clientJunit(report, checks)
+          : ext === '.json'
+            ? clientJson(report, checks)
+            : `TAP version 14\n# ${report.title}\n1..${checks.length}\n${checks.map((c, i) => clientTapLine(c, i + 1)).join('')}${clientTapSummary(report, checks)}`
+      writeFileSync(file, text)
+      return clientRunPassed(report)
+    }
+  }
+}

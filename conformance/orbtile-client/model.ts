@@ -1,0 +1,232 @@
+import type { JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
+import { BASE_PATH } from '../../src/spec/orbtile.js'
+
+/** Which protocol route an exchange was, read from its target. */
+export type RouteKind = 'info' | 'register' | 'unregister' | 'session' | 'batch' | 'events' | 'other'
+
+/** One exchange as the checks read it: its route and ids, the parsed bodies, the error code of a refusal. */
+export interface ExchangeView {
+  route: RouteKind
+  adapterId?: string
+  sessionId?: string
+  /** The parsed request body; undefined when there was none or it is not JSON. */
+  body: unknown
+  /** False when the request had a body the app never read (refused on its head: a 429, a 401, a 503). */
+  bodyRead: boolean
+  /** The parsed reply body. */
+  reply: unknown
+  ok: boolean
+  /** The `error.code` and `error.field` of a refusal. */
+  code?: string
+  field?: string
+  /** The wire answered in the app's stead (a 429 the app did not decide). */
+  byWire: boolean
+}
+
+/** A request pending on a session, as the adapter's accepted updates left it. */
+export interface PendingRequest {
+  kind: 'approval' | 'question'
+  id: string
+  sessionId: string
+  /** The request's content (`questions` of a question), as sent. */
+  content: Record<string, unknown>
+  since: Millis
+}
+
+/** One adapter id's lease as the adapter can know it: from the registration replies it received. */
+export interface LeaseView {
+  token: string
+  /** When the reply that gave the token ended. */
+  since: Millis
+  /** Whether the app has ended it since (restart, new token, silence); the adapter learns that on its next request. */
+  ended: boolean
+}
+
+const views = new WeakMap<JournalExchange, ExchangeView>()
+
+/** Parses an exchange once; every check reads the same view. */
+export function view (entry: JournalExchange): ExchangeView {
+  let v = views.get(entry)
+  if (v !== undefined) return v
+  const reply = parseJson(entry.reply)
+  const error = isObject(reply) && isObject(reply.error) ? reply.error : undefined
+  v = {
+    ...routeOf(entry.method, entry.target),
+    body: entry.body === undefined ? undefined : parseJson(entry.body),
+    bodyRead: entry.body !== undefined || entry.bodyBytes === 0,
+    reply,
+    ok: entry.status >= 200 && entry.status < 300,
+    ...(typeof error?.code === 'string' ? { code: error.code } : {}),
+    ...(typeof error?.field === 'string' ? { field: error.field } : {}),
+    byWire: entry.wire?.some((w) => w.startsWith('429')) === true
+  }
+  views.set(entry, v)
+  return v
+}
+
+/** The route an exchange was for, by method and path under basePath. */
+export function routeOf (method: string, target: string): Pick<ExchangeView, 'route' | 'adapterId' | 'sessionId'> {
+  const path = target.split('?', 1)[0]!
+  if (!path.startsWith(`${BASE_PATH}/`)) return { route: 'other' }
+  const parts = path.slice(BASE_PATH.length + 1).split('/').map(decode)
+  if (parts.length === 1 && parts[0] === 'info' && method === 'GET') return { route: 'info' }
+  if (parts[0] !== 'adapters' || parts[1] === undefined) return { route: 'other' }
+  const adapterId = parts[1]
+  if (parts.length === 2 && method === 'PUT') return { route: 'register', adapterId }
+  if (parts.length === 2 && method === 'DELETE') return { route: 'unregister', adapterId }
+  if (parts.length === 3 && parts[2] === 'sessions' && method === 'PUT') return { route: 'batch', adapterId }
+  if (parts.length === 3 && parts[2] === 'events' && method === 'POST') return { route: 'events', adapterId }
+  if (parts.length === 4 && parts[2] === 'sessions' && method === 'POST') {
+    return { route: 'session', adapterId, sessionId: parts[3]! }
+  }
+  return { route: 'other', adapterId }
+}
+
+/**
+ * What the adapter has been told and has done, as the journal shows it: the discovery tokens, each id's lease, the
+ * requests pending on its sessions, and when the app was away. The checks read it; it judges nothing itself.
+ * Updated for each entry before the checks see it.
+ */
+export class OrbtileModel {
+  /** Every discovery token of the run, oldest first; the last is the one the file holds. */
+  readonly discoveryTokens: string[] = []
+  /** When the file last changed (a new token, a new socket). */
+  fileChangedAt: Millis = 0
+  /** Every adapter token the app issued. */
+  readonly adapterTokens = new Set<string>()
+  readonly leases = new Map<string, LeaseView>()
+  /** Pending requests by adapter id, then request id. */
+  readonly pending = new Map<string, Map<string, PendingRequest>>()
+  /** `keypadDecisions` of each id's last registration reply. */
+  readonly keypad = new Map<string, boolean>()
+  /** Intervals the adapter could not reach the app (API off, between a restart and the new socket). */
+  readonly away: Array<{ from: Millis, to: Millis }> = []
+  #awaySince: Millis | undefined
+  /** The exchange's adapter's lease as it stood before the exchange (what the adapter knew when it sent it). */
+  leaseBefore: LeaseView | undefined
+  /** The last action of each name, for checks that look back (a restart, a keypad change). */
+  readonly lastAction = new Map<string, JournalAction>()
+
+  /** The wall-clock time (epoch ms) at the journal's 0. */
+  readonly epochStart: number
+
+  constructor (discoveryToken: string, epochStart: number) {
+    this.discoveryTokens.push(discoveryToken)
+    this.epochStart = epochStart
+  }
+
+  /** A journal time as wall-clock epoch milliseconds (what `expiresAt` is compared with, OT-A31). */
+  epochAt (ms: Millis): number {
+    return this.epochStart + ms
+  }
+
+  get discoveryToken (): string {
+    return this.discoveryTokens.at(-1)!
+  }
+
+  /** Whether the app was away at any time in [from, to]. */
+  awayDuring (from: Millis, to: Millis): boolean {
+    const open = this.#awaySince !== undefined && this.#awaySince <= to
+    return open || this.away.some((a) => a.from <= to && a.to >= from)
+  }
+
+  observe (entry: JournalEntry): void {
+    if (entry.kind === 'action') this.#action(entry)
+    if (entry.kind === 'exchange') this.#exchange(entry)
+  }
+
+  #action (a: JournalAction): void {
+    this.lastAction.set(a.name, a)
+    const token = typeof a.data?.token === 'string' ? a.data.token : undefined
+    if (token !== undefined && token !== this.discoveryToken) {
+      this.discoveryTokens.push(token)
+      this.fileChangedAt = a.at
+    }
+    if (a.data?.leasesEnd === true) {
+      for (const lease of this.leases.values()) lease.ended = true
+      this.pending.clear()
+    }
+    if (typeof a.data?.leaseEnds === 'string') {
+      const lease = this.leases.get(a.data.leaseEnds)
+      if (lease !== undefined) lease.ended = true
+      this.pending.delete(a.data.leaseEnds)
+    }
+    if (a.data?.away === true) this.#awaySince ??= a.at
+    if (a.data?.away === false && this.#awaySince !== undefined) {
+      this.away.push({ from: this.#awaySince, to: a.at })
+      this.#awaySince = undefined
+    }
+  }
+
+  #exchange (e: JournalExchange): void {
+    const v = view(e)
+    const id = v.adapterId
+    const before = id === undefined ? undefined : this.leases.get(id)
+    this.leaseBefore = before === undefined ? undefined : { ...before }
+    if (id === undefined) return
+    if (v.route === 'register' && v.ok && isObject(v.reply) && typeof v.reply.adapterToken === 'string') {
+      const previous = this.leases.get(id)
+      if (previous?.token !== v.reply.adapterToken || previous.ended) this.pending.delete(id)
+      this.adapterTokens.add(v.reply.adapterToken)
+      this.leases.set(id, { token: v.reply.adapterToken, since: e.end, ended: false })
+      this.keypad.set(id, v.reply.keypadDecisions === true)
+    }
+    if ((v.route === 'unregister' && v.ok) || v.code === 'adapter_not_registered') {
+      const lease = this.leases.get(id)
+      if (lease !== undefined && lease.since < e.at) lease.ended = true
+      this.pending.delete(id)
+    }
+    if (v.ok && v.route === 'session' && isObject(v.body)) this.#update(id, v.sessionId!, v.body, e.at)
+    if (v.ok && v.route === 'batch' && isObject(v.body) && Array.isArray(v.body.sessions)) {
+      const listed = new Set<string>()
+      for (const item of v.body.sessions) {
+        if (!isObject(item) || typeof item.id !== 'string') continue
+        listed.add(item.id)
+        this.#update(id, item.id, item, e.at)
+      }
+      for (const [rid, p] of this.pending.get(id) ?? []) if (!listed.has(p.sessionId)) this.pending.get(id)!.delete(rid)
+    }
+  }
+
+  /** An accepted update's effect on the session's pending request (OT-092 merge: absent keeps, null clears). */
+  #update (adapterId: string, sessionId: string, body: Record<string, unknown>, at: Millis): void {
+    const requests = this.pending.get(adapterId) ?? new Map<string, PendingRequest>()
+    this.pending.set(adapterId, requests)
+    for (const kind of ['approval', 'question'] as const) {
+      if (!(kind in body)) continue
+      const sent = body[kind]
+      for (const [rid, p] of requests) {
+        if (p.sessionId === sessionId && p.kind === kind && (!isObject(sent) || sent.id !== rid)) requests.delete(rid)
+      }
+      if (isObject(sent) && typeof sent.id === 'string' && !requests.has(sent.id)) {
+        requests.set(sent.id, { kind, id: sent.id, sessionId, content: sent, since: at })
+      }
+    }
+  }
+
+  /** The request pending under this id for the adapter, if any. */
+  pendingRequest (adapterId: string, requestId: string): PendingRequest | undefined {
+    return this.pending.get(adapterId)?.get(requestId)
+  }
+}
+
+export function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function parseJson (text: string): unknown {
+  if (text === '') return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+function decode (part: string): string {
+  try {
+    return decodeURIComponent(part)
+  } catch {
+    return part
+  }
+}

@@ -1,0 +1,144 @@
+import type { ClientCheck } from '../client/check.js'
+import type { Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
+import { JournalRecorder, Secrets } from '../client/recorder.js'
+import type { TapExchange } from '../../src/orbtile-mock/index.js'
+import { CHECKS } from './checks/index.js'
+import { isObject, OrbtileModel } from './model.js'
+
+/**
+ * Watches one fake Orbtile's wire for the checks: turns what the tap reports into journal entries (tokens learnt and
+ * redacted on the way), keeps the model up to date, and feeds every check. A scenario makes one; so does
+ * `orbtest up --judge`, bounded.
+ */
+export class Observer {
+  readonly secrets = new Secrets()
+  readonly journal: JournalRecorder
+  readonly model: OrbtileModel
+  readonly checks: Array<ClientCheck<OrbtileModel>>
+  readonly #started = new Map<number, Millis>()
+  #violations = 0
+  #open = 0
+  #peak = 0
+
+  constructor (discoveryToken: string, options: { keep?: number, only?: readonly string[] } = {}) {
+    this.journal = new JournalRecorder(this.secrets, options.keep)
+    this.model = new OrbtileModel(discoveryToken, Date.now() - this.journal.now())
+    this.secrets.add(discoveryToken, 'discovery token')
+    const selected = options.only === undefined ? CHECKS : CHECKS.filter((c) => options.only!.includes(c.id))
+    this.checks = selected.map((c) => c.create())
+  }
+
+  now (): Millis {
+    return this.journal.now()
+  }
+
+  /** A request's head arrived (its number on the fake, for the exchange that ends it). */
+  started (request: number): void {
+    this.#started.set(request, this.now())
+  }
+
+  exchange (x: TapExchange): JournalExchange {
+    const end = this.now()
+    const at = this.#started.get(x.request) ?? end
+    this.#started.delete(x.request)
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(x.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
+    }
+    if (x.reply.includes('"adapterToken"')) {
+      try {
+        const reply = JSON.parse(x.reply) as unknown
+        if (isObject(reply) && typeof reply.adapterToken === 'string') {
+          this.secrets.add(reply.adapterToken, 'adapter token')
+        }
+      } catch {}
+    }
+    return this.#feed(this.journal.add<JournalExchange>({
+      kind: 'exchange',
+      at,
+      end,
+      connection: x.connection,
+      method: x.method,
+      target: x.target,
+      httpVersion: x.httpVersion,
+      headers,
+      ...(x.body === undefined ? {} : { body: x.body.toString('utf8') }),
+      bodyBytes: x.body?.length ?? x.contentLength,
+      status: x.status,
+      replyHeaders: x.replyHeaders,
+      reply: x.reply,
+      ...(x.notes.length === 0 ? {} : { wire: x.notes })
+    }))
+  }
+
+  malformed (connection: number, reason: string, bytes: Buffer | undefined): void {
+    const shown = bytes === undefined ? '' : JSON.stringify(bytes.subarray(0, 120).toString('latin1')).slice(1, -1)
+    this.#feed(this.journal.add({ kind: 'malformed', at: this.now(), connection, reason, bytes: shown }))
+  }
+
+  connection (open: boolean): void {
+    this.#open += open ? 1 : -1
+    if (this.#open > this.#peak) {
+      this.#peak = this.#open
+      // The journal notes the peak only where it matters (OTC-04), not every connection of a busy adapter.
+      if (this.#peak === 33) {
+        this.action('harness', 'connections', `${this.#peak} connections open at once`, { open: this.#peak })
+      }
+    }
+  }
+
+  get peakConnections (): number {
+    return this.#peak
+  }
+
+  action (actor: Actor, name: string, text: string, data?: Record<string, unknown>): JournalAction {
+    return this.#feed(
+      this.journal.add<JournalAction>({
+        kind: 'action',
+        at: this.now(),
+        actor,
+        name,
+        text,
+        ...(data === undefined ? {} : { data })
+      })
+    )
+  }
+
+  output (stream: 'stdout' | 'stderr', line: string): void {
+    this.journal.add({ kind: 'output', at: this.now(), stream, line })
+  }
+
+  /** The run is over at `end`: the checks judge what is still open. */
+  findings (end: Millis): CheckFinding[] {
+    this.action('harness', 'connections', `at most ${this.#peak} connection(s) were open at once`, { open: this.#peak })
+    for (const c of this.checks) c.finish(this.model, end)
+    const findings = this.checks.map((c) => c.finding())
+    for (const f of findings) for (const v of f.violations) if (v.seq !== undefined) this.journal.pin(v.seq)
+    return findings.map((f) => ({
+      ...f,
+      violations: f.violations.map((v) => ({
+        ...v,
+        message: this.secrets.redact(v.message),
+        actual: this.secrets.redact(v.actual),
+        expected: this.secrets.redact(v.expected)
+      }))
+    }))
+  }
+
+  /** The findings so far, without ending the run (what `GET /control/judge` shows). */
+  peek (): CheckFinding[] {
+    return this.checks.map((c) => c.finding())
+  }
+
+  #feed<E extends JournalEntry> (entry: E): E {
+    this.model.observe(entry)
+    let count = 0
+    for (const c of this.checks) {
+      c.observe(entry, this.model)
+      count += c.violationCount
+    }
+    if (count > this.#violations) this.journal.pin(entry.seq)
+    this.#violations = count
+    return entry
+  }
+}

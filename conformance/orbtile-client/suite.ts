@@ -1,0 +1,15 @@
+import type { ClientSuite } from '../client/engine.js'
+import { CHECKS } from './checks/index.js'
+import { describeScenario, scenarioArbitrary, TOURS, type Scenario } from './scenario.js'
+import { playScenario } from './world.js'
+
+/** The Orbtile client suite: judges an adapter against part 1's [client] and [both] rules. */
+export const orbtileClientSuite: ClientSuite<Scenario> = {
+  name: 'orbtile',
+  title: 'Orbtile Adapter Protocol v1.2: client conformance (orbtest)',
+  checks: CHECKS,
+  tours: TOURS,
+  arbitrary: scenarioArbitrary,
+  describe: describeScenario,
+  play: async (scenario, command, name) => await playScenario(scenario, command, { name })
+}
