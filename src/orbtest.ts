@@ -15,6 +15,8 @@ export interface OrbtestOptions {
   /** Where a virtual clock starts (epoch ms); default now. */
   clockStart?: number
   logger?: FastifyServerOptions['logger']
+  /** `--judge`: the verdicts so far, served at `GET /control/judge`. */
+  judge?: () => unknown
 }
 
 /** What `--ready-file` receives once every listener is up. Never a secret. */
@@ -59,7 +61,14 @@ export async function startOrbtest (options: OrbtestOptions = {}): Promise<Orbte
       orb = await startOrbMock({ ...own, clock, logger: options.logger })
       started.push(orb)
     }
-    const control = await startControlServer({ clock, orbtile, orb, port: options.controlPort, logger: options.logger })
+    const control = await startControlServer({
+      clock,
+      orbtile,
+      orb,
+      port: options.controlPort,
+      logger: options.logger,
+      ...(options.judge === undefined ? {} : { judge: options.judge })
+    })
     started.push(control)
     return {
       clock,

@@ -54,7 +54,8 @@ export const ORBTILE_FLAGS: FlagSpecs = {
   api: { type: 'string', placeholder: 'on|off', parse: parse.oneOf('on', 'off'), default: 'on', help: 'the user\'s Adapter API switch at start; off means no socket and no discovery file until switched on' },
   'auto-allow': { type: 'boolean', help: 'allow every adapter at its first registration, as the user would (for CI)' },
   'lease-silence': { type: 'string', placeholder: 'SECONDS', parse: parse.seconds, default: '120', help: 'an adapter lease ends after this long without a request (OT-A08)' },
-  'pid-check': { type: 'string', placeholder: 'real|off', parse: parse.oneOf('real', 'off'), default: 'real', help: 'a session\'s pid must be a live process of this user; off accepts any pid' }
+  'pid-check': { type: 'string', placeholder: 'real|off', parse: parse.oneOf('real', 'off'), default: 'real', help: 'a session\'s pid must be a live process of this user; off accepts any pid' },
+  judge: { type: 'string', placeholder: 'FILE', parse: parse.path, help: 'judge the adapter client rules on every request the fake Orbtile receives: verdicts live at GET /control/judge, the report written to FILE at stop (TAP; .json, .xml for JUnit, .html for the timeline); exit 1 on a violation' }
 }
 
 /** Flags of the fake Orb. */
@@ -97,8 +98,19 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
     return 0
   }
   const logLevel = flags['log-level'] as string
-  const fakes = await startOrbtest({
+  const judgeFile = flags.judge as string | undefined
+  let fakes: Orbtest | undefined // eslint-disable-line prefer-const -- read by the judge before it is set
+  // Loaded only with --judge: the client checks would slow every other start.
+  const judge =
+    judgeFile === undefined
+      ? undefined
+      : (await import('../../conformance/orbtile-client/judge.js')).startJudge(
+          judgeFile,
+          () => fakes?.orbtile?.token ?? ''
+        )
+  fakes = await startOrbtest({
     orbtile: command.fakes.orbtile && {
+      ...(judge === undefined ? {} : { tap: judge.tap }),
       discoveryPath: flags.discovery as string | undefined,
       socketPath: flags.socket as string | undefined,
       apiEnabled: flags.api === 'on',
@@ -113,6 +125,7 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
       rateLimit: flags['rate-limit'] as 'on' | 'off'
     },
     controlPort: flags['control-port'] as number,
+    ...(judge === undefined ? {} : { judge: () => judge.state() }),
     clockMode: flags.clock as 'real' | 'virtual',
     logger:
       logLevel === 'silent'
@@ -133,11 +146,15 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
     }
   }
   const stopped = waitForStop(fakes, readyFile)
-  process.stdout.write(banner(fakes))
-  return stopped
+  process.stdout.write(banner(fakes, judgeFile))
+  const code = await stopped
+  if (judge === undefined || code !== 0) return code
+  const passed = judge.finish()
+  process.stderr.write(`orbtest: the client rules ${passed ? 'held' : 'were broken'}; the report is in ${judgeFile!}\n`)
+  return passed ? 0 : 1
 }
 
-function banner (fakes: Orbtest): string {
+function banner (fakes: Orbtest, judgeFile: string | undefined): string {
   const lines = [`orbtest ${packageVersion()}`]
   const orbtile = fakes.orbtile
   if (orbtile !== undefined) {
@@ -153,6 +170,7 @@ function banner (fakes: Orbtest): string {
     for (const app of orb.store.apps.values()) lines.push(`            app ${app.id.padEnd(12)} ${app.name.padEnd(16)} token ${app.token}`)
   }
   lines.push(`  control   ${fakes.control.url}/control  (OpenAPI: ${fakes.control.url}/control/openapi.json)`)
+  if (judgeFile !== undefined) lines.push(`  judge     ${fakes.control.url}/control/judge  (the report goes to ${judgeFile} at stop)`)
   lines.push(`  clock     ${fakes.clock.mode}`)
   lines.push(`Ready. Ctrl-C stops${orbtile === undefined ? '' : ' and removes the socket and the discovery file'}.`)
   return `${lines.join('\n')}\n`

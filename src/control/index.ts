@@ -27,6 +27,8 @@ export interface ControlServerOptions {
   orbtile?: OrbtileMock
   orb?: OrbMock
   logger?: FastifyServerOptions['logger']
+  /** `orbtest up --judge`: the client rules' verdicts so far (`GET /control/judge`). */
+  judge?: () => unknown
 }
 
 /** A running control server. */
@@ -109,6 +111,10 @@ export async function startControlServer (options: ControlServerOptions): Promis
   orbtileRoutes(app, ctx)
   orbRoutes(app, ctx)
   clockRoutes(app, ctx)
+  app.get('/control/judge', async () => {
+    if (options.judge === undefined) throw new ControlError('not_found', 'orbtest was not started with --judge FILE')
+    return options.judge()
+  })
   app.post('/control/reset', async () => {
     if (orbtile !== undefined) await orbtile.control.reset()
     orb?.control.reset()
