@@ -88,6 +88,13 @@ abstract class Deliveries extends Tally<OrbtileModel> {
         d.pollsSince++
       }
     }
+    if (this.deliveries.length > KEPT_DELIVERIES) {
+      // A write or an ack long after an event is past judging anyway: the oldest acknowledged go first.
+      const old = this.deliveries.filter((d) => d.ackedAt !== undefined).slice(0, KEPT_DELIVERIES / 2)
+      for (const d of old) this.judge(d)
+      const gone = new Set(old)
+      this.deliveries.splice(0, this.deliveries.length, ...this.deliveries.filter((d) => !gone.has(d)))
+    }
     if (!v.ok || entry.wire?.includes('connection cut before the reply') === true) return
     if (!isObject(v.reply) || !Array.isArray(v.reply.events)) return
     const now = (model.epochAt(entry.end)) / 1000
@@ -116,7 +123,17 @@ abstract class Deliveries extends Tally<OrbtileModel> {
 
   /** A delivery's ack has been seen. */
   protected acked (_d: Delivery): void {}
+
+  /** Judges one delivery with what the journal showed of it. */
+  abstract judge (d: Delivery): void
+
+  override finish (): void {
+    for (const d of this.deliveries) this.judge(d)
+  }
 }
+
+/** Deliveries kept at most; a long judged run judges and forgets the oldest acknowledged ones. */
+const KEPT_DELIVERIES = 1000
 
 /** OT-147 and OT-148: a stale decision is not applied, and is acknowledged as a deliberate discard. */
 function staleDecisions (
@@ -136,29 +153,27 @@ function staleDecisions (
     },
     (info) =>
       new class extends Deliveries {
-        override finish (): void {
-          for (const d of this.deliveries) {
-            if (d.type !== type) continue
-            if (type === 'question' || d.stale !== undefined || !d.pending) this.applied()
-            if (d.stale === undefined || !d.pending) continue
-            const applied = d.appliedAt !== undefined && (d.ackedAt === undefined || d.appliedAt <= d.ackedAt)
-            if (applied) {
-              this.violate({
-                seq: d.appliedSeq!,
-                at: d.appliedAt!,
-                message: `the ${type} event #${d.sequence} for ${d.requestId} was ${d.stale}, and a write then cleared the request (OTC-01: applied)`,
-                expected: 'the decision rejected: no write clearing the request before the event is acknowledged',
-                actual: `cleared by entry #${d.appliedSeq!}, ${seconds(d.appliedAt! - d.received)} after receipt`
-              })
-            } else if (d.ackedAt === undefined && d.pollsSince >= 2) {
-              this.violate({
-                seq: d.seq,
-                at: d.received,
-                message: `the ${type} event #${d.sequence} (${d.stale}) was never acknowledged`,
-                expected: 'a stale decision discarded and acknowledged',
-                actual: `${d.pollsSince} later polls without an ack of ${d.sequence}`
-              })
-            }
+        judge (d: Delivery): void {
+          if (d.type !== type) return
+          if (type === 'question' || d.stale !== undefined || !d.pending) this.applied()
+          if (d.stale === undefined || !d.pending) return
+          const applied = d.appliedAt !== undefined && (d.ackedAt === undefined || d.appliedAt <= d.ackedAt)
+          if (applied) {
+            this.violate({
+              seq: d.appliedSeq!,
+              at: d.appliedAt!,
+              message: `the ${type} event #${d.sequence} for ${d.requestId} was ${d.stale}, and a write then cleared the request (OTC-01: applied)`,
+              expected: 'the decision rejected: no write clearing the request before the event is acknowledged',
+              actual: `cleared by entry #${d.appliedSeq!}, ${seconds(d.appliedAt! - d.received)} after receipt`
+            })
+          } else if (d.ackedAt === undefined && d.pollsSince >= 2) {
+            this.violate({
+              seq: d.seq,
+              at: d.received,
+              message: `the ${type} event #${d.sequence} (${d.stale}) was never acknowledged`,
+              expected: 'a stale decision discarded and acknowledged',
+              actual: `${d.pollsSince} later polls without an ack of ${d.sequence}`
+            })
           }
         }
       }(info)
@@ -172,19 +187,17 @@ export const DECISION_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     level: 'required',
     exercise: 'an approval or question decided on the keypad (keypad on, the capability declared, the user deciding)'
   }, (info) => new class extends Deliveries {
-    override finish (): void {
-      for (const d of this.deliveries) {
-        if (d.stale !== undefined || !d.pending || d.ackedAt === undefined) continue
-        this.applied()
-        if (d.appliedAt !== undefined && d.appliedAt <= d.ackedAt) continue
-        this.violate({
-          seq: d.ackSeq!,
-          at: d.ackedAt,
-          message: `event #${d.sequence} (${d.type} ${d.requestId}) was acknowledged before any write applied it`,
-          expected: 'a write that clears the request (approval/question null) before the ack',
-          actual: d.appliedAt === undefined ? `ack ${d.sequence} and no applying write` : `ack at ${seconds(d.ackedAt)}, applied at ${seconds(d.appliedAt)}`
-        })
-      }
+    judge (d: Delivery): void {
+      if (d.stale !== undefined || !d.pending || d.ackedAt === undefined) return
+      this.applied()
+      if (d.appliedAt !== undefined && d.appliedAt <= d.ackedAt) return
+      this.violate({
+        seq: d.ackSeq!,
+        at: d.ackedAt,
+        message: `event #${d.sequence} (${d.type} ${d.requestId}) was acknowledged before any write applied it`,
+        expected: 'a write that clears the request (approval/question null) before the ack',
+        actual: d.appliedAt === undefined ? `ack ${d.sequence} and no applying write` : `ack at ${seconds(d.ackedAt)}, applied at ${seconds(d.appliedAt)}`
+      })
     }
   }(info)),
   staleDecisions('OT-147', 'approval', 'an approval is not applied on or after its expiresAt, nor once no longer pending, and is then acknowledged'),

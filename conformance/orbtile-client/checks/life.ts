@@ -174,6 +174,8 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
               this.violate({ ...at, message: 'a nonce used before', expected: 'a fresh random nonce', actual: nonce })
             }
             this.#nonces.add(nonce)
+            // A long judged run remembers the last 10 000 nonces.
+            if (this.#nonces.size > 10_000) this.#nonces.delete(this.#nonces.values().next().value!)
             if (entry.wire?.includes(PROOF_NOTE) === true) this.#impostorSince ??= entry.end
           }
           const since = this.#impostorSince
