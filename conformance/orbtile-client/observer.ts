@@ -5,6 +5,12 @@ import type { TapExchange } from '../../src/orbtile-mock/index.js'
 import { CHECKS } from './checks/index.js'
 import { isObject, OrbtileModel } from './model.js'
 
+/** Entries a scenario's journal keeps besides those a violation cites: a flooding client is still reported. */
+export const SCENARIO_KEEP = 5000
+
+/** Output lines of the client journalled per run; the secret scan still reads all of its output. */
+export const OUTPUT_LINES = 2000
+
 /**
  * Watches one fake Orbtile's wire for the checks: turns what the tap reports into journal entries (tokens learnt and
  * redacted on the way), keeps the model up to date, and feeds every check. A scenario makes one; so does
@@ -17,11 +23,12 @@ export class Observer {
   readonly checks: Array<ClientCheck<OrbtileModel>>
   readonly #started = new Map<number, Millis>()
   #violations = 0
+  #lines = 0
   #open = 0
   #peak = 0
 
   constructor (discoveryToken: string, options: { keep?: number, only?: readonly string[] } = {}) {
-    this.journal = new JournalRecorder(this.secrets, options.keep)
+    this.journal = new JournalRecorder(this.secrets, options.keep ?? SCENARIO_KEEP)
     this.model = new OrbtileModel(discoveryToken, Date.now() - this.journal.now())
     this.secrets.add(discoveryToken, 'discovery token')
     const selected = options.only === undefined ? CHECKS : CHECKS.filter((c) => options.only!.includes(c.id))
@@ -104,12 +111,16 @@ export class Observer {
     )
   }
 
+  /** A line the client wrote; past OUTPUT_LINES of them only counted (a chatty client must not fill memory). */
   output (stream: 'stdout' | 'stderr', line: string): void {
-    this.journal.add({ kind: 'output', at: this.now(), stream, line })
+    if (++this.#lines <= OUTPUT_LINES) this.journal.add({ kind: 'output', at: this.now(), stream, line })
   }
 
   /** The run is over at `end`: the checks judge what is still open. */
   findings (end: Millis): CheckFinding[] {
+    if (this.#lines > OUTPUT_LINES) {
+      this.action('harness', 'output-cut', `${this.#lines - OUTPUT_LINES} more output lines were not journalled`)
+    }
     this.action('harness', 'connections', `at most ${this.#peak} connection(s) were open at once`, { open: this.#peak })
     for (const c of this.checks) c.finish(this.model, end)
     const findings = this.checks.map((c) => c.finding())
