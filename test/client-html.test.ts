@@ -288,7 +288,7 @@ t.test('CLIENT-H06 a scenario lists its non-pass findings, its loose violations 
   t.match(findings, '<dt>Expected</dt><dd><code>a wait of &gt;= 1000 ms</code></dd>')
   t.equal(first.match(/<li id="s0-e\d+"/g)?.length, 4, 'one row per entry')
   t.match(first, '<a class="t" href="#s0-e1" title="entry #1">+1.234 s</a>')
-  t.match(first, `POST ${BASE}/sessions/s1 \u2192 <span class="st-2">200</span></code> <span class="meta">connection 1 \u00b7 12 ms`)
+  t.match(first, `POST ${BASE}/sessions/s1 \u2192 <span class="st-2">200</span></code> <span class="meta">connection 1 \u00b7 12.0 ms`)
   t.match(first, '&quot;big&quot;: 12345678901234567890\n}', 'JSON indented without rounding its numbers')
   t.match(first, '&quot;list&quot;: []', 'an empty array stays on its line')
   t.match(first, /<li id="s0-e2" class="entry action actor-user">/)

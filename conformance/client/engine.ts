@@ -160,8 +160,9 @@ function fold (infos: readonly CheckInfo[], reports: readonly ScenarioReport[], 
     const expected = o.expectFailures.get(info.id)
     if (expected !== undefined) base.expectedFailure = expected
     if (info.level === 'info') {
-      const notes = [...new Set(found.map(({ f }) => f.note ?? '').filter((n) => n !== ''))]
-      return { ...base, verdict: 'informational', note: notes.join(' | ') }
+      // Each scenario's note lists what it saw, `; ` between: the run's note is their union.
+      const notes = [...new Set(found.flatMap(({ f }) => (f.note ?? '').split('; ')).filter((n) => n !== ''))]
+      return { ...base, verdict: 'informational', note: notes.sort().join('; ') }
     }
     if (first !== undefined) {
       const v = first.f.violations[0]!

@@ -272,7 +272,7 @@ function exchange (e: JournalExchange): string {
   const request = `${e.method} ${e.target} HTTP/${e.httpVersion}${headerLines(e.headers)}`
   const cut = e.body !== undefined && Buffer.byteLength(e.body) < e.bodyBytes ? ', cut' : ''
   return `<code>${esc(e.method)} ${esc(e.target)} \u2192 ${status}</code>` +
-    ` <span class="meta">connection ${esc(String(e.connection))} \u00b7 ${esc(String(e.end - e.at))} ms</span>${notes}` +
+    ` <span class="meta">connection ${esc(String(e.connection))} \u00b7 ${esc((e.end - e.at).toFixed(1))} ms</span>${notes}` +
     '<details><summary>Request and reply: headers and bodies</summary><div class="pair">' +
     `<div><p class="lbl">Request</p><pre>${esc(request)}</pre>` +
     body(e.body, `${e.bodyBytes} bytes${cut}`) + '</div>' +
