@@ -34,7 +34,9 @@ export function clientTapLine (c: CheckSummary, index: number): string {
   yaml.push(`  violations: ${c.violationCount}`)
   const replay = replayFlags(c)
   if (replay !== undefined) yaml.push(`  replay: ${JSON.stringify(replay)}`)
-  if (c.shrunk !== undefined) yaml.push(`  smallest: ${JSON.stringify(`--seed ${c.shrunk.seed} --path ${c.shrunk.path} --tour none`)}`)
+  if (c.shrunk !== undefined) {
+    yaml.push(`  smallest: ${JSON.stringify(`--seed ${c.shrunk.seed} --path ${c.shrunk.path} --tour none`)}`)
+  }
   yaml.push('  ...')
   return `${line}\n${yaml.join('\n')}\n`
 }

@@ -135,6 +135,25 @@ abstract class Deliveries extends Tally<OrbtileModel> {
 /** Deliveries kept at most; a long judged run judges and forgets the oldest acknowledged ones. */
 const KEPT_DELIVERIES = 1000
 
+/** One adapter's cursor as its polls and their replies left it, under one lease (OT-138). */
+interface Cursor {
+  token: string
+  /** The highest sequence each reply delivered, and when the reply ended. */
+  received: Array<{ upTo: number, at: Millis }>
+  ack: number
+  ackAt: Millis
+  /** One invalid_cursor for a cursor carried over from the last lease is allowed (OT-A23, OTC-10). */
+  grace: boolean
+  previous: number
+}
+
+/** The highest sequence the adapter had received by `at`. */
+function highestBy (c: Cursor | undefined, at: Millis): number {
+  let top = 0
+  for (const r of c?.received ?? []) if (r.at <= at) top = Math.max(top, r.upTo)
+  return top
+}
+
 /** OT-147 and OT-148: a stale decision is not applied, and is acknowledged as a deliberate discard. */
 function staleDecisions (
   id: 'OT-147' | 'OT-148',
@@ -212,10 +231,7 @@ export const DECISION_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     },
     (info) =>
       new class extends Tally<OrbtileModel> {
-        readonly #cursor = new Map<
-          string,
-          { token: string; highest: number; ack: number; grace: boolean; previous: number }
-        >()
+        readonly #cursor = new Map<string, Cursor>()
 
         observe (entry: JournalEntry, model: OrbtileModel): void {
           if (entry.kind !== 'exchange') return
@@ -224,7 +240,7 @@ export const DECISION_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
           const token = model.leaseBefore?.token ?? ''
           let c = this.#cursor.get(v.adapterId)
           if (c === undefined || c.token !== token) {
-            c = { token, highest: 0, ack: 0, grace: true, previous: c?.highest ?? 0 }
+            c = { token, received: [], ack: 0, ackAt: -1, grace: true, previous: highestBy(c, Infinity) }
             this.#cursor.set(v.adapterId, c)
           }
           const body = isObject(v.body) ? v.body : {}
@@ -240,7 +256,9 @@ export const DECISION_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
               actual: `after ${after}, ack ${ack}`
             })
           }
-          if (ack < c.ack) {
+          // Entries come in the order their replies ended: a lower ack from a poll sent before the higher one is no
+          // decrease.
+          if (ack < c.ack && entry.at > c.ackAt) {
             this.violate({
               ...at,
               message: `ack went down from ${c.ack} to ${ack}${'ack' in body ? '' : ' (left out: its default is 0)'}`,
@@ -248,29 +266,39 @@ export const DECISION_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
               actual: `ack ${ack}`
             })
           }
-          if (after > c.highest) {
+          const highest = highestBy(c, entry.at)
+          if (after > highest) {
             // OT-A23: one poll with the last lease's cursor, refused as invalid_cursor, is how an adapter learns
             // of a new lease.
-            if (c.grace && v.code === 'invalid_cursor' && after <= Math.max(c.previous, after)) {
+            if (c.grace && v.code === 'invalid_cursor' && after <= c.previous) {
               c.grace = false
             } else {
               this.violate({
                 ...at,
-                message: `after ${after} is past the highest sequence received, ${c.highest}`,
-                expected: `after <= ${c.highest}`,
+                message: `after ${after} is past the highest sequence received, ${highest}`,
+                expected: `after <= ${highest}`,
                 actual: `after ${after}`
               })
             }
           }
-          c.ack = Math.max(c.ack, ack)
+          if (ack > c.ack) {
+            c.ack = ack
+            c.ackAt = entry.at
+          }
           if (
             v.ok &&
             isObject(v.reply) &&
             Array.isArray(v.reply.events) &&
             entry.wire?.includes('connection cut before the reply') !== true
           ) {
+            let top = 0
             for (const e of v.reply.events) {
-              if (isObject(e) && typeof e.sequence === 'number') c.highest = Math.max(c.highest, e.sequence)
+              if (isObject(e) && typeof e.sequence === 'number') top = Math.max(top, e.sequence)
+            }
+            if (top > 0) c.received.push({ upTo: top, at: entry.end })
+            if (c.received.length > 32) {
+              const old = c.received.splice(0, c.received.length - 31)
+              c.received.unshift({ upTo: Math.max(...old.map((r) => r.upTo)), at: old.at(-1)!.at })
             }
           }
         }
