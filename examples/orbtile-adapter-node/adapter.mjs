@@ -1,0 +1,517 @@
+#!/usr/bin/env node
+// orbtest's reference Orbtile adapter for Node >= 20: plain ES module, no dependencies. It simulates an agent with
+// two sessions (s1 asks approvals, s2 asks questions) and applies the keypad's decisions. Ledger rules it follows:
+// transport and headers OT-002 OT-003 OT-011..014 OT-019; discovery read afresh OT-005 OT-A03 OT-A04; /info proof
+// OT-039 OT-A29, apiMinor OT-A28; token in memory only OT-022; registration OT-058 OT-064 OT-074 OT-A10 OT-A27;
+// sessions OT-113 OT-A18, request ids OT-128; events OT-134 OT-138 OT-139 OT-147 OT-148 OT-A30 OT-A31; rate OT-027
+// OT-A20; unknown reply fields OT-008; lease loss OT-A06, unregister OT-A07. `--fault NAME` breaks one rule on purpose.
+import http from 'node:http'
+import net from 'node:net'
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { deflateSync } from 'node:zlib'
+
+// ---- The fault switch, for the suite's self-test. With no fault the adapter follows the contract exactly. -------
+const FAULTS = ['no-host', 'origin', 'info-no-content-type', 'batch-no-adapter-token', 'ignore-retry-after', 'flood',
+  'two-polls', 'ack-on-receipt', 'apply-expired', 'apply-bad-picks', 'reuse-request-id', 'missed-heartbeat',
+  'hardcoded-socket', 'stale-discovery', 'log-token', 'token-file', 'crash-on-unknown-field', 'icon-dropped',
+  'cursor-past', 'ack-decreases', 'hue-205', 'trust-impostor', 'unknown-palette-key', 'crash', 'garbage',
+  'connections', 'ignore-sigterm']
+const faults = new Set((process.env.ORBTEST_EXAMPLE_FAULT ?? '').split(',').map((f) => f.trim()).filter(Boolean))
+for (let i = 2; i < process.argv.length; i++) {
+  const arg = process.argv[i]
+  if (arg === '--fault' && i + 1 < process.argv.length) faults.add(process.argv[++i])
+  else if (arg.startsWith('--fault=')) faults.add(arg.slice('--fault='.length))
+  else { console.error(`usage: adapter.mjs [--fault NAME]...  (faults: ${FAULTS.join(', ')})`); process.exit(2) }
+}
+for (const f of faults) if (!FAULTS.includes(f)) { console.error(`unknown fault ${f}`); process.exit(2) }
+const fault = (name) => faults.has(name)
+
+// ---- Constants -------------------------------------------------------------------------------------------------
+const ID = 'dev.orbtest.example-node'
+const TOKEN_HEADER = 'X-Orbtile-Adapter-Token'
+const DISCOVERY = process.env.ORBTILE_DISCOVERY ||
+  join(homedir(), 'Library', 'Application Support', 'Orbtile', 'adapter-api.json')
+const QUESTIONS = [
+  { text: 'Which?', header: 'Pick', multiSelect: false, options: [{ label: 'A' }, { label: 'B' }] },
+  { text: 'Which ones?', multiSelect: true, options: [{ label: 'x' }, { label: 'y' }, { label: 'z' }] }
+]
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const log = (line) => process.stderr.write(`orbtile-adapter-node: ${line}\n`) // short lines, never a token
+
+// ---- State, all of it in memory (OT-022) -----------------------------------------------------------------------
+let discovery = null // { socketPath, basePath, token }: a new object whenever the file says something else
+let verified = null // the discovery object whose /info proof checked out (OT-039)
+let apiMinor = 0
+let adapterToken = null // OT-022: never printed, written or exported
+let lease = 0 // bumped whenever the lease is lost or renewed; what was sent under an older one is void
+let registered = false
+let sessionsCreated = false
+let keypadDecisions = false
+let nextRegisterAt = 0
+let nextHeartbeatAt = 0
+let blockedUntil = 0 // OT-027: after a 429 nothing at all is sent before this time...
+let probe = null // ...and then one request alone: the others wait for its reply, which may be a 429 again
+let cursor = { after: 0, ack: 0 }
+let highestReceived = 0
+let idPrefix = ''
+let idCounter = 0
+let stopping = false
+const sessions = new Map([
+  ['s1', { id: 's1', title: 'Approvals demo', kind: 'approval', pending: null, nextAskAt: 0 }],
+  ['s2', { id: 's2', title: 'Questions demo', kind: 'question', pending: null, nextAskAt: 0 }]
+])
+// Bookkeeping for the faults only (the connections fault keeps its idle sockets in `held`).
+const fx = {
+  discoveryReads: 0, registeredOnce: false, firstBatch: true, flooded: false, polls: 0, cursorPast: false, held: []
+}
+
+// ---- The icon: a 16x16 RGBA PNG drawn here (a blue disc), compressed with zlib ---------------------------------
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  for (let k = 0; k < 8; k++) n = n & 1 ? 0xedb88320 ^ (n >>> 1) : n >>> 1
+  return n >>> 0
+})
+const crc32 = (buf) => (buf.reduce((c, b) => CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8), 0xffffffff) ^ 0xffffffff) >>> 0
+function pngChunk (type, data) { // length, type, data, CRC-32 of type and data
+  const typed = Buffer.concat([Buffer.from(type, 'latin1'), data])
+  const length = Buffer.alloc(4)
+  length.writeUInt32BE(data.length)
+  const crc = Buffer.alloc(4)
+  crc.writeUInt32BE(crc32(typed))
+  return Buffer.concat([length, typed, crc])
+}
+function makeIcon (size = 16) {
+  const row = 1 + size * 4 // a filter byte (0: none), then RGBA pixels
+  const raw = Buffer.alloc(size * row) // all transparent
+  const c = (size - 1) / 2
+  for (let y = 0; y < size; y++) {
+    for (let x = 0; x < size; x++) {
+      if ((x - c) ** 2 + (y - c) ** 2 <= (c + 0.5) ** 2) raw.set([0x4f, 0x6b, 0xed, 0xff], y * row + 1 + x * 4)
+    }
+  }
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(size, 0)
+  ihdr.writeUInt32BE(size, 4)
+  ihdr.set([8, 6, 0, 0, 0], 8) // 8-bit RGBA, deflate, standard filters, no interlace
+  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw)), pngChunk('IEND', Buffer.alloc(0))]).toString('base64')
+}
+const ICON_PNG = makeIcon()
+
+// ---- Discovery (OT-005, OT-A04): read at start and again after every failure, never cached past one -----------
+function refreshDiscovery () {
+  if (fault('stale-discovery') && fx.discoveryReads > 0) return // FAULT: the first reading is kept for ever (OT-005)
+  let next = null
+  try {
+    const d = JSON.parse(readFileSync(DISCOVERY, 'utf8'))
+    if (typeof d.socketPath === 'string' && typeof d.basePath === 'string' && typeof d.token === 'string') {
+      next = { socketPath: d.socketPath, basePath: d.basePath, token: d.token } // unknown keys ignored
+    }
+  } catch {} // missing or half written: the API is off for now (OT-A03)
+  if (next !== null) fx.discoveryReads++
+  const same = next !== null && discovery !== null && next.socketPath === discovery.socketPath &&
+    next.basePath === discovery.basePath && next.token === discovery.token
+  if (!same) discovery = next // a changed file must pass the /info proof again before anything else is sent
+}
+
+// ---- Transport: one HTTP/1.1 exchange over the Unix socket (OT-002, OT-003) -----------------------------------
+function send (method, route, body, extraHeaders = {}) {
+  const d = discovery
+  const json = body === undefined ? undefined : JSON.stringify(body) // PUT/POST bodies are JSON objects (OT-A05)
+  const headers = {
+    Host: 'localhost', // OT-011
+    'Content-Type': 'application/json', // OT-012: every request, GET /info and DELETE included
+    Authorization: `Bearer ${d.token}`, // OT-013
+    ...extraHeaders
+  } // OT-014: no Origin header, ever
+  if (fault('no-host')) delete headers.Host
+  if (fault('origin')) headers.Origin = 'http://localhost'
+  if (fault('info-no-content-type') && route === '/info') delete headers['Content-Type']
+  // OT-019: every adapter route carries the lease token while we hold one (re-registration included)
+  const dropToken = fault('batch-no-adapter-token') && method === 'PUT' && route.endsWith('/sessions') && fx.firstBatch
+  if (route.startsWith('/adapters/') && adapterToken !== null && !dropToken) headers[TOKEN_HEADER] = adapterToken
+  if (json !== undefined) headers['Content-Length'] = Buffer.byteLength(json)
+  const socketPath = fault('hardcoded-socket') ? '/tmp/orbtile.sock' : d.socketPath
+  return new Promise((resolve, reject) => {
+    const options = { socketPath, path: d.basePath + route, method, headers, agent, setHost: !fault('no-host') }
+    const req = http.request({ ...options, timeout: 15000 }, (res) => {
+      const chunks = []
+      res.on('data', (chunk) => chunks.push(chunk))
+      res.on('error', reject)
+      res.on('end', () => {
+        let parsed = null
+        try { parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) } catch {}
+        const reply = { status: res.statusCode, headers: res.headers, body: parsed, at: Date.now() }
+        resolve({ ...reply, discovery: d, sent: headers }) // and what was sent: the discovery used, the headers
+      })
+    })
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })))
+    req.on('error', reject)
+    req.end(json)
+  })
+}
+
+const isObject = (v) => v !== null && typeof v === 'object'
+const valueOf = (v) => (typeof v === 'function' ? v() : v)
+const errorOf = (r) => (isObject(r.body) && isObject(r.body.error) ? r.body.error : {})
+function logStatus (what, r) { // an unexpected status: its code and message only
+  const { code, message } = errorOf(r)
+  log(`${what}: ${r.status}${code ? ` ${code}` : ''}${typeof message === 'string' ? `: ${message.slice(0, 160)}` : ''}`)
+}
+function noteRateLimit (r) { // OT-027, OT-A20: Retry-After in whole seconds (or an HTTP date), 1 s when absent
+  const value = String(r.headers['retry-after'] ?? '').trim()
+  const date = Date.parse(value)
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Number.isNaN(date) ? 1000 : date - r.at
+  blockedUntil = Math.max(blockedUntil, r.at + ms)
+}
+
+// OT-027, OT-A20: after a 429 nothing is sent before Retry-After; then the first request goes alone, and the others
+// wait for its reply (a 429 again closes the gate again), or 500 ms: a held long poll was let in.
+async function rateGate () {
+  for (;;) {
+    if (Date.now() < blockedUntil) await sleep(blockedUntil - Date.now())
+    else if (probe !== null) await probe
+    else return
+  }
+}
+function startProbe () {
+  blockedUntil = 0
+  let resolve
+  const p = new Promise((_resolve) => { resolve = _resolve })
+  const end = () => { if (probe === p) probe = null; resolve() }
+  probe = p
+  setTimeout(end, 500)
+  return end
+}
+
+// The protocol's policy around send(). Returns the reply, or null when it must not be sent now (stopping, or the
+// socket has not passed the /info proof yet: the caller gives up and the agent loop checks the new socket first).
+// `body` and `extraHeaders` may be functions, called for each attempt: a retry then sends a fresh nonce (OT-039)
+// and the events cursor as it is by then (OT-138).
+async function request (method, route, body, extraHeaders) {
+  let bearerRetried = false
+  for (;;) {
+    if (stopping) return null
+    await rateGate() // OT-027
+    if (discovery === null) refreshDiscovery()
+    if (discovery === null) { await sleep(300); continue } // no file: the API is off (OT-A03)
+    if (route !== '/info' && verified !== discovery) return null // OT-039: nothing before the proof
+    const leaseAtSend = lease
+    const endProbe = blockedUntil > 0 ? startProbe() : () => {}
+    const r = await send(method, route, valueOf(body), valueOf(extraHeaders)).catch(() => null)
+    endProbe()
+    // ENOENT, ECONNREFUSED, ECONNRESET, EPIPE: the app may be off, or restarted on a new socket (OT-005, OT-A03)
+    if (r === null) { await sleep(300); refreshDiscovery(); continue }
+    if (fault('crash-on-unknown-field')) crashOnUnknownKeys(route, r)
+    const error = errorOf(r)
+    if (r.status === 429) { // OT-027, OT-A20: wait Retry-After from the reply's arrival, then try again
+      if (!fault('ignore-retry-after')) noteRateLimit(r)
+      continue
+    }
+    if (r.status === 503 && error.code === 'api_disabled') { await sleep(500); continue } // OT-A03
+    if (r.status === 401 && error.field !== TOKEN_HEADER && !bearerRetried) { // OT-A04: re-read once, retry once
+      bearerRetried = true
+      refreshDiscovery()
+      continue
+    }
+    // OT-A06: the lease is gone (not registered, or the token we sent is no longer the lease's)
+    const tokenRefused = r.status === 401 && error.field === TOKEN_HEADER && TOKEN_HEADER in r.sent
+    if (leaseAtSend === lease && (error.code === 'adapter_not_registered' || tokenRefused)) leaseLost()
+    return r
+  }
+}
+
+// ---- The /info proof (OT-039, OT-A29) ---------------------------------------------------------------------------
+async function verify () {
+  for (;;) {
+    const nonce = () => ({ 'X-Orbtile-Nonce': randomBytes(16).toString('hex') }) // fresh each time: 32 hex chars
+    const r = await request('GET', '/info', undefined, nonce)
+    if (r === null) return
+    if (r.status === 200 && isObject(r.body)) {
+      // lowercase hex HMAC-SHA256, key = the discovery token's UTF-8 bytes, message = the nonce's ASCII bytes
+      const expected = Buffer.from(createHmac('sha256', Buffer.from(r.discovery.token, 'utf8'))
+        .update(Buffer.from(r.sent['X-Orbtile-Nonce'], 'ascii')).digest('hex'))
+      const proof = Buffer.from(typeof r.body.proof === 'string' ? r.body.proof : '', 'utf8')
+      const genuine = proof.length === expected.length && timingSafeEqual(proof, expected) // constant time
+      if (genuine || fault('trust-impostor')) {
+        verified = r.discovery
+        apiMinor = Number.isInteger(r.body.apiMinor) ? r.body.apiMinor : 0 // OT-A28
+        log(`connected to Orbtile (apiMinor ${apiMinor})`)
+        return
+      }
+      log('impostor: /info proof missing or wrong; registering nothing')
+    } else logStatus('GET /info', r)
+    await sleep(1000)
+    refreshDiscovery()
+  }
+}
+
+// ---- Registration and the lease ---------------------------------------------------------------------------------
+async function register () {
+  const palette = { baseHue: fault('hue-205') ? 210 : 250 } // OT-074: clear of 205..215
+  if (fault('unknown-palette-key')) palette.sheen = 1 // FAULT: Palette is a closed object (OT-A10)
+  const body = { name: 'orbtest example (Node)', palette, capabilities: ['tap', 'approvals', 'questions'] }
+  // OT-A28: icon only on a v1.2 server; OT-064: with every registration, or Orbtile drops it (OT-063)
+  if (apiMinor >= 2 && !(fault('icon-dropped') && fx.registeredOnce)) body.icon = { png: ICON_PNG }
+  const r = await request('PUT', `/adapters/${ID}`, body)
+  if (r === null || r.status !== 200 || !isObject(r.body)) {
+    if (r !== null) logStatus('register', r)
+    nextRegisterAt = Date.now() + 1000
+    return
+  }
+  fx.registeredOnce = true
+  const token = typeof r.body.adapterToken === 'string' ? r.body.adapterToken : null
+  if (!registered || token !== adapterToken) newLease(token, r.body)
+  const keypad = r.body.keypadDecisions === true // OT-A27: missing reads as false; OT-058: only a snapshot
+  if (keypad !== keypadDecisions) log(`keypadDecisions: ${keypad}`)
+  keypadDecisions = keypad
+  nextRegisterAt = Date.now() + 4000 // OT-058: register again to re-read keypadDecisions
+}
+
+function newLease (token, reply) { // a new lease: new cursor, new request-id namespace, sessions made again
+  lease++
+  adapterToken = token
+  registered = true
+  sessionsCreated = false
+  fx.firstBatch = true
+  cursor = { after: 0, ack: 0 }
+  highestReceived = 0
+  idPrefix = randomBytes(3).toString('hex')
+  idCounter = 0
+  for (const s of sessions.values()) s.pending = null
+  log(`registered (enabled: ${reply.enabled === true}${typeof reply.reason === 'string' ? `, ${reply.reason}` : ''})`)
+  if (fault('log-token')) console.log(`adapterToken ${token}`) // FAULT: OT-022
+  const stateFile = join(process.env.TMPDIR || tmpdir(), 'orbtile-state.json')
+  if (fault('token-file')) writeFileSync(stateFile, JSON.stringify({ adapterToken: token })) // FAULT: OT-022
+}
+
+function leaseLost () { // OT-A06: drop the token, register anew without it
+  if (registered) log('lease gone: registering anew')
+  lease++
+  adapterToken = null
+  registered = false
+  sessionsCreated = false
+  nextRegisterAt = 0
+}
+
+// ---- The simulated agent: sessions, heartbeats, requests --------------------------------------------------------
+const sessionRoute = (s) => `/adapters/${ID}/sessions/${s.id}`
+async function createSessions () {
+  const items = [...sessions.values()].map((s) => ({ id: s.id, title: s.title, activity: 'thinking', ttlSeconds: 10 }))
+  const r = await request('PUT', `/adapters/${ID}/sessions`, { sessions: items })
+  fx.firstBatch = false
+  if (r === null || r.status !== 200) { if (r !== null) logStatus('sessions batch', r); await sleep(1000); return }
+  sessionsCreated = true
+  nextHeartbeatAt = Date.now() + 3000
+  for (const s of sessions.values()) { s.pending = null; s.nextAskAt = Date.now() } // ask at once
+  log('sessions s1 and s2 created')
+  if (fault('flood') && !fx.flooded) { // FAULT: 100 heartbeats back to back, past the rate rules (OT-027)
+    fx.flooded = true
+    for (let i = 0; i < 100; i++) {
+      const r = await send('POST', sessionRoute(sessions.get('s1')), {}).catch(() => null)
+      if (r?.status === 429) noteRateLimit(r) // ... and then it behaves
+      else if (r?.status !== 200) break
+    }
+  }
+}
+
+async function heartbeat () { // OT-113, OT-A18: `{}` restarts each session's 10 s TTL clock, every 3 s
+  nextHeartbeatAt = Date.now() + 3000
+  if (fault('missed-heartbeat')) return
+  for (const s of sessions.values()) {
+    const r = await request('POST', sessionRoute(s), {})
+    if (r !== null && r.status !== 200) logStatus(`heartbeat ${s.id}`, r)
+  }
+}
+
+function nextRequestId () {
+  if (fault('reuse-request-id')) { // FAULT: r1, r2, r1, ...: retired ids come back (OT-128), never a pending one
+    let id
+    do id = `r${(idCounter++ % 2) + 1}`; while ([...sessions.values()].some((s) => s.pending?.id === id))
+    return id
+  }
+  return `${idPrefix}-${++idCounter}` // OT-128: never reused in a lease, across sessions, kinds, or retirement
+}
+
+async function maybeAsk (s) {
+  const now = Date.now()
+  if (s.pending !== null && now - s.pending.postedAt >= 600_000) { // our own UI gives up after 600 s
+    log(`${s.kind} ${s.pending.id} timed out in our UI`)
+    s.pending = null
+  }
+  if (s.pending !== null || now < s.nextAskAt) return
+  const id = nextRequestId()
+  const body = s.kind === 'approval'
+    ? { activity: 'waitingPermission', approval: { id, toolName: 'Bash', commandSummary: 'npm test' } }
+    : { activity: 'waitingQuestion', question: { id, questions: QUESTIONS } }
+  const leaseAtAsk = lease
+  s.pending = { kind: s.kind, id, postedAt: now, questions: body.question?.questions } // pending in our UI now
+  const r = await request('POST', sessionRoute(s), body)
+  if (lease !== leaseAtAsk) return
+  if (r !== null && r.status === 200) { log(`asked ${s.kind} ${id} on ${s.id}`); return }
+  if (r !== null) logStatus(`asking on ${s.id}`, r)
+  s.pending = null
+  s.nextAskAt = Date.now() + 1000
+}
+
+async function agentStep () {
+  if (discovery === null || verified !== discovery) { await verify(); nextRegisterAt = 0 } // OT-039, then register
+  if (Date.now() >= nextRegisterAt) await register()
+  else if (registered && !sessionsCreated) await createSessions()
+  else if (registered) {
+    if (Date.now() >= nextHeartbeatAt) await heartbeat()
+    for (const s of sessions.values()) await maybeAsk(s)
+  }
+  await sleep(100)
+}
+
+// ---- Events: one poll at a time (OT-134), ack only what was applied or discarded (OT-139) ----------------------
+function pollBody () {
+  fx.polls++
+  const body = { after: cursor.after, ack: cursor.ack, waitSeconds: 2 }
+  if (fault('cursor-past') && highestReceived > 0 && !fx.cursorPast) { // FAULT: past what was received (OT-138)
+    body.after = highestReceived + 5
+    fx.cursorPast = true // once: invalid_cursor then resets the cursor and the adapter goes on
+  }
+  if (fault('ack-decreases') && fx.polls % 2 === 0) delete body.ack // FAULT: a missing ack reads as 0 (OT-138)
+  return body
+}
+
+async function pollStep () {
+  if (!registered || discovery === null || verified !== discovery) { await sleep(200); return }
+  const leaseAtPoll = lease
+  const r = await request('POST', `/adapters/${ID}/events`, pollBody) // the body is made when it is sent
+  if (lease !== leaseAtPoll) return // the lease changed meanwhile: that reply's sequences mean nothing now
+  if (r === null) { await sleep(300); return }
+  if (r.status !== 200) {
+    if (errorOf(r).code === 'invalid_cursor') cursor = { after: 0, ack: 0 } // start again from the beginning
+    else logStatus('events poll', r)
+    await sleep(500)
+    return
+  }
+  const events = Array.isArray(r.body?.events) ? r.body.events : []
+  for (const e of events) if (Number.isInteger(e?.sequence)) highestReceived = Math.max(highestReceived, e.sequence)
+  if (fault('ack-on-receipt') && events.length > 0) { // FAULT: ack in the next poll, apply after it (OT-139)
+    const from = cursor.after
+    cursor = { after: highestReceived, ack: highestReceived }
+    setTimeout(() => handleEvents(events, leaseAtPoll, from).catch((err) => log(`error: ${err.message}`)), 200)
+    return
+  }
+  const { handled, complete } = await handleEvents(events, leaseAtPoll, cursor.after)
+  // OT-138: after = the last handled sequence (never past what was received), ack = after; neither decreases
+  if (lease === leaseAtPoll) cursor = { after: Math.max(cursor.after, handled), ack: Math.max(cursor.after, handled) }
+  if (!complete) await sleep(500) // an event we could not apply yet comes back with the next poll
+}
+
+async function handleEvents (events, leaseAtPoll, from) {
+  let handled = from
+  for (const event of events) {
+    if (!Number.isInteger(event?.sequence) || event.sequence <= handled) continue
+    if (!(await handleEvent(event)) || lease !== leaseAtPoll) return { handled, complete: false }
+    handled = event.sequence
+  }
+  return { handled, complete: true }
+}
+
+// true: applied or deliberately discarded, so it may be acknowledged; false: not handled (yet)
+async function handleEvent (event) {
+  if (event.type === 'tap') { log(`tap on ${String(event.sessionId).slice(0, 128)}`); return true }
+  const s = sessions.get(event.sessionId) // OT-A30: events for unknown or ended sessions are stale
+  const pending = s?.pending ?? null
+  // OT-147, OT-A31: stale on or after expiresAt (epoch seconds, fractions count), or when our UI no longer shows it
+  const fresh = fault('apply-expired') || (typeof event.expiresAt === 'number' && Date.now() / 1000 < event.expiresAt)
+  const current = pending !== null && pending.kind === event.type && pending.id === event.requestId
+  if (event.type === 'approval' && (event.decision === 'allow' || event.decision === 'deny') && fresh && current) {
+    const update = event.decision === 'allow' ? { activity: 'tool', toolKind: 'shell' } : { activity: 'thinking' }
+    return apply(s, { approval: null, ...update }, `approval ${pending.id} (${event.decision})`)
+  }
+  if (event.type === 'question' && fresh && current) {
+    if (fault('apply-bad-picks') || picksFit(event.picks, pending.questions)) { // OT-148
+      return apply(s, { question: null, activity: 'thinking' }, `question ${pending.id} ${JSON.stringify(event.picks)}`)
+    }
+    log(`discarded invalid answer to ${pending.id}`)
+    return true
+  }
+  log(`discarded stale ${String(event.type).slice(0, 20)} ${String(event.requestId).slice(0, 128)}`)
+  return true
+}
+
+// OT-148: one unique, non-empty array per question, every index an existing option, single-select exactly one
+function picksFit (picks, questions) {
+  return Array.isArray(picks) && picks.length === questions.length && picks.every((p, i) =>
+    Array.isArray(p) && p.length > 0 && new Set(p).size === p.length &&
+    p.every((n) => Number.isInteger(n) && n >= 0 && n < questions[i].options.length) &&
+    (questions[i].multiSelect === true || p.length === 1))
+}
+
+async function apply (s, update, what) { // the authoritative UI commit: done once Orbtile answers 200
+  const r = await request('POST', sessionRoute(s), update)
+  if (r === null || r.status !== 200) { if (r !== null) logStatus(`applying ${what}`, r); return false }
+  s.pending = null
+  s.nextAskAt = Date.now() + 300 // ask again 300 ms after a decision is applied
+  log(`applied ${what}`)
+  return true
+}
+
+// ---- FAULT crash-on-unknown-field: the opposite of OT-008 ------------------------------------------------------
+const EVENT_KEYS = ['sequence', 'type', 'sessionId', 'host']
+const KNOWN = {
+  info: ['server', 'api', 'version', 'activities', 'limits', 'proof', 'apiMinor'],
+  registration: ['adapter', 'enabled', 'keypadDecisions', 'reason', 'warnings', 'adapterToken'],
+  session: ['session', 'warnings'],
+  batch: ['sessions', 'ended', 'warnings'], // OT-A19: the schema gives the batch reply no shape
+  events: ['events', 'lastSequence', 'acknowledged'],
+  error: ['error'],
+  tap: EVENT_KEYS,
+  approval: [...EVENT_KEYS, 'requestId', 'decision', 'expiresAt'],
+  question: [...EVENT_KEYS, 'requestId', 'picks', 'expiresAt']
+}
+function replyKind (route) {
+  if (route.endsWith('/events')) return 'events'
+  if (route.endsWith('/sessions')) return 'batch'
+  return route.includes('/sessions/') ? 'session' : 'registration'
+}
+function crashOnUnknownKeys (route, r) {
+  if (!isObject(r.body)) return
+  const kind = r.status >= 400 ? 'error' : route === '/info' ? 'info' : replyKind(route)
+  const objects = [[kind, r.body]]
+  if (kind === 'events' && Array.isArray(r.body.events)) for (const e of r.body.events) objects.push([e?.type, e])
+  for (const [k, object] of objects) {
+    const unknown = Object.keys(object ?? {}).find((key) => !(KNOWN[k] ?? []).includes(key))
+    if (unknown !== undefined) { log(`unknown field ${unknown.slice(0, 40)} in a reply: exiting`); process.exit(1) }
+  }
+}
+
+// ---- Start and stop --------------------------------------------------------------------------------------------
+async function stop () { // OT-A07: best-effort unregister (500 ms at most), then exit 0
+  if (stopping) return
+  stopping = true
+  const canSend = verified !== null && verified === discovery && Date.now() >= blockedUntil && probe === null
+  if (registered && adapterToken !== null && canSend) {
+    await Promise.race([send('DELETE', `/adapters/${ID}`).catch(() => {}), sleep(500)])
+  }
+  process.exit(0)
+}
+process.on('SIGTERM', () => (fault('ignore-sigterm') ? log('SIGTERM ignored') : stop())) // FAULT: OTC-05
+process.on('SIGINT', stop)
+
+async function forever (step) { // never crash on a reply: log, pause, go on
+  for (;;) {
+    try { await step() } catch (err) { log(`error: ${err.message}`); await sleep(1000) }
+  }
+}
+
+log(`starting (discovery ${DISCOVERY}${faults.size > 0 ? `; faults: ${[...faults].join(', ')}` : ''})`)
+if (fault('crash')) setTimeout(() => process.exit(3), 1000) // FAULT: OTC-03
+if (fault('garbage') || fault('connections')) { // FAULT: OTC-02 (64 bytes that are not HTTP), OTC-04 (1000 idle)
+  while (discovery === null) { refreshDiscovery(); if (discovery === null) await sleep(300) }
+  const raw = () => net.connect(discovery.socketPath).on('error', () => {})
+  if (fault('garbage')) raw().end(Buffer.from('\0GARBAGE'.repeat(8), 'latin1'))
+  if (fault('connections')) fx.held = Array.from({ length: 1000 }, raw)
+}
+forever(agentStep)
+forever(pollStep)
+if (fault('two-polls')) setTimeout(() => forever(pollStep), 1000) // FAULT: a second poll loop (OT-134)
