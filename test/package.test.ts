@@ -160,3 +160,16 @@ t.test('PKG-01 orbtest conformance runs from the installed package against its o
   fake.kill('SIGTERM')
   t.equal(await fake.exit, 0)
 })
+
+t.test('PKG-01 the client suite runs from the installed package on the reference adapter it ships', async (t) => {
+  const home = mkdtempSync(join(work, 'home-'))
+  const adapter = join(project, 'node_modules', 'orbtest', 'examples', 'orbtile-adapter-node', 'adapter.mjs')
+  t.ok(existsSync(adapter), 'the Node reference adapter is in the package')
+  const judged = start(
+    ['conformance', '--client', 'orbtile', '--tour', 'basic', '--scenarios', '0', '--', process.execPath, adapter],
+    home
+  )
+  t.equal(await judged.exit, 0, judged.stdout() + judged.stderr())
+  t.match(judged.stdout(), /^ok \d+ - OT-011 /m, 'a check passes')
+  t.match(judged.stdout(), /# pass \d+ {2}fail 0 /, 'none fails')
+})

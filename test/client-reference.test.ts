@@ -1,0 +1,37 @@
+// The reference adapters judged by the client suite: the Node one under five seeds, the Python one (standard library
+// alone), both passing every check that applies to them. The runs start at once and the tests read their results.
+import { rmSync } from 'node:fs'
+import t from 'tap'
+import { NODE_ADAPTER, pool, PYTHON_ADAPTER, run, SEED } from './helpers/client-run.js'
+
+const seeds = [SEED, SEED + 1, SEED + 2, SEED + 3, SEED + 4]
+// The tours once, and three generated scenarios under each seed; the Python adapter beside them.
+const nodeRuns = pool(seeds, 5, async (seed) =>
+  await run(['--seed', String(seed), '--scenarios', '3', ...(seed === SEED ? [] : ['--tour', 'none'])], [
+    process.execPath,
+    NODE_ADAPTER
+  ])
+)
+const pythonRun = run(['--seed', String(SEED), '--scenarios', '2'], ['python3', PYTHON_ADAPTER])
+
+t.test('CLIENT-01 the Node reference adapter passes every check that applies, under five seeds', async (t) => {
+  const runs = await nodeRuns
+  for (const [i, r] of runs.entries()) {
+    const bad = r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
+    t.same(bad, [], `seed ${seeds[i]!}: no finding at all (${r.json.scenarios.length} scenarios)`)
+    t.equal(r.code, 0, `seed ${seeds[i]!}: exit 0`)
+    rmSync(r.dir, { recursive: true, force: true })
+  }
+  const toured = runs[0]!
+  const unexercised = toured.json.checks.filter((c) => c.verdict === 'not-exercised').map((c) => c.id)
+  // OT-081 binds only adapters that set attentionHue, and the reference adapter has no need to.
+  t.same(unexercised, ['OT-081'], 'the tours exercise every rule that applies to the reference adapter')
+})
+
+t.test('CLIENT-02 the Python reference adapter (standard library only) passes every check that applies', async (t) => {
+  const r = await pythonRun
+  const bad = r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
+  t.same(bad, [], 'no finding')
+  t.equal(r.code, 0, 'exit 0')
+  rmSync(r.dir, { recursive: true, force: true })
+})

@@ -1,0 +1,61 @@
+// Runs the client suite in-process against a client command, with its JSON report read back, for the client tests.
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { conformance } from '../../conformance/index.js'
+
+export const SEED = Number(process.env.FC_SEED ?? 20261201)
+const root = join(import.meta.dirname, '..', '..')
+export const NODE_ADAPTER = join(root, 'examples', 'orbtile-adapter-node', 'adapter.mjs')
+export const PYTHON_ADAPTER = join(root, 'examples', 'orbtile-adapter-python', 'adapter.py')
+
+export interface Run {
+  code: number
+  tap: string
+  json: {
+    checks: Array<{
+      id: string
+      verdict: string
+      violationCount: number
+      reason?: string
+      replay?: { seed: number; path: string }
+      shrunk?: { seed: number; path: string }
+    }>
+    scenarios: Array<{ name: string; exit: string }>
+  }
+  dir: string
+}
+
+/** One client run, in-process, with its JSON report read back. */
+export async function run (args: string[], command: string[]): Promise<Run> {
+  const dir = mkdtempSync(join(tmpdir(), 'orbtest-client-test-'))
+  let tap = ''
+  const out = new Writable({
+    write (chunk, _enc, done) {
+      tap += String(chunk)
+      done()
+    }
+  })
+  const json = join(dir, 'report.json')
+  const code = await conformance(['--client', 'orbtile', '--json', json, ...args, '--', ...command], out)
+  const report = JSON.parse(readFileSync(json, 'utf8')) as Run['json']
+  return { code, tap, json: report, dir }
+}
+
+export const verdictOf = (r: Run, id: string): string | undefined => r.json.checks.find((c) => c.id === id)?.verdict
+
+/** Runs `jobs` at a time: enough to keep two cores busy while adapters mostly wait on long polls. */
+export async function pool<T, R> (items: readonly T[], jobs: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: jobs }, async () => {
+      while (next < items.length) {
+        const i = next++
+        out[i] = await fn(items[i]!)
+      }
+    })
+  )
+  return out
+}
