@@ -3,7 +3,8 @@
  * in the same run on the same machine and reported as ratios. Results also go to bench/results/latest.json.
  * Throughput is measured in rounds that alternate the two servers, and each side reports its median round, so that
  * drift in the machine's load hits both alike.
- * Tunables: BENCH_STARTS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS.
+ * Tunables: BENCH_STARTS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS, BENCH_CLIENT_SUITE=0 (skip
+ * the client suite run).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { clientSuiteSeconds, fakeStarts } from './client.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, '..', '..')
@@ -38,7 +40,7 @@ interface Server {
   readyMs: number
 }
 
-async function launch (kind: Kind, dir: string, n: number): Promise<Server> {
+async function launch (kind: Kind, dir: string, n: number, extra: readonly string[] = []): Promise<Server> {
   const socket = join(dir, `${kind}-${n}.sock`)
   const ready = join(dir, `${kind}-${n}.ready`)
   const discovery = join(dir, `${kind}-${n}.json`)
@@ -59,7 +61,8 @@ async function launch (kind: Kind, dir: string, n: number): Promise<Server> {
           'off',
           '--log-level',
           'silent',
-          '--auto-allow'
+          '--auto-allow',
+          ...extra
         ]
       : [BASELINE, '--socket', socket, '--ready-file', ready]
   const started = process.hrtime.bigint()
@@ -514,6 +517,28 @@ async function wakeups (dir: string): Promise<{ median: number, p99: number }> {
   return { median: median(samples), p99: percentile(samples, 99) }
 }
 
+/**
+ * Session updates with `--judge` on against the same fake without it, alternating rounds: what journaling and the
+ * client checks cost on the hot route (issue goal: at least 90%).
+ */
+async function judgeThroughput (dir: string): Promise<{ judged: Load, plain: Load }> {
+  const rounds: Record<'judged' | 'plain', Load[]> = { judged: [], plain: [] }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const kind of ['plain', 'judged'] as const) {
+      const extra = kind === 'judged' ? ['--judge', join(dir, `judge-${round}.json`)] : []
+      const server = await launch('orbtest', dir, 300 + round * 2 + (kind === 'judged' ? 1 : 0), extra)
+      const headers = await prepareAdapter(server)
+      rounds[kind].push(await load(server, 'POST', `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, {
+        activity: 'tool',
+        toolLabel: 'npm test',
+        statusDetail: 'running'
+      }))
+      await stop(server)
+    }
+  }
+  return { judged: medianRound(rounds.judged), plain: medianRound(rounds.plain) }
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'otb-'))
 try {
   const s = await startup(dir)
@@ -522,6 +547,9 @@ try {
   const o = await orbThroughputs(dir)
   const f = await fanIn(dir)
   const h = await webhookRate(dir)
+  const j = await judgeThroughput(dir)
+  const fs = await fakeStarts()
+  const cs = process.env.BENCH_CLIENT_SUITE === '0' ? undefined : await clientSuiteSeconds(CLI, root)
   const ratios = {
     startup: s.orbtest / s.baseline,
     info: t.info.orbtest.rps / t.info.baseline.rps,
@@ -541,12 +569,17 @@ try {
     row('Orb POST /messages', o.post, ratios.orbPost, 'goal >= 50%'),
     row('Orb GET /messages (50)', o.read, ratios.orbRead, 'goal >= 50%'),
     `${'Orb event fan-in'.padEnd(26)}${f.bots} bots long-polling: ${f.eventsPerSecond.toFixed(0)} events/s delivered; post sent → event held by its bot: median ${f.median.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms`,
-    `${'Orb webhooks'.padEnd(26)}${h.deliveriesPerSecond.toFixed(0)} signed deliveries/s to a local receiver`
+    `${'Orb webhooks'.padEnd(26)}${h.deliveriesPerSecond.toFixed(0)} signed deliveries/s to a local receiver`,
+    `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.judged.rps / j.plain.rps * 100).toFixed(0)}%  (goal >= 90%)`,
+    `${'fresh fake per scenario'.padEnd(26)}median ${fs.fake.toFixed(1)} ms in-process   bare fastify on a socket ${fs.baseline.toFixed(1)} ms   ratio ${(fs.fake / fs.baseline).toFixed(2)}x  (goal: median < 50 ms)`,
+    cs === undefined
+      ? `${'client suite, Node adapter'.padEnd(26)}skipped (BENCH_CLIENT_SUITE=0)`
+      : `${'client suite, Node adapter'.padEnd(26)}${cs.seconds.toFixed(1)} s for the default run (exit ${cs.code}; ${cs.summary.replace(/^# /, '')})  (goal < 90 s)`
   ]
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, ratios }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
