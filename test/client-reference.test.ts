@@ -2,7 +2,10 @@
 // alone), both passing every check that applies to them. The runs start at once and the tests read their results.
 import { rmSync } from 'node:fs'
 import t from 'tap'
+import { join } from 'node:path'
 import { NODE_ADAPTER, pool, PYTHON_ADAPTER, run, SEED } from './helpers/client-run.js'
+
+const SHELL_ADAPTER = join(import.meta.dirname, '..', 'examples', 'orbtile-adapter-sh', 'adapter.sh')
 
 const seeds = [SEED, SEED + 1, SEED + 2, SEED + 3, SEED + 4]
 // The tours once, and three generated scenarios under each seed; the Python adapter beside them.
@@ -13,6 +16,10 @@ const nodeRuns = pool(seeds, 5, async (seed) =>
   ])
 )
 const pythonRun = run(['--seed', String(SEED), '--scenarios', '2'], ['python3', PYTHON_ADAPTER])
+// A third, in bash with curl and jq, built differently: batch heartbeats, a connection per request, no proof check,
+// and (with --poll) short polls on a timer.
+const shellRuns = Promise.all([[], ['--poll']].map(async (args) =>
+  await run(['--seed', String(SEED), '--scenarios', '2'], ['bash', SHELL_ADAPTER, ...args])))
 
 t.test('CLIENT-01 the Node reference adapter passes every check that applies, under five seeds', async (t) => {
   const runs = await nodeRuns
@@ -34,4 +41,13 @@ t.test('CLIENT-02 the Python reference adapter (standard library only) passes ev
   t.same(bad, [], 'no finding')
   t.equal(r.code, 0, 'exit 0')
   rmSync(r.dir, { recursive: true, force: true })
+})
+
+t.test('CLIENT-02 a bash adapter (curl and jq), built differently, passes every check that applies too', async (t) => {
+  for (const [i, r] of (await shellRuns).entries()) {
+    const bad = r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
+    t.same(bad, [], `${i === 0 ? 'without events' : 'with --poll'}: no finding`)
+    t.equal(r.code, 0, 'exit 0')
+    rmSync(r.dir, { recursive: true, force: true })
+  }
 })

@@ -39,6 +39,8 @@ export abstract class Tally<M> implements ClientCheck<M> {
   readonly #info: CheckInfo
   #exercised = 0
   #count = 0
+  /** Violations that rest on a decision of orbtest's (a stand-in for what the wire cannot show): informational. */
+  #weak = 0
   readonly #kept: Violation[] = []
   /** Extra text for the finding (what was seen), set by the check. */
   protected note: string | undefined
@@ -59,18 +61,25 @@ export abstract class Tally<M> implements ClientCheck<M> {
     return this.#count
   }
 
-  protected violate (v: Violation): void {
+  /**
+   * Records a violation. `weak` marks one judged through a stand-in of orbtest's (OTC-01): it counts as a decision,
+   * informational unless --strict, whatever the check's level.
+   */
+  protected violate (v: Violation, weak = false): void {
     this.#count++
-    if (this.#kept.length < KEPT_VIOLATIONS) this.#kept.push(v)
+    if (weak) this.#weak++
+    if (this.#kept.length >= KEPT_VIOLATIONS) return
+    this.#kept.push(weak ? { ...v, message: `${v.message} [a decision of orbtest's]` } : v)
   }
 
   finding (): CheckFinding {
     const { id, title, level, exercise } = this.#info
     const base = { id, title, exercised: this.#exercised, violations: [...this.#kept], violationCount: this.#count }
     if (level === 'info') return { ...base, verdict: 'informational', note: this.note ?? '' }
-    if (this.#count > 0) {
+    if (this.#count > this.#weak) {
       return { ...base, verdict: level === 'required' ? 'fail' : level === 'should' ? 'non-strict' : 'informational' }
     }
+    if (this.#count > 0) return { ...base, verdict: 'informational' }
     if (this.#exercised === 0) return { ...base, verdict: 'not-exercised', note: this.note ?? exercise }
     return { ...base, verdict: 'pass', ...(this.note === undefined ? {} : { note: this.note }) }
   }

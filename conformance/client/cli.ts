@@ -113,7 +113,13 @@ export async function clientConformance (
 
   const selected = shown(suite.checks.map((c) => ({ ...c, verdict: 'pass', exercised: 0, violationCount: 0 })))
   out.write(`TAP version 14\n# ${suite.title}: ${JSON.stringify(command.join(' '))}; seed ${seed}; ${path === undefined ? `${plannedTours} tours and ${scenarios} generated scenarios` : `the scenario at path ${path}`}\n`)
+  // Ctrl-C (or SIGTERM to orbtest) stops the clients under way, closes their fakes and removes their folders.
+  const interrupt = new AbortController()
+  const onSignal = (): void => { interrupt.abort() }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
   const report = await runClientSuite(suite, {
+    signal: interrupt.signal,
     command,
     seed,
     scenarios,
@@ -124,7 +130,14 @@ export async function clientConformance (
     strict: values.strict === true,
     expectFailures,
     onScenario: (s, done, all) => out.write(scenarioComment(s, done, all))
+  }).finally(() => {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
   })
+  if (interrupt.signal.aborted) {
+    out.write(`# interrupted after ${report.scenarios.length} of ${total} scenarios: clients stopped, folders removed\n`)
+    return 130
+  }
   const checks = shown(report.checks)
   out.write(`1..${selected.length}\n`)
   checks.forEach((c, i) => out.write(clientTapLine(c, i + 1)))

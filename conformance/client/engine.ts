@@ -13,7 +13,8 @@ export interface ClientSuite<S> {
   tours: ReadonlyArray<{ name: string, scenario: S }>
   arbitrary: fc.Arbitrary<S>
   describe(scenario: S): string
-  play(scenario: S, command: readonly string[], name: string): Promise<ScenarioReport>
+  /** Plays one scenario; an aborted `signal` (Ctrl-C) stops the client at once and cleans up. */
+  play(scenario: S, command: readonly string[], name: string, signal?: AbortSignal): Promise<ScenarioReport>
 }
 
 export interface ClientRunOptions {
@@ -33,6 +34,8 @@ export interface ClientRunOptions {
   /** Scenarios fast-check may play while shrinking a failure. */
   shrinkRuns: number
   onScenario?: (report: ScenarioReport, done: number, total: number) => void
+  /** Aborted (Ctrl-C): no scenario starts, those under way stop and clean up. */
+  signal?: AbortSignal
 }
 
 /** What a run plays: the tours, then fast-check's scenarios for the seed (path `k` is the k-th). */
@@ -46,10 +49,10 @@ export async function runClientSuite<S> (suite: ClientSuite<S>, o: ClientRunOpti
   let done = 0
   let next = 0
   const worker = async (): Promise<void> => {
-    while (next < planned.length) {
+    while (next < planned.length && o.signal?.aborted !== true) {
       const i = next++
       const p = planned[i]!
-      const report = await suite.play(p.scenario, o.command, p.name)
+      const report = await suite.play(p.scenario, o.command, p.name, o.signal)
       reports[i] = {
         ...report,
         summary: suite.describe(p.scenario),
@@ -59,14 +62,22 @@ export async function runClientSuite<S> (suite: ClientSuite<S>, o: ClientRunOpti
     }
   }
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.jobs, planned.length)) }, worker))
+  if (o.signal?.aborted === true) {
+    const played = reports.filter((r) => r !== undefined)
+    const ms = Math.round(performance.now() - started)
+    const checks = fold(suite.checks, played, o)
+    const { name, title } = suite
+    const { seed, strict } = o
+    return { suite: name, title, command: [...o.command], seed, strict, checks, scenarios: played, ms }
+  }
 
   const checks = fold(suite.checks, reports, o)
   // The first generated scenario that failed a required check is shrunk to the smallest that still fails it.
   const failing = planned.findIndex(
-    (p, i) => p.replay !== undefined && failedIds(reports[i]!, o.strict, suite.checks).length > 0
+    (p, i) => p.replay !== undefined && failedIds(reports[i]!, o.strict).length > 0
   )
   if (failing >= 0 && o.path === undefined && o.shrinkRuns > 0) {
-    const ids = failedIds(reports[failing]!, o.strict, suite.checks)
+    const ids = failedIds(reports[failing]!, o.strict)
     const shrunk = await shrink(suite, o, planned[failing]!.replay!.path, ids)
     if (shrunk !== undefined) {
       reports.push({
@@ -115,14 +126,13 @@ function replayValue<S> (arbitrary: fc.Arbitrary<S>, seed: number, path: string)
 }
 
 /** The ids a scenario fails, as the run counts failures (decisions and SHOULDs only with --strict). */
-function failedIds (report: ScenarioReport, strict: boolean, infos: readonly CheckInfo[]): string[] {
-  return report.findings.filter((f) => counts(f, strict, infos)).map((f) => f.id)
+function failedIds (report: ScenarioReport, strict: boolean): string[] {
+  return report.findings.filter((f) => counts(f, strict)).map((f) => f.id)
 }
 
-function counts (f: CheckFinding, strict: boolean, infos: readonly CheckInfo[]): boolean {
+function counts (f: CheckFinding, strict: boolean): boolean {
   if (f.violationCount === 0) return false
-  const level = infos.find((c) => c.id === f.id)?.level
-  return level === 'required' || (strict && (level === 'should' || level === 'decision'))
+  return f.verdict === 'fail' || (strict && (f.verdict === 'non-strict' || f.verdict === 'informational'))
 }
 
 /** fast-check shrinks the failing scenario, playing at most `shrinkRuns` smaller ones. */
@@ -134,7 +144,7 @@ Promise<{ path: string, scenario: S, report: ScenarioReport } | undefined> {
     // Past the budget every candidate "passes", which ends the shrinking with the smallest failure so far.
     if (budget-- <= 0) return true
     const report = await suite.play(scenario, o.command, 'shrinking')
-    const still = failedIds(report, o.strict, suite.checks).some((id) => ids.includes(id))
+    const still = failedIds(report, o.strict).some((id) => ids.includes(id))
     if (still) smallest = { scenario, report }
     return !still
   }), { seed: o.seed, path, numRuns: 1 })
@@ -165,17 +175,20 @@ function fold (infos: readonly CheckInfo[], reports: readonly ScenarioReport[], 
       return { ...base, verdict: 'informational', note: notes.sort().join('; ') }
     }
     if (first !== undefined) {
-      const v = first.f.violations[0]!
-      const verdict =
-        info.level === 'required' || o.strict ? 'fail' : info.level === 'should' ? 'non-strict' : 'informational'
+      // The strongest finding decides: a failure anywhere, then a SHOULD, then a decision; --strict fails all three.
+      const worst = (['fail', 'non-strict', 'informational'] as const)
+        .find((w) => found.some(({ f }) => f.verdict === w && f.violationCount > 0)) ?? 'informational'
+      const shown = found.find(({ f }) => f.verdict === worst && f.violations.length > 0) ?? first
+      const v = shown.f.violations[0]!
+      const verdict = o.strict ? 'fail' : worst
       return {
         ...base,
         verdict,
-        reason: `${v.message} (in ${first.r.name})`,
+        reason: `${v.message} (in ${shown.r.name})`,
         expected: v.expected,
         actual: v.actual,
-        where: { scenario: first.r.name, ...(v.seq === undefined ? {} : { seq: v.seq }) },
-        ...(first.r.replay === undefined ? {} : { replay: first.r.replay })
+        where: { scenario: shown.r.name, ...(v.seq === undefined ? {} : { seq: v.seq }) },
+        ...(shown.r.replay === undefined ? {} : { replay: shown.r.replay })
       }
     }
     if (exercised === 0) return { ...base, verdict: 'not-exercised', note: `not exercised: needs ${info.exercise}` }

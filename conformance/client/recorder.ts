@@ -119,7 +119,16 @@ export class JournalRecorder {
       case 'malformed':
         return { ...entry, bytes: r(entry.bytes) }
       case 'action':
-        return { ...entry, text: r(entry.text) }
+        return {
+          ...entry,
+          text: r(entry.text),
+          ...(entry.data === undefined ? {} : { data: redactData(entry.data, r) })
+        }
     }
   }
+}
+
+/** An action's data with every secret replaced (a new token travels in it). */
+function redactData (data: Record<string, unknown>, redact: (text: string) => string): Record<string, unknown> {
+  return JSON.parse(redact(JSON.stringify(data))) as Record<string, unknown>
 }

@@ -99,6 +99,8 @@ export class Observer {
   }
 
   action (actor: Actor, name: string, text: string, data?: Record<string, unknown>): JournalAction {
+    // A new discovery token (the app regenerated it, or restarted) is a secret from here on, in every report.
+    if (typeof data?.token === 'string') this.secrets.add(data.token, 'discovery token')
     return this.#feed(
       this.journal.add<JournalAction>({
         kind: 'action',

@@ -11,5 +11,6 @@ export const orbtileClientSuite: ClientSuite<Scenario> = {
   tours: TOURS,
   arbitrary: scenarioArbitrary,
   describe: describeScenario,
-  play: async (scenario, command, name) => await playScenario(scenario, command, { name })
+  play: async (scenario, command, name, signal) =>
+    await playScenario(scenario, command, { name, ...(signal === undefined ? {} : { signal }) })
 }

@@ -5,6 +5,9 @@ import type { Scenario, Step } from './scenario.js'
 
 type WireStep = Extract<Step, { actor: 'wire' }>
 
+/** When, in a world with unknown fields, the replies start carrying them (OTC-08). */
+export const EXTRA_FIELDS_FROM_MS = 1500
+
 /**
  * The wire between the adapter and the fake, as a scenario plays it: faults armed by steps, each spent on the next
  * request it fits, and the world's standing rewrites (unknown fields, an older app, an impostor's proof). Every
@@ -17,6 +20,8 @@ export class Wire {
   #resetPoll = false
   #atDeadline = 0
   #late = false
+  /** Events delivered late once are late every time they come again (a poll that did not acknowledge them). */
+  readonly #lateEvents = new Map<number, number>()
   #badPicks = false
 
   constructor (world: Pick<Scenario, 'extraFields' | 'olderApp' | 'impostor'>) {
@@ -63,11 +68,11 @@ export class Wire {
       }
       notes.push('answered only at its deadline')
     }
-    plan.rewrite = (reply) => this.#rewrite(reply, route, notes)
+    plan.rewrite = (reply) => this.#rewrite(reply, route, notes, now())
     return plan
   }
 
-  #rewrite (reply: unknown, route: string, notes: string[]): unknown {
+  #rewrite (reply: unknown, route: string, notes: string[], now: number): unknown {
     if (!isObject(reply)) return reply
     let out: Record<string, unknown> = reply
     if (route === 'info' && this.#world.olderApp && typeof out.apiMinor === 'number') {
@@ -79,7 +84,8 @@ export class Wire {
       notes.push(PROOF_NOTE)
     }
     if (route === 'events' && Array.isArray(out.events)) out = { ...out, events: this.#events(out.events, notes) }
-    if (this.#world.extraFields) {
+    // From the second second on: the adapter's requests before the first such reply are what OT-008 compares with.
+    if (this.#world.extraFields && now >= EXTRA_FIELDS_FROM_MS) {
       out = withExtras(out)
       notes.push(EXTRA_FIELDS_NOTE)
     }
@@ -89,9 +95,12 @@ export class Wire {
   #events (events: unknown[], notes: string[]): unknown[] {
     return events.map((event) => {
       if (!isObject(event)) return event
-      if (this.#late && (event.type === 'approval' || event.type === 'question')) {
+      const decision = event.type === 'approval' || event.type === 'question'
+      const sequence = typeof event.sequence === 'number' ? event.sequence : -1
+      if (decision && (this.#late || this.#lateEvents.has(sequence))) {
         this.#late = false
-        const past = Math.floor(Date.now() / 1000) - 1
+        const past = this.#lateEvents.get(sequence) ?? Math.floor(Date.now() / 1000) - 1
+        this.#lateEvents.set(sequence, past)
         notes.push(`event ${String(event.sequence)} delivered late: expiresAt now ${past}, in the past`)
         return { ...event, expiresAt: past }
       }

@@ -44,7 +44,7 @@ export function adapterEnv (place: Place, base: NodeJS.ProcessEnv = process.env)
 export async function playScenario (
   scenario: Scenario,
   command: readonly string[],
-  options: { name: string, only?: readonly string[] }
+  options: { name: string, only?: readonly string[], signal?: AbortSignal }
 ): Promise<ScenarioReport> {
   const place = makePlace()
   const wire = new Wire(scenario)
@@ -121,14 +121,21 @@ export async function playScenario (
         await playStep(step, mock, obs, wire, () => join(place.run, `orbtile-${++moves}.sock`))
       })
     }
+    const aborted = new Promise<undefined>((resolve) => {
+      if (options.signal?.aborted === true) resolve(undefined)
+      options.signal?.addEventListener('abort', () => resolve(undefined), { once: true })
+    })
+    let timer: NodeJS.Timeout | undefined
     const ended = await Promise.race([
       client.exited,
-      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), scenario.durationMs))
+      new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), scenario.durationMs) }),
+      aborted
     ])
+    clearTimeout(timer)
     for (const t of timers) clearTimeout(t)
     const end = obs.now()
     if (ended === undefined) obs.action('harness', 'stop', 'SIGTERM to the adapter')
-    const exit = await client.stop(STOP_GRACE_MS)
+    const exit = await client.stop(options.signal?.aborted === true ? 200 : STOP_GRACE_MS)
     obs.action('client', 'exit', exitText(exit), {
       how: exit.how,
       code: exit.code,

@@ -18,7 +18,7 @@ const FAULTS = ['no-host', 'origin', 'info-no-content-type', 'batch-no-adapter-t
   'two-polls', 'ack-on-receipt', 'apply-expired', 'apply-bad-picks', 'reuse-request-id', 'missed-heartbeat',
   'hardcoded-socket', 'stale-discovery', 'log-token', 'token-file', 'crash-on-unknown-field', 'icon-dropped',
   'cursor-past', 'ack-decreases', 'hue-205', 'trust-impostor', 'unknown-palette-key', 'crash', 'garbage',
-  'connections', 'ignore-sigterm']
+  'connections', 'ignore-sigterm', 'invalid-body', 'freeze-on-unknown-field']
 const faults = new Set((process.env.ORBTEST_EXAMPLE_FAULT ?? '').split(',').map((f) => f.trim()).filter(Boolean))
 for (let i = 2; i < process.argv.length; i++) {
   const arg = process.argv[i]
@@ -66,7 +66,14 @@ const sessions = new Map([
 ])
 // Bookkeeping for the faults only (the connections fault keeps its idle sockets in `held`).
 const fx = {
-  discoveryReads: 0, registeredOnce: false, firstBatch: true, flooded: false, polls: 0, cursorPast: false, held: []
+  discoveryReads: 0,
+  registeredOnce: false,
+  firstBatch: true,
+  flooded: false,
+  polls: 0,
+  cursorPast: false,
+  held: [],
+  invalidSent: false
 }
 
 // ---- The icon: a 16x16 RGBA PNG drawn here (a blue disc), compressed with zlib ---------------------------------
@@ -205,7 +212,7 @@ async function request (method, route, body, extraHeaders) {
     endProbe()
     // ENOENT, ECONNREFUSED, ECONNRESET, EPIPE: the app may be off, or restarted on a new socket (OT-005, OT-A03)
     if (r === null) { await sleep(300); refreshDiscovery(); continue }
-    if (fault('crash-on-unknown-field')) crashOnUnknownKeys(route, r)
+    if (fault('crash-on-unknown-field') || fault('freeze-on-unknown-field')) await crashOnUnknownKeys(route, r)
     const error = errorOf(r)
     if (r.status === 429) { // OT-027, OT-A20: wait Retry-After from the reply's arrival, then try again
       if (!fault('ignore-retry-after')) noteRateLimit(r)
@@ -322,7 +329,10 @@ async function heartbeat () { // OT-113, OT-A18: `{}` restarts each session's 10
   nextHeartbeatAt = Date.now() + 3000
   if (fault('missed-heartbeat')) return
   for (const s of sessions.values()) {
-    const r = await request('POST', sessionRoute(s), {})
+    // FAULT: the first heartbeat of the process carries a subagentCount the schema refuses (OTC-06)
+    const body = fault('invalid-body') && !fx.invalidSent ? { subagentCount: -1 } : {}
+    if (fault('invalid-body')) fx.invalidSent = true
+    const r = await request('POST', sessionRoute(s), body)
     if (r !== null && r.status !== 200) logStatus(`heartbeat ${s.id}`, r)
   }
 }
@@ -474,14 +484,18 @@ function replyKind (route) {
   if (route.endsWith('/sessions')) return 'batch'
   return route.includes('/sessions/') ? 'session' : 'registration'
 }
-function crashOnUnknownKeys (route, r) {
+function crashOnUnknownKeys (route, r) { // returns a promise that never settles for the freeze fault
   if (!isObject(r.body)) return
   const kind = r.status >= 400 ? 'error' : route === '/info' ? 'info' : replyKind(route)
   const objects = [[kind, r.body]]
   if (kind === 'events' && Array.isArray(r.body.events)) for (const e of r.body.events) objects.push([e?.type, e])
   for (const [k, object] of objects) {
     const unknown = Object.keys(object ?? {}).find((key) => !(KNOWN[k] ?? []).includes(key))
-    if (unknown !== undefined) { log(`unknown field ${unknown.slice(0, 40)} in a reply: exiting`); process.exit(1) }
+    if (unknown === undefined) continue
+    // FAULT: OT-008: exit, or stay up and send nothing more
+    log(`unknown field ${unknown.slice(0, 40)} in a reply: ${fault('freeze-on-unknown-field') ? 'stuck' : 'exiting'}`)
+    if (fault('freeze-on-unknown-field')) { setInterval(() => {}, 60_000); return new Promise(() => {}) }
+    process.exit(1)
   }
 }
 

@@ -184,7 +184,7 @@ function staleDecisions (
               message: `the ${type} event #${d.sequence} for ${d.requestId} was ${d.stale}, and a write then cleared the request (OTC-01: applied)`,
               expected: 'the decision rejected: no write clearing the request before the event is acknowledged',
               actual: `cleared by entry #${d.appliedSeq!}, ${seconds(d.appliedAt! - d.received)} after receipt`
-            })
+            }, true)
           } else if (d.ackedAt === undefined && d.pollsSince >= 2) {
             this.violate({
               seq: d.seq,
@@ -216,7 +216,8 @@ export const DECISION_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
         message: `event #${d.sequence} (${d.type} ${d.requestId}) was acknowledged before any write applied it`,
         expected: 'a write that clears the request (approval/question null) before the ack',
         actual: d.appliedAt === undefined ? `ack ${d.sequence} and no applying write` : `ack at ${seconds(d.ackedAt)}, applied at ${seconds(d.appliedAt)}`
-      })
+      // The ack's order against an Orbtile write stands in for the order against the agent's own UI (OTC-01).
+      }, true)
     }
   }(info)),
   staleDecisions('OT-147', 'approval', 'an approval is not applied on or after its expiresAt, nor once no longer pending, and is then acknowledged'),
@@ -335,9 +336,15 @@ export const DECISION_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
           for (const [rid, since] of this.#waiting) {
             if (this.#decided.has(rid) || end - since < 6000) continue
             this.applied()
-            const from = since + 2000
+            // Still at work in the second half of the wait: an adapter that stalls after a while is caught too.
+            const from = since + 2000 + (end - since - 2000) / 2
             if (!this.#requests.some((at) => at >= from && at <= end)) {
-              this.violate({ at: from, message: `request ${rid} was never decided, and the adapter went quiet`, expected: 'the adapter goes on (heartbeats, polls) with its own UI', actual: `no request from ${seconds(from)} to ${seconds(end)}` })
+              this.violate({
+                at: from,
+                message: `request ${rid} was never decided, and the adapter went quiet`,
+                expected: 'the adapter goes on (heartbeats, polls) with its own UI',
+                actual: `no request from ${seconds(from)} to ${seconds(end)}`
+              })
             }
           }
         }

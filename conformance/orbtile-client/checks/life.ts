@@ -7,8 +7,11 @@ import { check } from './wire.js'
 export const EXTRA_FIELDS_NOTE = 'unknown fields added'
 export const PROOF_NOTE = 'proof replaced (an impostor)'
 
-/** How long a scenario must go on after a reply with unknown fields for OT-008's comparison (OTC-08). */
-const AFTER_EXTRA_MS = 3000
+/** The requests an adapter makes over and over (heartbeats, by session or by batch, and polls). */
+const RECURRING: readonly RouteKind[] = ['session', 'batch', 'events']
+
+/** The shortest wait, after a reply with unknown fields, for the requests the adapter made before (OTC-08). */
+const AFTER_EXTRA_MS = 1500
 
 export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
   check(
@@ -92,7 +95,8 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     (info) =>
       new class extends Tally<OrbtileModel> {
         #first: { at: Millis; seq: number } | undefined
-        readonly #before = new Map<RouteKind, number>()
+        /** When each kind of request set off before the first reply with unknown fields. */
+        readonly #before = new Map<RouteKind, Millis[]>()
         readonly #after = new Set<RouteKind>()
         #exited: { at: Millis; seq: number; text: string } | undefined
         observe (entry: JournalEntry): void {
@@ -102,7 +106,7 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
           if (entry.kind !== 'exchange') return
           const route = view(entry).route
           if (this.#first === undefined) {
-            this.#before.set(route, (this.#before.get(route) ?? 0) + 1)
+            this.#before.set(route, [...(this.#before.get(route) ?? []), entry.at])
             if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) this.#first = { at: entry.end, seq: entry.seq }
           } else if (entry.at > this.#first.at) {
             this.#after.add(route)
@@ -123,10 +127,13 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
             })
             return
           }
-          if (end - first.at < AFTER_EXTRA_MS) return
-          const missing = [...this.#before].filter(
-            ([route, n]) => n >= 2 && (route === 'session' || route === 'events') && !this.#after.has(route)
-          )
+          // A kind made twice or more before must come again within one and a half of its longest gap then (and
+          // at least AFTER_EXTRA_MS), judged when the scenario went on that long.
+          const missing = [...this.#before].filter(([route, times]) => {
+            if (times.length < 2 || !RECURRING.includes(route) || this.#after.has(route)) return false
+            const gap = Math.max(...times.slice(1).map((t, i) => t - times[i]!))
+            return end - first.at >= Math.max(AFTER_EXTRA_MS, 1.5 * gap)
+          })
           if (missing.length > 0) {
             this.violate({
               seq: first.seq,
@@ -153,7 +160,7 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
         readonly #nonces = new Set<string>()
         #impostorSince: Millis | undefined
         observe (entry: JournalEntry): void {
-          if (entry.kind === 'action' && (entry.name === 'restart' || entry.name === 'regenerate')) {
+          if (entry.kind === 'action' && ['restart', 'move', 'regenerate'].includes(entry.name)) {
             this.#impostorSince = undefined
           }
           if (entry.kind !== 'exchange') return

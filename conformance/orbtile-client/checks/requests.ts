@@ -1,6 +1,8 @@
 import { Tally, type CheckDef } from '../../client/check.js'
 import type { JournalEntry, JournalExchange } from '../../client/journal.js'
-import { def, validatorFor } from '../../../src/spec/orbtile.js'
+import type { ValidateFunction } from 'ajv/dist/2020.js'
+import { createAjv } from '../../../src/shared/ajv.js'
+import { def, spec } from '../../../src/spec/orbtile.js'
 import { isObject, view, type ExchangeView, type OrbtileModel } from '../model.js'
 import { check } from './wire.js'
 
@@ -14,6 +16,29 @@ const BODY_SCHEMA: Partial<Record<ExchangeView['route'], string>> = {
 
 interface Update { sessionId: string, body: Record<string, unknown>, path: string }
 
+/** The spec document with every `additionalProperties: false` taken out: unknown keys are OT-007's and OT-A10's. */
+function open (node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(open)
+  if (!isObject(node)) return node
+  return Object.fromEntries(Object.entries(node).filter(([k, v]) => !(k === 'additionalProperties' && v === false))
+    .map(([k, v]) => [k, open(v)]))
+}
+
+// A memo of validators of a fixed document: pure results, shared safely by every run in the process.
+const validators = new Map<string, ValidateFunction>()
+/** A validator of `$defs/<name>` of the opened document, compiled on first use. */
+function bodyValidator (name: string): ValidateFunction {
+  let validate = validators.get(name)
+  if (validate === undefined) {
+    // An ajv instance of its own, so the opened document may keep the spec's $id.
+    const document = open(spec) as Record<string, unknown>
+    const ajv = createAjv({ allErrors: false, verbose: true }).addSchema(document)
+    validate = ajv.compile({ $ref: `${String(document.$id)}#/$defs/${name}` })
+    validators.set(name, validate)
+  }
+  return validate
+}
+
 /** Every update a request makes to a session: the route's body, or each item of a batch. */
 export function updates (v: ExchangeView): Update[] {
   if (v.route === 'session' && isObject(v.body)) return [{ sessionId: v.sessionId!, body: v.body, path: '' }]
@@ -26,6 +51,22 @@ export function updates (v: ExchangeView): Update[] {
 /** A registration's palette, when the request is a registration with one. */
 function palette (v: ExchangeView): Record<string, unknown> | undefined {
   return v.route === 'register' && isObject(v.body) && isObject(v.body.palette) ? v.body.palette : undefined
+}
+
+/**
+ * A request's content as the rule compares it (OT-127: "the same content"): keys in any order, and a question's
+ * `multiSelect` with its default filled in, as the spec's defaults say.
+ */
+export function canonical (kind: 'approval' | 'question', request: Record<string, unknown>): string {
+  const filled = kind === 'question' && Array.isArray(request.questions)
+    ? { ...request, questions: request.questions.map((q) => isObject(q) ? { multiSelect: false, ...q } : q) }
+    : request
+  const sorted = (value: unknown): unknown => Array.isArray(value)
+    ? value.map(sorted)
+    : isObject(value)
+      ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, sorted(value[k])]))
+      : value
+  return JSON.stringify(sorted(filled))
 }
 
 /** Where a request id was used in a registration's namespace (OT-125, OT-128), and whether it has retired. */
@@ -64,7 +105,7 @@ abstract class RequestIds extends Tally<OrbtileModel> {
         if (sentId !== undefined) {
           this.applied()
           const use = ids.get(sentId)
-          const now = { sessionId, kind, content: JSON.stringify(sent) }
+          const now = { sessionId, kind, content: canonical(kind, sent as Record<string, unknown>) }
           if (use !== undefined) this.judge(entry, `${path}${kind}.id`, sentId, use, now)
           if (v.ok && use === undefined) ids.set(sentId, { ...now, retired: false, seq: entry.seq })
         }
@@ -93,11 +134,9 @@ export const REQUEST_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
       const schema = BODY_SCHEMA[v.route]
       if (schema === undefined || !v.bodyRead) return
       this.applied()
-      const validate = validatorFor(schema)
+      const validate = bodyValidator(schema)
       if (v.body !== undefined && validate(v.body)) return
-      const errors = (validate.errors ?? []).filter((err) => err.keyword !== 'additionalProperties')
-      if (v.body !== undefined && errors.length === 0) return
-      const first = errors[0]
+      const first = validate.errors?.[0]
       this.violate({
         seq: entry.seq,
         at: entry.at,
