@@ -65,12 +65,12 @@ t.test('CLIENT-05 a failing generated scenario shrinks, and its seed and path re
   for (const r of [first, again]) rmSync(r.dir, { recursive: true, force: true })
 })
 
-t.test('CLIENT-06 no report holds a token, even from an adapter that logs its own', async (t) => {
+t.test('CLIENT-06 no report holds a token, even from an adapter that logs its own, across new tokens and restarts', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'orbtest-client-test-'))
   const html = join(dir, 'r.html')
   const junit = join(dir, 'r.xml')
   const r = await run(
-    ['--tour', 'basic', '--scenarios', '0', '--html', html, '--junit', junit],
+    ['--tour', 'app', '--scenarios', '0', '--html', html, '--junit', junit],
     [process.execPath, NODE_ADAPTER, '--fault', 'log-token']
   )
   const texts = [
@@ -82,8 +82,10 @@ t.test('CLIENT-06 no report holds a token, even from an adapter that logs its ow
   for (const text of texts) {
     t.notMatch(text, /"adapterToken":\s*"[A-Za-z0-9_-]{43}"/, 'no adapter token in a reply')
     t.notMatch(text, /Bearer [A-Za-z0-9_-]{20,}/, 'no bearer token')
+    t.notMatch(text, /token(?:"|&quot;):\s*(?:"|&quot;)[A-Za-z0-9_-]{20,}/, 'no new discovery token in an action')
   }
   t.match(texts[0], /<adapter token 1>/, 'tokens are shown by their labels')
+  t.match(texts[0], /<discovery token 2>/, 'a regenerated discovery token too')
   t.match(texts[2], /<testsuite name="[^"]+" tests="\d+" failures="[1-9]/, 'JUnit has the failure')
   rmSync(dir, { recursive: true, force: true })
   rmSync(r.dir, { recursive: true, force: true })
