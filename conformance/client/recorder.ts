@@ -36,8 +36,8 @@ export class Secrets {
 }
 
 /**
- * The journal as it is written: numbers entries, keeps redacted copies for the reports, and, when bounded (a long
- * `--judge` run), keeps only the last `keep` entries and those pinned as evidence.
+ * The journal as it is written: numbers entries and, when bounded (a long `--judge` run), keeps only the last `keep`
+ * entries and those pinned as evidence. What it gives out for reports has every secret replaced and bodies cut.
  */
 export class JournalRecorder {
   readonly #start: number
@@ -69,7 +69,8 @@ export class JournalRecorder {
    */
   add<E extends JournalEntry> (entry: Unnumbered<E>): E {
     const numbered = { ...entry, seq: this.#next++ } as unknown as E
-    this.#entries.push(this.#redacted(numbered))
+    // Kept as they came; secrets are replaced (and bodies cut) only when entries are read for a report.
+    this.#entries.push(numbered)
     if (this.#entries.length > this.#keep * 2) {
       const cut = this.#entries.length - this.#keep
       this.#entries = this.#entries.slice(cut)
@@ -84,8 +85,12 @@ export class JournalRecorder {
     if (entry !== undefined) this.#pinned.set(seq, entry)
   }
 
-  /** The entries kept, in order: the pinned ones and the last ones. */
+  /** The entries kept, in order (the pinned ones and the last ones), secrets replaced, bodies cut. */
   entries (): JournalEntry[] {
+    return this.#kept().map((e) => this.#redacted(e))
+  }
+
+  #kept (): JournalEntry[] {
     const tail = this.#entries.length > this.#keep ? this.#entries.slice(-this.#keep) : this.#entries
     const first = tail[0]?.seq ?? Infinity
     const earlier = [...this.#pinned.values()].filter((e) => e.seq < first)
@@ -94,7 +99,7 @@ export class JournalRecorder {
 
   /** Entries left out to bound memory. */
   get dropped (): number {
-    return Math.max(0, this.#next - this.entries().length)
+    return Math.max(0, this.#next - this.#kept().length)
   }
 
   #redacted (entry: JournalEntry): JournalEntry {

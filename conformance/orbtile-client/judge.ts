@@ -17,6 +17,9 @@ export const SCENARIO_ONLY = ['OT-022', 'OT-058', 'OTC-03', 'OTC-05']
 /** Entries a judged run keeps besides those a violation cites: the journal of a long run stays bounded. */
 export const JUDGE_KEEP = 500
 
+/** Exchanges waiting to be judged at most, before the judge catches up in the fake's own turn. */
+export const JUDGE_BACKLOG = 4096
+
 /** `orbtest up --judge FILE`: the client rules judged live on whatever talks to the fake. */
 export interface Judge {
   /** The tap to start the fake Orbtile with. */
@@ -75,19 +78,44 @@ export function startJudge (file: string, token: () => string): Judge {
       }
     })
   const started = performance.now()
+  // What the tap reports is judged in batches, after the replies have gone: the fake answers the next request
+  // first, and a busy run judges many exchanges in one go. A backlog past JUDGE_BACKLOG is judged at once.
+  const backlog: Array<() => void> = []
+  let scheduled = false
+  const drain = (): void => {
+    scheduled = false
+    for (let i = 0; i < backlog.length; i++) backlog[i]!()
+    backlog.length = 0
+  }
+  const later = (fn: () => void): void => {
+    backlog.push(fn)
+    if (backlog.length >= JUDGE_BACKLOG) drain()
+    else if (!scheduled) {
+      scheduled = true
+      setImmediate(drain)
+    }
+  }
   return {
     tap: {
       request: (head) => {
         requests++
-        obs().started(head.request)
+        const at = obs().now()
+        later(() => { obs().started(head.request, at) })
         return undefined
       },
-      exchange: (x) => { obs().exchange(x) },
-      malformed: (connection, reason, bytes) => { obs().malformed(connection, reason, bytes) },
-      connection: (_id, open) => { obs().connection(open) }
+      exchange: (x) => {
+        const end = obs().now()
+        later(() => { obs().exchange(x, end) })
+      },
+      malformed: (connection, reason, bytes) => { later(() => { obs().malformed(connection, reason, bytes) }) },
+      connection: (_id, open) => { later(() => { obs().connection(open) }) }
     },
-    state: () => ({ checks: summaries(obs().peek()), requests, since }),
+    state: () => {
+      drain()
+      return { checks: summaries(obs().peek()), requests, since }
+    },
     finish: () => {
+      drain()
       const o = obs()
       const end = o.now()
       const findings = o.findings(end)

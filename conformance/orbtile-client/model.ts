@@ -42,11 +42,13 @@ export interface LeaseView {
   ended: boolean
 }
 
-const views = new WeakMap<JournalExchange, ExchangeView>()
+// The view rides on the entry (a WeakMap per exchange would cost every young-generation collection an ephemeron walk).
+const VIEW = Symbol('orbtest.view')
+type Viewed = JournalExchange & { [VIEW]?: ExchangeView }
 
 /** Parses an exchange once; every check reads the same view. */
 export function view (entry: JournalExchange): ExchangeView {
-  let v = views.get(entry)
+  let v = (entry as Viewed)[VIEW]
   if (v !== undefined) return v
   const reply = parseJson(entry.reply)
   const error = isObject(reply) && isObject(reply.error) ? reply.error : undefined
@@ -60,7 +62,7 @@ export function view (entry: JournalExchange): ExchangeView {
     ...(typeof error?.field === 'string' ? { field: error.field } : {}),
     byWire: entry.wire?.some((w) => w.startsWith('429')) === true
   }
-  views.set(entry, v)
+  Object.defineProperty(entry, VIEW, { value: v, enumerable: false })
   return v
 }
 
@@ -224,6 +226,7 @@ function parseJson (text: string): unknown {
 }
 
 function decode (part: string): string {
+  if (!part.includes('%')) return part
   try {
     return decodeURIComponent(part)
   } catch {

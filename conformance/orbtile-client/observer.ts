@@ -40,12 +40,12 @@ export class Observer {
   }
 
   /** A request's head arrived (its number on the fake, for the exchange that ends it). */
-  started (request: number): void {
-    this.#started.set(request, this.now())
+  started (request: number, at = this.now()): void {
+    this.#started.set(request, at)
   }
 
-  exchange (x: TapExchange): JournalExchange {
-    const end = this.now()
+  /** An exchange is over; `end` when the tap saw it end, if it is judged later. */
+  exchange (x: TapExchange, end = this.now()): JournalExchange {
     const at = this.#started.get(x.request) ?? end
     this.#started.delete(x.request)
     const headers: Record<string, string> = {}

@@ -121,9 +121,11 @@ export async function playScenario (
         await playStep(step, mock, obs, wire, () => join(place.run, `orbtile-${++moves}.sock`))
       })
     }
+    let onAbort: (() => void) | undefined
     const aborted = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined)
       if (options.signal?.aborted === true) resolve(undefined)
-      options.signal?.addEventListener('abort', () => resolve(undefined), { once: true })
+      options.signal?.addEventListener('abort', onAbort, { once: true })
     })
     let timer: NodeJS.Timeout | undefined
     const ended = await Promise.race([
@@ -132,6 +134,7 @@ export async function playScenario (
       aborted
     ])
     clearTimeout(timer)
+    if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort)
     for (const t of timers) clearTimeout(t)
     const end = obs.now()
     if (ended === undefined) obs.action('harness', 'stop', 'SIGTERM to the adapter')

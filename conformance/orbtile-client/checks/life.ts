@@ -95,8 +95,8 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     (info) =>
       new class extends Tally<OrbtileModel> {
         #first: { at: Millis; seq: number } | undefined
-        /** When each kind of request set off before the first reply with unknown fields. */
-        readonly #before = new Map<RouteKind, Millis[]>()
+        /** Each kind of request before the first reply with unknown fields: how many, the last, the longest gap. */
+        readonly #before = new Map<RouteKind, { n: number, last: Millis, gap: Millis }>()
         readonly #after = new Set<RouteKind>()
         #exited: { at: Millis; seq: number; text: string } | undefined
         observe (entry: JournalEntry): void {
@@ -106,7 +106,10 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
           if (entry.kind !== 'exchange') return
           const route = view(entry).route
           if (this.#first === undefined) {
-            this.#before.set(route, [...(this.#before.get(route) ?? []), entry.at])
+            const seen = this.#before.get(route)
+            this.#before.set(route, seen === undefined
+              ? { n: 1, last: entry.at, gap: 0 }
+              : { n: seen.n + 1, last: Math.max(seen.last, entry.at), gap: Math.max(seen.gap, entry.at - seen.last) })
             if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) this.#first = { at: entry.end, seq: entry.seq }
           } else if (entry.at > this.#first.at) {
             this.#after.add(route)
@@ -129,9 +132,8 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
           }
           // A kind made twice or more before must come again within one and a half of its longest gap then (and
           // at least AFTER_EXTRA_MS), judged when the scenario went on that long.
-          const missing = [...this.#before].filter(([route, times]) => {
-            if (times.length < 2 || !RECURRING.includes(route) || this.#after.has(route)) return false
-            const gap = Math.max(...times.slice(1).map((t, i) => t - times[i]!))
+          const missing = [...this.#before].filter(([route, { n, gap }]) => {
+            if (n < 2 || !RECURRING.includes(route) || this.#after.has(route)) return false
             return end - first.at >= Math.max(AFTER_EXTRA_MS, 1.5 * gap)
           })
           if (missing.length > 0) {

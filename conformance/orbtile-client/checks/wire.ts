@@ -21,6 +21,9 @@ abstract class PerRequest extends Tally<OrbtileModel> {
   }
 }
 
+/** How soon after a refusal a request on another connection may still have been on its way (OTC-11, OTC-14). */
+export const IN_FLIGHT_MS = 50
+
 /** The window after an app restart in which an active adapter must reach the new socket. */
 export const RECONNECT_MS = 4000
 
@@ -36,7 +39,7 @@ export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     #any = false
     /** When the app last came back on a new socket, if the adapter was active then and has not reached it yet. */
     #movedAt: Millis | undefined
-    #lastRequest: Millis = -Infinity
+    #lastPoll: Millis = -Infinity
     request (e: JournalExchange): void {
       this.#any = true
       this.applied()
@@ -46,13 +49,14 @@ export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
         this.#movedAt = undefined
         if (e.at - moved > RECONNECT_MS) this.#late(moved, e.at, e.seq)
       }
-      this.#lastRequest = Math.max(this.#lastRequest, e.at)
+      if (view(e).route === 'events') this.#lastPoll = Math.max(this.#lastPoll, e.at)
     }
 
     override observe (entry: JournalEntry, model: OrbtileModel): void {
-      // OTC-12: judged for an adapter that was active (a request in the last 2 s) when the socket moved.
+      // OTC-12: judged for an adapter that was polling when the socket moved (a poll in the 2.5 s before): it has
+      // requests to send at once. One that only heartbeats may rightly say nothing for most of its ttlSeconds.
       if (entry.kind === 'action' && typeof entry.data?.socketPath === 'string') {
-        this.#movedAt = entry.at - this.#lastRequest <= 2000 ? entry.at : undefined
+        this.#movedAt = entry.at - this.#lastPoll <= 2500 ? entry.at : undefined
       }
       if (entry.kind === 'action' && entry.name === 'stop' && this.#movedAt !== undefined) {
         if (entry.at - this.#movedAt > RECONNECT_MS) this.#late(this.#movedAt, entry.at)
@@ -216,7 +220,8 @@ export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     exercise: 'a token regeneration or an app restart (tour:app)'
   }, (info) => new class extends PerRequest {
     /** When the adapter was told, by a 401 on the bearer, that a token is stale. */
-    readonly #refused = new Map<string, Millis>()
+    /** When (and on which connection) the app refused each stale token. */
+    readonly #refused = new Map<string, { end: Millis, connection: number }>()
     request (e: JournalExchange, model: OrbtileModel): void {
       const bearer = /^Bearer (.+)$/.exec(e.headers.authorization ?? '')?.[1]
       if (bearer === undefined) return
@@ -224,10 +229,14 @@ export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
       const stale = bearer !== model.discoveryToken && model.discoveryTokens.includes(bearer)
       if (model.discoveryTokens.length > 1 && e.at > model.fileChangedAt) this.applied()
       const told = this.#refused.get(bearer)
-      if (stale && told !== undefined && e.at > told) {
+      // A request on another connection that set off within the slack of the refusal was already on its way.
+      const inFlight = told !== undefined && e.connection !== told.connection && e.at < told.end + IN_FLIGHT_MS
+      if (stale && told !== undefined && e.at > told.end && !inFlight) {
         this.at(e, 'the token the discovery file held before, after the app refused it', 'the token the file holds now (read it again after a 401)', 'the stale token, again')
       }
-      if (v.code === 'unauthorized' && v.field !== 'X-Orbtile-Adapter-Token' && stale) this.#refused.set(bearer, e.end)
+      if (v.code === 'unauthorized' && v.field !== 'X-Orbtile-Adapter-Token' && stale) {
+        this.#refused.set(bearer, { end: e.end, connection: e.connection })
+      }
     }
   }(info)),
 
