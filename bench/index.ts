@@ -573,8 +573,8 @@ try {
     `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.judged.rps / j.plain.rps * 100).toFixed(0)}%  (goal >= 90%)`,
     `${'fresh fake per scenario'.padEnd(26)}median ${fs.fake.toFixed(1)} ms in-process   bare fastify on a socket ${fs.baseline.toFixed(1)} ms   ratio ${(fs.fake / fs.baseline).toFixed(2)}x  (goal: median < 50 ms)`,
     cs === undefined
-      ? `${'client suite, Node adapter'.padEnd(26)}skipped (BENCH_CLIENT_SUITE=0)`
-      : `${'client suite, Node adapter'.padEnd(26)}${cs.seconds.toFixed(1)} s for the default run (exit ${cs.code}; ${cs.summary.replace(/^# /, '')})  (goal < 90 s)`
+      ? `${'client suite (Node)'.padEnd(26)}skipped (BENCH_CLIENT_SUITE=0)`
+      : `${'client suite (Node)'.padEnd(26)}${cs.seconds.toFixed(1)} s for the default run (exit ${cs.code}; ${cs.summary.replace(/^# /, '')})  (goal < 90 s)`
   ]
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
