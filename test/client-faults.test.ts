@@ -62,7 +62,8 @@ t.test('CLIENT-03 each deliberate fault of the Node adapter fails the check name
 })
 
 t.test('CLIENT-03 without --strict, a finding that is a SHOULD or a decision is reported and the run passes', async (t) => {
-  const soft = FAULTS.filter((f) => f.strict === true)
+  // One SHOULD and one decision stand for the rest: the strict runs above show each of them bites.
+  const soft = FAULTS.filter((f) => f.fault === 'hue-205' || f.fault === 'unknown-palette-key')
   const results = await pool(soft, 6, async (f) => await run(
     ['--seed', String(SEED), '--tour', f.tour, '--scenarios', '0'],
     [process.execPath, NODE_ADAPTER, '--fault', f.fault]
