@@ -27,7 +27,7 @@ export interface Judge {
   /** The verdicts so far (`GET /control/judge`). */
   state(): { checks: CheckSummary[], requests: number, since: string }
   /** Ends the run: writes the report (its form by FILE's extension) and says whether every required rule held. */
-  finish(): boolean
+  finish(): { passed: boolean, requests: number }
 }
 
 export function startJudge (file: string, token: () => string): Judge {
@@ -139,7 +139,7 @@ export function startJudge (file: string, token: () => string): Judge {
             ? clientJson(report, checks)
             : `TAP version 14\n# ${report.title}\n1..${checks.length}\n${checks.map((c, i) => clientTapLine(c, i + 1)).join('')}${clientTapSummary(report, checks)}`
       writeFileSync(file, text)
-      return clientRunPassed(report)
+      return { passed: clientRunPassed(report), requests }
     }
   }
 }

@@ -149,8 +149,9 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
   process.stdout.write(banner(fakes, judgeFile))
   const code = await stopped
   if (judge === undefined || code !== 0) return code
-  const passed = judge.finish()
-  process.stderr.write(`orbtest: the client rules ${passed ? 'held' : 'were broken'}; the report is in ${judgeFile!}\n`)
+  const { passed, requests } = judge.finish()
+  const verdict = requests === 0 ? 'had no request to judge' : passed ? 'held' : 'were broken'
+  process.stderr.write(`orbtest: the client rules ${verdict} (${requests} requests); the report is in ${judgeFile!}\n`)
   return passed ? 0 : 1
 }
 
