@@ -11,7 +11,7 @@ export const PROOF_NOTE = 'proof replaced (an impostor)'
 const RECURRING: readonly RouteKind[] = ['session', 'batch', 'events']
 
 /** The shortest wait, after a reply with unknown fields, for the requests the adapter made before (OTC-08). */
-const AFTER_EXTRA_MS = 1500
+const AFTER_EXTRA_MS = 3000
 
 export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
   check(
@@ -98,6 +98,8 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
         /** Each kind of request before the first reply with unknown fields: how many, the last, the longest gap. */
         readonly #before = new Map<RouteKind, { n: number, last: Millis, gap: Millis }>()
         readonly #after = new Set<RouteKind>()
+        /** Times the wire kept the adapter waiting (a 429's Retry-After, a reply held): no fault of its own. */
+        readonly #blocked: Array<{ from: Millis, to: Millis }> = []
         #exited: { at: Millis; seq: number; text: string } | undefined
         observe (entry: JournalEntry): void {
           if (entry.kind === 'action' && entry.name === 'exit' && entry.data?.how === 'exited') {
@@ -115,6 +117,13 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
             this.#after.add(route)
           }
           if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) this.applied()
+          if (entry.status === 429) {
+            const after = Number(entry.replyHeaders['retry-after'] ?? 1)
+            this.#blocked.push({ from: entry.at, to: entry.end + (Number.isFinite(after) ? after : 1) * 1000 })
+          } else if (entry.wire?.some((w) => w.startsWith('reply held')) === true) {
+            this.#blocked.push({ from: entry.at, to: entry.end })
+          }
+          if (this.#blocked.length > 64) this.#blocked.shift()
         }
 
         override finish (_model: OrbtileModel, end: Millis): void {
@@ -130,11 +139,16 @@ export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
             })
             return
           }
-          // A kind made twice or more before must come again within one and a half of its longest gap then (and
-          // at least AFTER_EXTRA_MS), judged when the scenario went on that long.
+          // A kind made twice or more before must come again within twice its longest gap then (AFTER_EXTRA_MS at
+          // least), counted from when the wire last kept the adapter waiting; judged when the scenario went on so long.
           const missing = [...this.#before].filter(([route, { n, gap }]) => {
             if (n < 2 || !RECURRING.includes(route) || this.#after.has(route)) return false
-            return end - first.at >= Math.max(AFTER_EXTRA_MS, 1.5 * gap)
+            const window = Math.max(AFTER_EXTRA_MS, 2 * gap)
+            let from = first.at
+            for (const b of [...this.#blocked].sort((x, y) => x.from - y.from)) {
+              if (b.from <= from + window && b.to > from) from = b.to
+            }
+            return end - from >= window
           })
           if (missing.length > 0) {
             this.violate({
