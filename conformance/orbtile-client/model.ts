@@ -36,8 +36,9 @@ export interface PendingRequest {
 /** One adapter id's lease as the adapter can know it: from the registration replies it received. */
 export interface LeaseView {
   token: string
-  /** When the reply that gave the token ended. */
+  /** When the reply that gave the token ended, and on which connection. */
   since: Millis
+  connection: number
   /** Whether the app has ended it since (restart, new token, silence); the adapter learns that on its next request. */
   ended: boolean
 }
@@ -170,7 +171,7 @@ export class OrbtileModel {
       const previous = this.leases.get(id)
       if (previous?.token !== v.reply.adapterToken || previous.ended) this.pending.delete(id)
       this.adapterTokens.add(v.reply.adapterToken)
-      this.leases.set(id, { token: v.reply.adapterToken, since: e.end, ended: false })
+      this.leases.set(id, { token: v.reply.adapterToken, since: e.end, connection: e.connection, ended: false })
       this.keypad.set(id, v.reply.keypadDecisions === true)
     }
     if ((v.route === 'unregister' && v.ok) || v.code === 'adapter_not_registered') {

@@ -22,7 +22,7 @@ abstract class PerRequest extends Tally<OrbtileModel> {
 }
 
 /** How soon after a refusal a request on another connection may still have been on its way (OTC-11, OTC-14). */
-export const IN_FLIGHT_MS = 50
+export const IN_FLIGHT_MS = 250
 
 /** The window after an app restart in which an active adapter must reach the new socket. */
 export const RECONNECT_MS = 4000
@@ -252,6 +252,8 @@ export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
       const lease = model.leaseBefore
       // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
       if (lease === undefined || lease.ended || e.at <= lease.since) return
+      // Sent on another connection just as the token came back: it was on its way before the adapter knew it.
+      if (e.connection !== lease.connection && e.at < lease.since + IN_FLIGHT_MS) return
       this.applied()
       const sent = e.headers['x-orbtile-adapter-token']
       if (sent !== lease.token) {
