@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { flagMessage, joinNegativeValues, UsageError } from '../src/cli/args.js'
 import { ControlClient } from './control.js'
@@ -8,6 +8,7 @@ import type { CaseResult, ConformanceCase } from './case.js'
 import { runCases, runPassed, selectCases } from './runner.js'
 import type { SuiteEntry } from './suite.js'
 import type { ClientSuiteEntry } from './client/cli.js'
+import { integer, readExpectations } from './flags.js'
 
 export { TargetError } from './suite.js'
 
@@ -212,29 +213,6 @@ function finishRun (results: CaseResult[], o: Finish): number {
     )
   }
   return runPassed(results) ? 0 : 1
-}
-
-function readExpectations (file: string): Map<string, string> {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
-  }
-  const map = new Map<string, string>()
-  for (const [n, raw] of text.split('\n').entries()) {
-    const line = raw.replace(/#.*$/, '').trim()
-    if (line === '') continue
-    const match = /^((?:OT|ORB)-A?\d{2,3}(?:\.[a-z0-9]+)?)\s+(\S.*)$/.exec(line)
-    if (match === null) throw new UsageError(`${file}:${n + 1}: write "OT-072 the reason it fails" (or an ORB- id)`)
-    map.set(match[1]!, match[2]!)
-  }
-  return map
-}
-
-function integer (raw: string, name: string, min: number, max: number): number {
-  if (!/^-?\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not ${JSON.stringify(raw)}`)
-  return Number(raw)
 }
 
 function checkUrl (raw: string): string {

@@ -1,4 +1,4 @@
-import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, writeFileSync } from 'node:fs'
 import { randomInt } from 'node:crypto'
 import { delimiter, join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -7,6 +7,7 @@ import { clientRunPassed, runClientSuite, type ClientSuite } from './engine.js'
 import { renderHtml } from './html.js'
 import type { CheckSummary } from './journal.js'
 import { clientJson, clientJunit, clientTapLine, clientTapSummary, scenarioComment } from './report.js'
+import { integer, readExpectations } from '../flags.js'
 
 /** A client suite the command line can load by name, without loading the others. */
 export interface ClientSuiteEntry {
@@ -178,27 +179,4 @@ function checkRunnable (program: string): void {
     } catch {}
   }
   throw new UsageError(`cannot run ${JSON.stringify(program)}: ${program.includes('/') ? 'no executable file there' : 'not found on PATH'}`)
-}
-
-function readExpectations (file: string): Map<string, string> {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
-  }
-  const map = new Map<string, string>()
-  for (const [n, raw] of text.split('\n').entries()) {
-    const line = raw.replace(/#.*$/, '').trim()
-    if (line === '') continue
-    const match = /^((?:OTC?|ORBC?)-A?\d{2,3})\s+(\S.*)$/.exec(line)
-    if (match === null) throw new UsageError(`${file}:${n + 1}: write "OT-027 the reason it fails"`)
-    map.set(match[1]!, match[2]!)
-  }
-  return map
-}
-
-function integer (raw: string, name: string, min: number, max: number): number {
-  if (!/^-?\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not ${JSON.stringify(raw)}`)
-  return Number(raw)
 }

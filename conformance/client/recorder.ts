@@ -23,11 +23,6 @@ export class Secrets {
     return label ?? value
   }
 
-  /** Every secret this run has seen, with its label. */
-  get all (): ReadonlyMap<string, string> {
-    return this.#labels
-  }
-
   redact (text: string): string {
     let out = text
     for (const [value, label] of this.#labels) if (out.includes(value)) out = out.split(value).join(label)
@@ -56,11 +51,6 @@ export class JournalRecorder {
   /** Milliseconds since the journal began. */
   now (): Millis {
     return Math.round((performance.now() - this.#start) * 10) / 10
-  }
-
-  /** Where the journal began, on the process's performance clock. */
-  get start (): number {
-    return this.#start
   }
 
   /**

@@ -107,8 +107,6 @@ export class OrbtileModel {
   #awaySince: Millis | undefined
   /** The exchange's adapter's lease as it stood before the exchange (what the adapter knew when it sent it). */
   leaseBefore: LeaseView | undefined
-  /** The last action of each name, for checks that look back (a restart, a keypad change). */
-  readonly lastAction = new Map<string, JournalAction>()
 
   /** The wall-clock time (epoch ms) at the journal's 0. */
   readonly epochStart: number
@@ -139,7 +137,6 @@ export class OrbtileModel {
   }
 
   #action (a: JournalAction): void {
-    this.lastAction.set(a.name, a)
     const token = typeof a.data?.token === 'string' ? a.data.token : undefined
     if (token !== undefined && token !== this.discoveryToken) {
       this.discoveryTokens.push(token)

@@ -94,10 +94,6 @@ export class Observer {
     }
   }
 
-  get peakConnections (): number {
-    return this.#peak
-  }
-
   action (actor: Actor, name: string, text: string, data?: Record<string, unknown>): JournalAction {
     // A new discovery token (the app regenerated it, or restarted) is a secret from here on, in every report.
     if (typeof data?.token === 'string') this.secrets.add(data.token, 'discovery token')
