@@ -7,7 +7,10 @@ import { validatorFor } from '../src/spec/orbtile.js'
 import { adapterSetup, minimalRegistration } from './helpers/orbtile.js'
 import { assertSpecError } from './helpers/assert.js'
 import { readDiscovery, scratch } from './helpers/fake.js'
-import { httpRequest, SocketClient } from './helpers/client.js'
+import { once } from 'node:events'
+import { connect } from 'node:net'
+import { httpRequest, parseRawResponse, SocketClient } from './helpers/client.js'
+import { BASE_PATH } from '../src/spec/orbtile.js'
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/
 
@@ -293,3 +296,37 @@ t.test('OT-021 OT-A06 two first registrations racing for one id: one lease, the 
   ])
   t.same(replies.map((r) => r.status).sort(), [200, 401, 401])
 })
+
+t.test(
+  'OT-023 OT-A02 a new token or the API switched off while a body is on its way refuses the request: no lease under the new token',
+  async (t) => {
+    const { fake } = await adapterSetup(t)
+    const body = JSON.stringify(minimalRegistration())
+    const send = async (between: () => unknown): Promise<ReturnType<typeof parseRawResponse>> => {
+      const socket = connect(fake.socketPath)
+      t.teardown(() => socket.destroy())
+      await once(socket, 'connect')
+      const head = `PUT ${BASE_PATH}/adapters/late.a HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${fake.token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`
+      socket.write(head)
+      let raw = ''
+      socket.on('data', (chunk: Buffer) => { raw += chunk.toString('latin1') })
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      await between()
+      socket.end(body)
+      await once(socket, 'close')
+      return parseRawResponse(raw)
+    }
+    const refused = await send(() => { fake.control.regenerateToken() })
+    t.equal(refused.status, 401, 'the bearer was the old token by the time the body was in')
+    t.equal(refused.json.error.code, 'unauthorized')
+    t.equal(fake.control.adapter('late.a')?.lease ?? null, null, 'no lease was opened')
+    const off = await send(async () => await fake.control.setApi({ enabled: false, listening: true }))
+    t.equal(off.status, 503)
+    t.equal(off.json.error.code, 'api_disabled')
+    await fake.control.setApi({ enabled: true, listening: true })
+    t.equal(fake.control.adapter('late.a')?.lease ?? null, null, 'still no lease')
+    const served = await send(() => {})
+    t.equal(served.status, 200, 'with nothing changed in between, the same request is served')
+  }
+)

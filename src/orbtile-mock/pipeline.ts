@@ -208,6 +208,17 @@ export function runHeadPipeline (request: FastifyRequest, ctx: PipelineContext, 
 }
 
 /**
+ * Before the body is parsed, steps 3 and 4 again: the app is judged as it stands once the body is in, not as it
+ * stood at the head. A discovery token made new, or the API switched off, while a body was on its way refuses the
+ * request (orbtest's choice, docs/decisions.md): else a registration sent with the old token could open a lease
+ * under the new one, which its adapter, told every lease ended (OT-023), would not know it holds.
+ */
+export function recheckHead (request: FastifyRequest, ctx: PipelineContext): void {
+  checkApiEnabled(request, ctx)
+  checkBearer(request, ctx)
+}
+
+/**
  * After step 7, OT-154, OT-A05: the body parser for every type (step 7 has refused other types already). A body
  * must be one JSON object; a bodiless request other than PUT or POST has none (OT-012 has clients send
  * Content-Type: application/json on every request, a DELETE included).

@@ -1,6 +1,7 @@
 import type { FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { checkAdapterId } from '../adapter-id.js'
 import type { Adapters } from '../adapters.js'
+import { errors } from '../errors.js'
 import { readRegistration } from '../registration.js'
 
 type AdapterRequest = FastifyRequest<{ Params: { adapterId: string } }>
@@ -11,15 +12,28 @@ export function adapterToken (request: FastifyRequest): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value
 }
 
+/** What a registration reads of the app at its commit: the discovery token it was let in with, and the API switch. */
+export interface AppSwitches {
+  readonly tokenBytes: Buffer
+  readonly apiEnabled: boolean
+}
+
 /** `PUT /adapters/{adapterId}` (OT-041..070, OT-A09), checks in OT-A02's order from step 8 on. */
-export function registerHandler (adapters: Adapters): RouteHandlerMethod {
+export function registerHandler (adapters: Adapters, app: AppSwitches): RouteHandlerMethod {
   return async (request) => {
     const { adapterId } = (request as AdapterRequest).params
     checkAdapterId(adapterId, adapters.faults)
     const token = adapterToken(request)
+    // The pipeline checked the bearer against this token; a new one made while the registration waits its turn or
+    // decodes its icon must not see it open a lease under the new token (see recheckHead in pipeline.ts).
+    const admittedWith = app.tokenBytes
     return adapters.serial(adapterId, async () => {
       adapters.checkReRegistration(adapterId, token)
       const read = await readRegistration(request.body as Record<string, unknown>)
+      if (!app.apiEnabled) throw errors.apiDisabled()
+      if (app.tokenBytes !== admittedWith) {
+        throw errors.unauthorized('the discovery token changed while the registration was in progress; read the file again')
+      }
       return adapters.register(adapterId, read)
     })
   }
