@@ -48,6 +48,11 @@ export class JournalRecorder {
     this.#start = start
   }
 
+  /** The journal's 0, in `performance.now()` milliseconds. */
+  get origin (): number {
+    return this.#start
+  }
+
   /** Milliseconds since the journal began. */
   now (): Millis {
     return Math.round((performance.now() - this.#start) * 10) / 10

@@ -6,6 +6,7 @@ import type { CheckFinding, CheckSummary, ClientRunReport } from '../client/jour
 import { clientJson, clientJunit, clientTapLine, clientTapSummary } from '../client/report.js'
 import type { OrbtileTap } from '../../src/orbtile-mock/index.js'
 import { CHECKS } from './checks/index.js'
+import { stalls } from '../client/stall.js'
 import { Observer } from './observer.js'
 
 /**
@@ -32,6 +33,7 @@ export interface Judge {
 
 export function startJudge (file: string, token: () => string): Judge {
   const since = new Date().toISOString()
+  const release = stalls.hold()
   let observer: Observer | undefined
   let requests = 0
   const obs = (): Observer => {
@@ -103,6 +105,10 @@ export function startJudge (file: string, token: () => string): Judge {
         later(() => { obs().started(head.request, at) })
         return undefined
       },
+      sent: (request) => {
+        const at = obs().now()
+        later(() => { obs().sent(request, at) })
+      },
       exchange: (x) => {
         const end = obs().now()
         later(() => { obs().exchange(x, end) })
@@ -116,6 +122,7 @@ export function startJudge (file: string, token: () => string): Judge {
     },
     finish: () => {
       drain()
+      release()
       const o = obs()
       const end = o.now()
       const findings = o.findings(end)

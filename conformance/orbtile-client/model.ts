@@ -110,10 +110,16 @@ export class OrbtileModel {
 
   /** The wall-clock time (epoch ms) at the journal's 0. */
   readonly epochStart: number
+  /**
+   * How long, within [from, to], the judging process itself could not run on time (OTC-17): what a check that times
+   * the adapter adds to its allowance. No stall unless the observer says otherwise.
+   */
+  readonly lag: (from: Millis, to: Millis) => Millis
 
-  constructor (discoveryToken: string, epochStart: number) {
+  constructor (discoveryToken: string, epochStart: number, lag: (from: Millis, to: Millis) => Millis = () => 0) {
     this.discoveryTokens.push(discoveryToken)
     this.epochStart = epochStart
+    this.lag = lag
   }
 
   /** A journal time as wall-clock epoch milliseconds (what `expiresAt` is compared with, OT-A31). */
@@ -174,6 +180,13 @@ export class OrbtileModel {
     if ((v.route === 'unregister' && v.ok) || v.code === 'adapter_not_registered') {
       const lease = this.leases.get(id)
       if (lease !== undefined && lease.since < e.at) lease.ended = true
+      this.pending.delete(id)
+    }
+    // The app refused the lease's own token: the lease is gone, whatever order the journal saw things in (a reply
+    // that went out late can follow the action that ended its lease; OTC-17).
+    if (v.code === 'unauthorized' && v.field === 'X-Orbtile-Adapter-Token' && before !== undefined &&
+      e.headers['x-orbtile-adapter-token'] === before.token) {
+      before.ended = true
       this.pending.delete(id)
     }
     if (v.ok && v.route === 'session' && isObject(v.body)) this.#update(id, v.sessionId!, v.body, e.at)

@@ -2,6 +2,7 @@ import type { ClientCheck } from '../client/check.js'
 import type { Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
 import { JournalRecorder, Secrets } from '../client/recorder.js'
 import type { TapExchange } from '../../src/orbtile-mock/index.js'
+import { stalls } from '../client/stall.js'
 import { CHECKS } from './checks/index.js'
 import { isObject, OrbtileModel } from './model.js'
 
@@ -22,6 +23,7 @@ export class Observer {
   readonly model: OrbtileModel
   readonly checks: Array<ClientCheck<OrbtileModel>>
   readonly #started = new Map<number, Millis>()
+  readonly #sent = new Map<number, Millis>()
   #violations = 0
   #lines = 0
   #open = 0
@@ -29,7 +31,9 @@ export class Observer {
 
   constructor (discoveryToken: string, options: { keep?: number, only?: readonly string[] } = {}) {
     this.journal = new JournalRecorder(this.secrets, options.keep ?? SCENARIO_KEEP)
-    this.model = new OrbtileModel(discoveryToken, Date.now() - this.journal.now())
+    const origin = this.journal.origin
+    this.model = new OrbtileModel(discoveryToken, Date.now() - this.journal.now(), (from, to) =>
+      stalls.within(origin + from, origin + to))
     this.secrets.add(discoveryToken, 'discovery token')
     const selected = options.only === undefined ? CHECKS : CHECKS.filter((c) => options.only!.includes(c.id))
     this.checks = selected.map((c) => c.create())
@@ -44,10 +48,17 @@ export class Observer {
     this.#started.set(request, at)
   }
 
-  /** An exchange is over; `end` when the tap saw it end, if it is judged later. */
-  exchange (x: TapExchange, end = this.now()): JournalExchange {
-    const at = this.#started.get(x.request) ?? end
+  /** A reply is handed to the socket: the earliest the adapter can have it, and the exchange's `end` (OTC-17). */
+  sent (request: number, at = this.now()): void {
+    this.#sent.set(request, at)
+  }
+
+  /** An exchange is over; `closed` when the tap saw it end, if it is judged later. */
+  exchange (x: TapExchange, closed = this.now()): JournalExchange {
+    const end = this.#sent.get(x.request) ?? closed
+    const at = Math.min(this.#started.get(x.request) ?? end, end)
     this.#started.delete(x.request)
+    this.#sent.delete(x.request)
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(x.headers)) {
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value

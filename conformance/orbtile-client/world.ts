@@ -7,6 +7,7 @@ import { makeDirectory } from '../../src/shared/make-dir.js'
 import { SPEC_DISCOVERY_SUFFIX } from '../../src/spec/orbtile.js'
 import { startOrbtileMock, type OrbtileMock } from '../../src/orbtile-mock/index.js'
 import { isObject, routeOf, view } from './model.js'
+import { stalls } from '../client/stall.js'
 import { Observer } from './observer.js'
 import type { Scenario, Step } from './scenario.js'
 import { Wire } from './wire.js'
@@ -47,6 +48,7 @@ export async function playScenario (
   options: { name: string, only?: readonly string[], signal?: AbortSignal }
 ): Promise<ScenarioReport> {
   const place = makePlace()
+  const release = stalls.hold()
   const wire = new Wire(scenario)
   let observer: Observer | undefined
   const seen = new Set<string>()
@@ -72,6 +74,7 @@ export async function playScenario (
           }
           return wire.plan(head, () => observer?.now() ?? 0)
         },
+        sent: (request) => observer?.sent(request),
         exchange: (x) => {
           const entry = observer?.exchange(x)
           if (entry !== undefined) userDecides(entry.seq)
@@ -160,6 +163,7 @@ export async function playScenario (
     for (const t of timers) clearTimeout(t)
     await fake?.close()
     rmSync(place.root, { recursive: true, force: true })
+    release()
   }
 }
 

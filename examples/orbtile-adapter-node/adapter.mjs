@@ -68,7 +68,6 @@ const sessions = new Map([
 const fx = {
   discoveryReads: 0,
   registeredOnce: false,
-  firstBatch: true,
   flooded: false,
   polls: 0,
   cursorPast: false,
@@ -138,7 +137,8 @@ function send (method, route, body, extraHeaders = {}) {
   if (fault('origin')) headers.Origin = 'http://localhost'
   if (fault('info-no-content-type') && route === '/info') delete headers['Content-Type']
   // OT-019: every adapter route carries the lease token while we hold one (re-registration included)
-  const dropToken = fault('batch-no-adapter-token') && method === 'PUT' && route.endsWith('/sessions') && fx.firstBatch
+  // FAULT: OT-019, the batch route never carries the token (every batch, so some are sent long after the lease began)
+  const dropToken = fault('batch-no-adapter-token') && method === 'PUT' && route.endsWith('/sessions')
   if (route.startsWith('/adapters/') && adapterToken !== null && !dropToken) headers[TOKEN_HEADER] = adapterToken
   if (json !== undefined) headers['Content-Length'] = Buffer.byteLength(json)
   const socketPath = fault('hardcoded-socket') ? '/tmp/orbtile.sock' : d.socketPath
@@ -283,7 +283,6 @@ function newLease (token, reply) { // a new lease: new cursor, new request-id na
   adapterToken = token
   registered = true
   sessionsCreated = false
-  fx.firstBatch = true
   cursor = { after: 0, ack: 0 }
   highestReceived = 0
   idPrefix = randomBytes(3).toString('hex')
@@ -309,7 +308,6 @@ const sessionRoute = (s) => `/adapters/${ID}/sessions/${s.id}`
 async function createSessions () {
   const items = [...sessions.values()].map((s) => ({ id: s.id, title: s.title, activity: 'thinking', ttlSeconds: 10 }))
   const r = await request('PUT', `/adapters/${ID}/sessions`, { sessions: items })
-  fx.firstBatch = false
   if (r === null || r.status !== 200) { if (r !== null) logStatus('sessions batch', r); await sleep(1000); return }
   sessionsCreated = true
   nextHeartbeatAt = Date.now() + 3000

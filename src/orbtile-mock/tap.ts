@@ -14,6 +14,8 @@ import { errors, type OrbtileError } from './errors.js'
 export interface OrbtileTap {
   /** A request's head arrived (before any check of the pipeline). What the wire does to it, if anything. */
   request(head: TapHead): WirePlan | undefined
+  /** The reply to request number `request` goes to the socket now (after any hold): when the client can have it. */
+  sent?(request: number): void
   /** The exchange is over: answered, or its connection closed first. */
   exchange(record: TapExchange): void
   /** Bytes Node's parser could not read as HTTP, on a connection. */
@@ -148,6 +150,7 @@ export function installTap (app: FastifyInstance<Server>, tap: OrbtileTap, clock
     const { rewrite, holdMs } = entry.plan
     if (rewrite === undefined && holdMs === undefined) {
       entry.reply = payload
+      tap.sent?.(entry.head.request)
       done(null, payload)
       return
     }
@@ -160,8 +163,12 @@ export function installTap (app: FastifyInstance<Server>, tap: OrbtileTap, clock
     entry.reply = text
     const out = rewrite === undefined ? payload : text
     const hold = typeof holdMs === 'function' ? holdMs(request.body) : holdMs
-    if (hold !== undefined && hold > 0) clock.setTimer(hold, () => { done(null, out) })
-    else done(null, out)
+    const send = (): void => {
+      tap.sent?.(entry.head.request)
+      done(null, out)
+    }
+    if (hold !== undefined && hold > 0) clock.setTimer(hold, send)
+    else send()
   })
 
   // Node reports a broken request once per chunk; the first report is the one the journal keeps.

@@ -1,7 +1,7 @@
 import { seconds, Tally, type CheckDef } from '../../client/check.js'
 import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
 import { isObject, view, type OrbtileModel } from '../model.js'
-import { check } from './wire.js'
+import { check, IN_FLIGHT_MS } from './wire.js'
 
 /** Clock slack when comparing the adapter's waits with ours: timers and the event loop are not exact. */
 const SLACK_MS = 50
@@ -24,18 +24,21 @@ export const PACE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     /** Until when each bucket is closed to the adapter, and the refusal that closed it. */
     readonly #closed = new Map<string, Closed>()
     #overRate = 0
-    observe (entry: JournalEntry): void {
+    observe (entry: JournalEntry, model: OrbtileModel): void {
       if (entry.kind !== 'exchange') return
       const bucket = bucketOf(entry)
       const closed = this.#closed.get(bucket)
-      // A request on another connection that set off within the slack of the 429 was on its way before the adapter
-      // could have read it.
+      // Our stamps are late by as long as this process stalled in between (OTC-17).
+      const lag = closed === undefined ? 0 : model.lag(closed.end, entry.at)
+      const slack = SLACK_MS + lag
+      // A request on another connection that came within IN_FLIGHT_MS of the 429 was on its way before the adapter
+      // could have read it (OTC-14, as OTC-11 has it for a stale token).
       const inFlight = closed !== undefined &&
-        entry.connection !== closed.connection && entry.at < closed.end + SLACK_MS
+        entry.connection !== closed.connection && entry.at < closed.end + IN_FLIGHT_MS + lag
       if (closed !== undefined && entry.at >= closed.end && entry.seq !== closed.seq && !inFlight) {
         this.applied()
         const waited = seconds(entry.at - closed.end)
-        if (entry.at + SLACK_MS < closed.until) {
+        if (entry.at + slack < closed.until) {
           this.violate({
             seq: entry.seq,
             at: entry.at,
@@ -127,8 +130,8 @@ export const PACE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
         s.judged = true
         this.applied()
       }
-      // The app being away (API off, a restart) is no fault of the adapter's.
-      if (now - s.last < s.ttl * 1000 || model.awayDuring(s.last, now)) return
+      // The app being away (API off, a restart) is no fault of the adapter's, nor this process stalling (OTC-17).
+      if (now - s.last < s.ttl * 1000 + model.lag(s.last, now) || model.awayDuring(s.last, now)) return
       this.violate({
         // At the stop, the last contact is where the silence began.
         seq: seq ?? s.seq,

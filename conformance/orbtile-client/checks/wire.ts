@@ -40,6 +40,7 @@ export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     /** When the app last came back on a new socket, if the adapter was active then and has not reached it yet. */
     #movedAt: Millis | undefined
     #lastPoll: Millis = -Infinity
+    #model!: OrbtileModel
     request (e: JournalExchange): void {
       this.#any = true
       this.applied()
@@ -47,19 +48,22 @@ export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
       const moved = this.#movedAt
       if (moved !== undefined && e.at > moved) {
         this.#movedAt = undefined
-        if (e.at - moved > RECONNECT_MS) this.#late(moved, e.at, e.seq)
+        if (e.at - moved > RECONNECT_MS + this.#model.lag(moved, e.at)) this.#late(moved, e.at, e.seq)
       }
       if (view(e).route === 'events') this.#lastPoll = Math.max(this.#lastPoll, e.at)
     }
 
     override observe (entry: JournalEntry, model: OrbtileModel): void {
+      this.#model = model
       // OTC-12: judged for an adapter that was polling when the socket moved (a poll in the 2.5 s before): it has
       // requests to send at once. One that only heartbeats may rightly say nothing for most of its ttlSeconds.
       if (entry.kind === 'action' && typeof entry.data?.socketPath === 'string') {
         this.#movedAt = entry.at - this.#lastPoll <= 2500 ? entry.at : undefined
       }
       if (entry.kind === 'action' && entry.name === 'stop' && this.#movedAt !== undefined) {
-        if (entry.at - this.#movedAt > RECONNECT_MS) this.#late(this.#movedAt, entry.at)
+        if (entry.at - this.#movedAt > RECONNECT_MS + model.lag(this.#movedAt, entry.at)) {
+          this.#late(this.#movedAt, entry.at)
+        }
         this.#movedAt = undefined
       }
       if (entry.kind === 'malformed') this.#any = true
@@ -230,7 +234,8 @@ export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
       if (model.discoveryTokens.length > 1 && e.at > model.fileChangedAt) this.applied()
       const told = this.#refused.get(bearer)
       // A request on another connection that set off within the slack of the refusal was already on its way.
-      const inFlight = told !== undefined && e.connection !== told.connection && e.at < told.end + IN_FLIGHT_MS
+      const inFlight = told !== undefined && e.connection !== told.connection &&
+        e.at < told.end + IN_FLIGHT_MS + model.lag(told.end, e.at)
       if (stale && told !== undefined && e.at > told.end && !inFlight) {
         this.at(e, 'the token the discovery file held before, after the app refused it', 'the token the file holds now (read it again after a 401)', 'the stale token, again')
       }
@@ -253,7 +258,7 @@ export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
       // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
       if (lease === undefined || lease.ended || e.at <= lease.since) return
       // Sent on another connection just as the token came back: it was on its way before the adapter knew it.
-      if (e.connection !== lease.connection && e.at < lease.since + IN_FLIGHT_MS) return
+      if (e.connection !== lease.connection && e.at < lease.since + IN_FLIGHT_MS + model.lag(lease.since, e.at)) return
       this.applied()
       const sent = e.headers['x-orbtile-adapter-token']
       if (sent !== lease.token) {

@@ -1,0 +1,68 @@
+// How late this process's own timers run: the judge's error in timing what a client does (OTC-17). On a loaded
+// machine the process that stamps the wire is late too, and a check that times the client widens by that lateness
+// instead of blaming the client for it.
+
+/** The tick the monitor asks for, and the lateness below which a tick counts as on time. */
+const TICK_MS = 10
+const ON_TIME_MS = 5
+/** Stalls kept: a long `--judge` run forgets the oldest (a check's window is seconds, not hours). */
+const KEPT = 4096
+
+interface Stall {
+  from: number
+  to: number
+}
+
+/**
+ * One per process, shared by every scenario that runs in it, and running only while one holds it. Times are
+ * `performance.now()` milliseconds.
+ */
+class StallMonitor {
+  readonly #stalls: Stall[] = []
+  #holders = 0
+  #timer: NodeJS.Timeout | undefined
+  #last = 0
+
+  /** Starts the monitor (if no one else has); the returned function lets go of it. */
+  hold (): () => void {
+    if (this.#holders++ === 0) {
+      this.#last = performance.now()
+      this.#timer = setInterval(() => { this.#tick() }, TICK_MS)
+      this.#timer.unref()
+    }
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      if (--this.#holders === 0) {
+        clearInterval(this.#timer)
+        this.#timer = undefined
+      }
+    }
+  }
+
+  /** Milliseconds within [from, to] when this process could not run on time, as far as its timer saw. */
+  within (from: number, to: number): number {
+    this.#tick()
+    let total = 0
+    for (let i = this.#stalls.length - 1; i >= 0; i--) {
+      const s = this.#stalls[i]!
+      if (s.to <= from) break
+      total += Math.max(0, Math.min(s.to, to) - Math.max(s.from, from))
+    }
+    return total
+  }
+
+  #tick (): void {
+    if (this.#holders === 0) return
+    const now = performance.now()
+    const late = now - this.#last - TICK_MS
+    if (late > ON_TIME_MS) {
+      this.#stalls.push({ from: now - late, to: now })
+      if (this.#stalls.length > KEPT) this.#stalls.splice(0, this.#stalls.length - KEPT)
+    }
+    this.#last = now
+  }
+}
+
+export const stalls = new StallMonitor()
