@@ -4,7 +4,7 @@
  * Throughput is measured in rounds that alternate the two servers, and each side reports its median round, so that
  * drift in the machine's load hits both alike.
  * Tunables: BENCH_STARTS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS, BENCH_CLIENT_SUITE=0 (skip
- * the client suite run).
+ * the client suite run), BENCH_ONLY=judge (only the `--judge` row), BENCH_PROF=DIR (CPU profiles of the servers).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -28,6 +28,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const WAKEUPS = Number(process.env.BENCH_WAKEUPS ?? 300)
 const ADAPTER = 'com.bench.agent'
+/** BENCH_PROF=DIR: each server started writes a CPU profile into DIR (outside the tree). */
+const PROFILE = process.env.BENCH_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`]
 
 type Kind = 'orbtest' | 'baseline'
 
@@ -66,7 +68,7 @@ async function launch (kind: Kind, dir: string, n: number, extra: readonly strin
         ]
       : [BASELINE, '--socket', socket, '--ready-file', ready]
   const started = process.hrtime.bigint()
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawn(process.execPath, [...PROFILE, ...args], { stdio: ['ignore', 'ignore', 'inherit'] })
   while (!existsSync(ready)) {
     if (child.exitCode !== null) throw new Error(`${kind} exited with ${child.exitCode}`)
     await new Promise((resolve) => setTimeout(resolve, 1))
@@ -157,6 +159,19 @@ interface Load {
   p50: number
   p99: number
   non2xx: number
+  /** The server process's CPU time per request during the measured run, in µs (Linux only: read from /proc). */
+  cpuUs?: number
+}
+
+/** A process's user + system CPU time in ms, from /proc (undefined where there is none). */
+function cpuMs (pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms (USER_HZ 100)
+  } catch {
+    return undefined
+  }
 }
 
 async function load (
@@ -177,8 +192,19 @@ async function load (
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
   await run(1) // warm-up, not counted
+  const before = cpuMs(server.child.pid)
   const result = await run(SECONDS)
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx }
+  const after = cpuMs(server.child.pid)
+  const cpuUs = before === undefined || after === undefined || result.requests.total === 0
+    ? undefined
+    : ((after - before) * 1000) / result.requests.total
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    ...(cpuUs === undefined ? {} : { cpuUs })
+  }
 }
 
 /** The round with the median throughput. */
@@ -240,7 +266,7 @@ async function launchOrb (kind: Kind, dir: string, n: number): Promise<OrbServer
           'silent'
         ]
       : [BASELINE_ORB, '--port', '0', '--ready-file', ready]
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawn(process.execPath, [...PROFILE, ...args], { stdio: ['ignore', 'ignore', 'inherit'] })
   while (!existsSync(ready)) {
     if (child.exitCode !== null) throw new Error(`${kind} orb exited with ${child.exitCode}`)
     await new Promise((resolve) => setTimeout(resolve, 1))
@@ -541,6 +567,12 @@ async function judgeThroughput (dir: string): Promise<{ judged: Load, plain: Loa
 
 const dir = mkdtempSync(join(tmpdir(), 'otb-'))
 try {
+  if (process.env.BENCH_ONLY === 'judge') {
+    // The one row, for work on the judge: nothing is written to bench/results.
+    const j = await judgeThroughput(dir)
+    process.stdout.write(`session update, --judge: judged ${j.judged.rps.toFixed(0)} req/s, unjudged ${j.plain.rps.toFixed(0)} req/s, ratio ${(j.judged.rps / j.plain.rps * 100).toFixed(0)}%; server CPU per request ${j.judged.cpuUs?.toFixed(1) ?? '?'} vs ${j.plain.cpuUs?.toFixed(1) ?? '?'} µs\n`)
+    process.exit(0)
+  }
   const s = await startup(dir)
   const t = await throughputs(dir)
   const w = await wakeups(dir)

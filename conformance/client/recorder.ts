@@ -63,7 +63,9 @@ export class JournalRecorder {
    * see, and it must not be kept by them beyond what a violation needs.
    */
   add<E extends JournalEntry> (entry: Unnumbered<E>): E {
-    const numbered = { ...entry, seq: this.#next++ } as unknown as E
+    // The entry is the caller's own, made for the journal: numbered in place rather than copied.
+    const numbered = entry as unknown as E
+    numbered.seq = this.#next++
     // Kept as they came; secrets are replaced (and bodies cut) only when entries are read for a report.
     this.#entries.push(numbered)
     if (this.#entries.length > this.#keep * 2) {

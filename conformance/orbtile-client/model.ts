@@ -47,28 +47,81 @@ export interface LeaseView {
 const VIEW = Symbol('orbtest.view')
 type Viewed = JournalExchange & { [VIEW]?: ExchangeView }
 
+/**
+ * One exchange parsed for the checks. The reply is parsed when a check first reads it (a busy `--judge` run is
+ * mostly session updates, whose replies no check reads); a refusal's is parsed at once for its code and field.
+ */
+class View implements ExchangeView {
+  readonly route: RouteKind
+  readonly adapterId: string | undefined
+  readonly sessionId: string | undefined
+  readonly body: unknown
+  readonly bodyRead: boolean
+  readonly ok: boolean
+  readonly code: string | undefined
+  readonly field: string | undefined
+  readonly byWire: boolean
+  #text: string
+  #reply: unknown
+  #parsed = false
+
+  constructor (entry: JournalExchange, parsedBody: unknown) {
+    const route = routeOf(entry.method, entry.target)
+    this.route = route.route
+    this.adapterId = route.adapterId
+    this.sessionId = route.sessionId
+    this.body = parsedBody !== undefined ? parsedBody : entry.body === undefined ? undefined : parseJson(entry.body)
+    this.bodyRead = entry.body !== undefined || entry.bodyBytes === 0
+    this.ok = entry.status >= 200 && entry.status < 300
+    this.#text = entry.reply
+    const error = this.ok ? undefined : this.reply
+    const fields = isObject(error) && isObject(error.error) ? error.error : undefined
+    this.code = typeof fields?.code === 'string' ? fields.code : undefined
+    this.field = typeof fields?.field === 'string' ? fields.field : undefined
+    this.byWire = entry.wire !== undefined && entry.wire.some((w) => w.startsWith('429'))
+  }
+
+  get reply (): unknown {
+    if (!this.#parsed) {
+      this.#reply = parseJson(this.#text)
+      this.#parsed = true
+    }
+    return this.#reply
+  }
+}
+
 /** Parses an exchange once; every check reads the same view. */
 export function view (entry: JournalExchange): ExchangeView {
-  let v = (entry as Viewed)[VIEW]
-  if (v !== undefined) return v
-  const reply = parseJson(entry.reply)
-  const error = isObject(reply) && isObject(reply.error) ? reply.error : undefined
-  v = {
-    ...routeOf(entry.method, entry.target),
-    body: entry.body === undefined ? undefined : parseJson(entry.body),
-    bodyRead: entry.body !== undefined || entry.bodyBytes === 0,
-    reply,
-    ok: entry.status >= 200 && entry.status < 300,
-    ...(typeof error?.code === 'string' ? { code: error.code } : {}),
-    ...(typeof error?.field === 'string' ? { field: error.field } : {}),
-    byWire: entry.wire?.some((w) => w.startsWith('429')) === true
-  }
-  Object.defineProperty(entry, VIEW, { value: v, enumerable: false })
+  return (entry as Viewed)[VIEW] ?? primeView(entry, undefined)
+}
+
+/**
+ * Makes an exchange's view, with the request body as the fake parsed it when the tap has it (the same JSON text,
+ * parsed once). Called by the observer as it journals the exchange.
+ */
+export function primeView (entry: JournalExchange, parsedBody: unknown): ExchangeView {
+  const v = new View(entry, parsedBody)
+  ;(entry as Viewed)[VIEW] = v
   return v
 }
 
+/** Routes as routeOf last found them: a client sends the same few targets over and over. */
+const ROUTES = new Map<string, Pick<ExchangeView, 'route' | 'adapterId' | 'sessionId'>>()
+const ROUTES_KEPT = 1024
+
 /** The route an exchange was for, by method and path under basePath. */
 export function routeOf (method: string, target: string): Pick<ExchangeView, 'route' | 'adapterId' | 'sessionId'> {
+  const key = `${method} ${target}`
+  let found = ROUTES.get(key)
+  if (found === undefined) {
+    found = findRoute(method, target)
+    if (ROUTES.size >= ROUTES_KEPT) ROUTES.clear()
+    ROUTES.set(key, found)
+  }
+  return found
+}
+
+function findRoute (method: string, target: string): Pick<ExchangeView, 'route' | 'adapterId' | 'sessionId'> {
   const path = target.split('?', 1)[0]!
   if (!path.startsWith(`${BASE_PATH}/`)) return { route: 'other' }
   const parts = path.slice(BASE_PATH.length + 1).split('/').map(decode)

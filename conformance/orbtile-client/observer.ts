@@ -4,7 +4,7 @@ import { JournalRecorder, Secrets } from '../client/recorder.js'
 import type { TapExchange } from '../../src/orbtile-mock/index.js'
 import { stalls } from '../client/stall.js'
 import { CHECKS } from './checks/index.js'
-import { isObject, OrbtileModel } from './model.js'
+import { isObject, OrbtileModel, primeView } from './model.js'
 
 /** Entries a scenario's journal keeps besides those a violation cites: a flooding client is still reported. */
 export const SCENARIO_KEEP = 5000
@@ -59,9 +59,13 @@ export class Observer {
     const at = Math.min(this.#started.get(x.request) ?? end, end)
     this.#started.delete(x.request)
     this.#sent.delete(x.request)
-    const headers: Record<string, string> = {}
-    for (const [name, value] of Object.entries(x.headers)) {
-      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
+    // Node joins every repeated header but Set-Cookie, which no adapter sends: the parser's own object will do.
+    let headers = x.headers as Record<string, string>
+    if (x.headers['set-cookie'] !== undefined) {
+      headers = {}
+      for (const [name, value] of Object.entries(x.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
+      }
     }
     if (x.reply.includes('"adapterToken"')) {
       try {
@@ -71,7 +75,7 @@ export class Observer {
         }
       } catch {}
     }
-    return this.#feed(this.journal.add<JournalExchange>({
+    const entry = this.journal.add<JournalExchange>({
       kind: 'exchange',
       at,
       end,
@@ -80,13 +84,15 @@ export class Observer {
       target: x.target,
       httpVersion: x.httpVersion,
       headers,
-      ...(x.body === undefined ? {} : { body: x.body.toString('utf8') }),
+      body: x.body === undefined ? undefined : x.body.toString('utf8'),
       bodyBytes: x.body?.length ?? x.contentLength,
       status: x.status,
       replyHeaders: x.replyHeaders,
       reply: x.reply,
-      ...(x.notes.length === 0 ? {} : { wire: x.notes })
-    }))
+      wire: x.notes.length === 0 ? undefined : x.notes
+    })
+    primeView(entry, x.parsedBody)
+    return this.#feed(entry)
   }
 
   malformed (connection: number, reason: string, bytes: Buffer | undefined): void {
