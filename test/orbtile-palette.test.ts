@@ -329,6 +329,15 @@ t.test(
   }
 )
 
+t.test('OT-061 a lifted colour is emitted as it was judged: #494bf9 waiting on base hue 0 at chroma 0.5 reads 4.5:1', async (t) => {
+  // Found by the property above (seed 1760241212): the colour was judged after gamut mapping but emitted without it.
+  const result = generatePalette({
+    baseHue: pushBaseHue(0), chroma: 0.5, lightness: 0, anchorAttention: false, states: { waitingPermission: '#494bf9' }
+  })
+  t.ok(wcagContrast(result.colours.waitingPermission, LABEL_TEXT) >= WCAG_AA, result.colours.waitingPermission)
+  t.ok(result.notes.some((n) => n.startsWith('wcag: waitingPermission ')), 'and the lift is noted')
+})
+
 t.test(
   'OT-061 the salience guard keeps every adapter colour and explicit waiting override clear of the error colour, and says so',
   async (t) => {

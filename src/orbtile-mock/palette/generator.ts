@@ -107,7 +107,7 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
     return clipped
   }
   const place = (name: PaletteKey, colour: Color, source: ColourSource): void => {
-    colours[name] = formatHex(colour)
+    colours[name] = formatHex(clip(colour))
     sources[name] = source
   }
 
