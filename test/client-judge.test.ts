@@ -85,7 +85,7 @@ t.test('CLIENT-07 --judge shows the verdicts live at GET /control/judge and writ
   t.notMatch(good.report, /^not ok (?!.*# TODO)/m, 'with no failure (an informational finding aside)')
 })
 
-t.test('CLIENT-08 a bounded journal keeps its last entries and every pinned one; secrets never reach it', async (t) => {
+t.test('CLIENT-08 a bounded journal keeps its first and last entries and every pinned one; secrets never reach it', async (t) => {
   const secrets = new Secrets()
   secrets.add('s3cr3t-token-value-0123456789', 'adapter token')
   const journal = new JournalRecorder(secrets, 10)
@@ -107,5 +107,11 @@ t.test('CLIENT-08 a bounded journal keeps its last entries and every pinned one;
   t.equal(kept.at(-1)?.seq, 999, 'the last entry is kept')
   t.equal(journal.dropped, 1000 - kept.length, 'the rest are counted as dropped')
   t.notOk(JSON.stringify(kept).includes('s3cr3t'), 'no secret in what is kept')
+  const opening = new JournalRecorder(secrets, 10, 5)
+  for (let i = 0; i < 1000; i++) opening.add({ kind: 'output', at: i, stream: 'stdout', line: `line ${i}` })
+  const seqs = opening.entries().map((e) => e.seq)
+  t.same(seqs.slice(0, 5), [0, 1, 2, 3, 4], 'with `first`, how the run began is kept too')
+  t.equal(seqs.at(-1), 999, 'and still the last')
+  t.ok(seqs.length <= 25, `${seqs.length} entries in all`)
   t.match(JSON.stringify(kept), /<adapter token 1>/, 'its label instead')
 })

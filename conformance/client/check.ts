@@ -66,6 +66,7 @@ export abstract class Tally<M> implements ClientCheck<M> {
    * informational unless --strict, whatever the check's level.
    */
   protected violate (v: Violation, weak = false): void {
+    violations++
     this.#count++
     if (weak) this.#weak++
     if (this.#kept.length >= KEPT_VIOLATIONS) return
@@ -83,6 +84,15 @@ export abstract class Tally<M> implements ClientCheck<M> {
     if (this.#exercised === 0) return { ...base, verdict: 'not-exercised', note: this.note ?? exercise }
     return { ...base, verdict: 'pass', ...(this.note === undefined ? {} : { note: this.note }) }
   }
+}
+
+let violations = 0
+/**
+ * Violations recorded by every check in this process so far: a reader that compares it before and after feeding
+ * one entry to its checks learns whether that entry broke a rule, without asking each check.
+ */
+export function violationsSoFar (): number {
+  return violations
 }
 
 /** `+1.234 s`, how the reports give a time in a scenario. */

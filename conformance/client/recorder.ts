@@ -31,21 +31,25 @@ export class Secrets {
 }
 
 /**
- * The journal as it is written: numbers entries and, when bounded (a long `--judge` run), keeps only the last `keep`
- * entries and those pinned as evidence. What it gives out for reports has every secret replaced and bodies cut.
+ * The journal as it is written: numbers entries and, when bounded (a long `--judge` run), keeps only the first
+ * `first` entries (how the run began), the last `keep`, and those pinned as evidence. What it gives out for
+ * reports has every secret replaced and bodies cut.
  */
 export class JournalRecorder {
   readonly #start: number
   readonly #keep: number
+  readonly #first: number
   readonly #secrets: Secrets
+  readonly #opening: JournalEntry[] = []
   #entries: JournalEntry[] = []
   readonly #pinned = new Map<number, JournalEntry>()
   #next = 0
 
-  constructor (secrets: Secrets, keep = Infinity, start = performance.now()) {
+  constructor (secrets: Secrets, keep = Infinity, first = 0) {
     this.#secrets = secrets
     this.#keep = keep
-    this.#start = start
+    this.#first = first
+    this.#start = performance.now()
   }
 
   /** The journal's 0, in `performance.now()` milliseconds. */
@@ -67,6 +71,7 @@ export class JournalRecorder {
     const numbered = entry as unknown as E
     numbered.seq = this.#next++
     // Kept as they came; secrets are replaced (and bodies cut) only when entries are read for a report.
+    if (this.#opening.length < this.#first) this.#opening.push(numbered)
     this.#entries.push(numbered)
     if (this.#entries.length > this.#keep * 2) {
       const cut = this.#entries.length - this.#keep
@@ -77,7 +82,7 @@ export class JournalRecorder {
 
   /** Keeps an entry for good: a violation cites it. */
   pin (seq: number): void {
-    if (this.#pinned.has(seq)) return
+    if (this.#pinned.has(seq) || seq < this.#opening.length) return
     const entry = this.#entries.find((e) => e.seq === seq)
     if (entry !== undefined) this.#pinned.set(seq, entry)
   }
@@ -90,8 +95,9 @@ export class JournalRecorder {
   #kept (): JournalEntry[] {
     const tail = this.#entries.length > this.#keep ? this.#entries.slice(-this.#keep) : this.#entries
     const first = tail[0]?.seq ?? Infinity
-    const earlier = [...this.#pinned.values()].filter((e) => e.seq < first)
-    return [...earlier.sort((a, b) => a.seq - b.seq), ...tail]
+    const earlier = new Map<number, JournalEntry>()
+    for (const e of [...this.#opening, ...this.#pinned.values()]) if (e.seq < first) earlier.set(e.seq, e)
+    return [...[...earlier.values()].sort((a, b) => a.seq - b.seq), ...tail]
   }
 
   /** Entries left out to bound memory. */

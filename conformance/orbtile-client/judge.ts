@@ -15,8 +15,13 @@ import { Observer } from './observer.js'
  */
 export const SCENARIO_ONLY = ['OT-022', 'OT-058', 'OTC-03', 'OTC-05']
 
-/** Entries a judged run keeps besides those a violation cites: the journal of a long run stays bounded. */
-export const JUDGE_KEEP = 500
+/**
+ * Entries a judged run keeps besides those a violation cites: the first JUDGE_FIRST (how the run began) and the
+ * last JUDGE_KEEP. The tail is short on purpose: every exchange it holds outlives the fake's own young garbage, and
+ * a tail of 500 cost a busy fake a fifth of its throughput in collections.
+ */
+export const JUDGE_KEEP = 50
+export const JUDGE_FIRST = 200
 
 /** Exchanges waiting to be judged at most, before the judge catches up in the fake's own turn. */
 export const JUDGE_BACKLOG = 4096
@@ -40,6 +45,7 @@ export function startJudge (file: string, token: () => string): Judge {
     const current = token()
     observer ??= new Observer(current, {
       keep: JUDGE_KEEP,
+      first: JUDGE_FIRST,
       only: CHECKS.map((c) => c.id).filter((id) => !SCENARIO_ONLY.includes(id))
     })
     // A new discovery token (regenerated, or the app restarted through the control API) ends every lease.
@@ -99,16 +105,13 @@ export function startJudge (file: string, token: () => string): Judge {
   }
   return {
     tap: {
+      // When a head came and its reply went are noted at once (two map entries); the exchange waits to be judged.
       request: (head) => {
         requests++
-        const at = obs().now()
-        later(() => { obs().started(head.request, at) })
+        obs().started(head.request)
         return undefined
       },
-      sent: (request) => {
-        const at = obs().now()
-        later(() => { obs().sent(request, at) })
-      },
+      sent: (request) => { obs().sent(request) },
       exchange: (x) => {
         const end = obs().now()
         later(() => { obs().exchange(x, end) })

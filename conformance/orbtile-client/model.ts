@@ -2,7 +2,8 @@ import type { JournalAction, JournalEntry, JournalExchange, Millis } from '../cl
 import { BASE_PATH } from '../../src/spec/orbtile.js'
 
 /** Which protocol route an exchange was, read from its target. */
-export type RouteKind = 'info' | 'register' | 'unregister' | 'session' | 'batch' | 'events' | 'other'
+export const ROUTE_KINDS = ['info', 'register', 'unregister', 'session', 'batch', 'events', 'other'] as const
+export type RouteKind = typeof ROUTE_KINDS[number]
 
 /** One exchange as the checks read it: its route and ids, the parsed bodies, the error code of a refusal. */
 export interface ExchangeView {

@@ -1,10 +1,10 @@
-import type { ClientCheck } from '../client/check.js'
+import { violationsSoFar, type ClientCheck } from '../client/check.js'
 import type { Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
 import { JournalRecorder, Secrets } from '../client/recorder.js'
 import type { TapExchange } from '../../src/orbtile-mock/index.js'
 import { stalls } from '../client/stall.js'
 import { CHECKS } from './checks/index.js'
-import { isObject, OrbtileModel, primeView } from './model.js'
+import { isObject, OrbtileModel, primeView, ROUTE_KINDS, view, type RouteKind } from './model.js'
 
 /** Entries a scenario's journal keeps besides those a violation cites: a flooding client is still reported. */
 export const SCENARIO_KEEP = 5000
@@ -22,21 +22,27 @@ export class Observer {
   readonly journal: JournalRecorder
   readonly model: OrbtileModel
   readonly checks: Array<ClientCheck<OrbtileModel>>
+  readonly #everything: Array<ClientCheck<OrbtileModel>>
+  readonly #byRoute = new Map<RouteKind, Array<ClientCheck<OrbtileModel>>>()
   readonly #started = new Map<number, Millis>()
   readonly #sent = new Map<number, Millis>()
-  #violations = 0
   #lines = 0
   #open = 0
   #peak = 0
 
-  constructor (discoveryToken: string, options: { keep?: number, only?: readonly string[] } = {}) {
-    this.journal = new JournalRecorder(this.secrets, options.keep ?? SCENARIO_KEEP)
+  constructor (discoveryToken: string, options: { keep?: number, first?: number, only?: readonly string[] } = {}) {
+    this.journal = new JournalRecorder(this.secrets, options.keep ?? SCENARIO_KEEP, options.first ?? 0)
     const origin = this.journal.origin
     this.model = new OrbtileModel(discoveryToken, Date.now() - this.journal.now(), (from, to) =>
       stalls.within(origin + from, origin + to))
     this.secrets.add(discoveryToken, 'discovery token')
     const selected = options.only === undefined ? CHECKS : CHECKS.filter((c) => options.only!.includes(c.id))
     this.checks = selected.map((c) => c.create())
+    // Checks bound to some routes are shown only those routes' exchanges; the rest see every entry.
+    this.#everything = this.checks.filter((_, i) => selected[i]!.routes === undefined)
+    for (const route of ROUTE_KINDS) {
+      this.#byRoute.set(route, this.checks.filter((_, i) => selected[i]!.routes?.includes(route) ?? true))
+    }
   }
 
   now (): Millis {
@@ -158,13 +164,11 @@ export class Observer {
 
   #feed<E extends JournalEntry> (entry: E): E {
     this.model.observe(entry)
-    let count = 0
-    for (const c of this.checks) {
-      c.observe(entry, this.model)
-      count += c.violationCount
-    }
-    if (count > this.#violations) this.journal.pin(entry.seq)
-    this.#violations = count
+    const before = violationsSoFar()
+    const checks = entry.kind === 'exchange' ? this.#byRoute.get(view(entry).route)! : this.#everything
+    for (const c of checks) c.observe(entry, this.model)
+    // An entry that broke a rule stays in the journal as evidence.
+    if (violationsSoFar() > before) this.journal.pin(entry.seq)
     return entry
   }
 }

@@ -1,7 +1,7 @@
-import { seconds, Tally, type CheckDef } from '../../client/check.js'
+import { seconds, Tally } from '../../client/check.js'
 import type { JournalEntry, Millis } from '../../client/journal.js'
 import { isObject, view, type ExchangeView, type OrbtileModel, type PendingRequest } from '../model.js'
-import { check } from './wire.js'
+import { check, type OrbtileCheckDef } from './wire.js'
 
 /** A decision event the adapter received, and what it did about it (OTC-01: the observable stand-ins). */
 interface Delivery {
@@ -159,7 +159,7 @@ function staleDecisions (
   id: 'OT-147' | 'OT-148',
   type: 'approval' | 'question',
   title: string
-): CheckDef<OrbtileModel> {
+): OrbtileCheckDef {
   return check(
     {
       id,
@@ -199,7 +199,7 @@ function staleDecisions (
   )
 }
 
-export const DECISION_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
+export const DECISION_CHECKS: readonly OrbtileCheckDef[] = [
   check({
     id: 'OT-139',
     title: 'a decision is acknowledged only after it was applied (OTC-01) or deliberately discarded, never on receipt',

@@ -1,5 +1,4 @@
-import type { CheckDef } from '../../client/check.js'
-import type { OrbtileModel } from '../model.js'
+import type { OrbtileCheckDef } from './wire.js'
 import { DECISION_CHECKS } from './decisions.js'
 import { LIFE_CHECKS } from './life.js'
 import { PACE_CHECKS } from './pace.js'
@@ -7,7 +6,7 @@ import { REQUEST_CHECKS } from './requests.js'
 import { WIRE_CHECKS } from './wire.js'
 
 /** Every client check of the Orbtile suite, in ledger order, then orbtest's own (OTC-…). */
-export const CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
+export const CHECKS: readonly OrbtileCheckDef[] = [
   ...WIRE_CHECKS, ...PACE_CHECKS, ...REQUEST_CHECKS, ...DECISION_CHECKS, ...LIFE_CHECKS
 ].sort((a, b) => order(a.id) - order(b.id) || a.id.localeCompare(b.id))
 

@@ -1,7 +1,7 @@
-import { seconds, Tally, type CheckDef } from '../../client/check.js'
+import { seconds, Tally } from '../../client/check.js'
 import type { JournalEntry, Millis } from '../../client/journal.js'
 import { isObject, view, type OrbtileModel, type RouteKind } from '../model.js'
-import { check } from './wire.js'
+import { check, type OrbtileCheckDef } from './wire.js'
 
 /** What the wire adds to a reply with unknown fields, and what it did to a proof: the notes the tap journals. */
 export const EXTRA_FIELDS_NOTE = 'unknown fields added'
@@ -13,7 +13,7 @@ const RECURRING: readonly RouteKind[] = ['session', 'batch', 'events']
 /** The shortest wait, after a reply with unknown fields, for the requests the adapter made before (OTC-08). */
 const AFTER_EXTRA_MS = 3000
 
-export const LIFE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
+export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
   check(
     {
       id: 'OTC-03',

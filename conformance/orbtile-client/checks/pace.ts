@@ -1,7 +1,7 @@
-import { seconds, Tally, type CheckDef } from '../../client/check.js'
+import { seconds, Tally } from '../../client/check.js'
 import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
 import { isObject, view, type OrbtileModel } from '../model.js'
-import { check, IN_FLIGHT_MS } from './wire.js'
+import { check, IN_FLIGHT_MS, type OrbtileCheckDef } from './wire.js'
 
 /** Clock slack when comparing the adapter's waits with ours: timers and the event loop are not exact. */
 const SLACK_MS = 50
@@ -14,7 +14,7 @@ function bucketOf (e: JournalExchange): string {
 interface Closed { until: Millis, seq: number, after: number, end: Millis, connection: number }
 interface Live { ttl: number, last: Millis, since: Millis, judged: boolean, seq: number }
 
-export const PACE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
+export const PACE_CHECKS: readonly OrbtileCheckDef[] = [
   check({
     id: 'OT-027',
     title: 'at most 20 requests a second (burst 60), and nothing on a refused bucket before its Retry-After',
@@ -120,9 +120,15 @@ export const PACE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     #contact (key: string, body: Record<string, unknown>, e: JournalExchange, model: OrbtileModel): void {
       const known = this.#sessions.get(key)
       const ttl = typeof body.ttlSeconds === 'number' ? body.ttlSeconds : known?.ttl ?? 120
-      if (known !== undefined) this.#gap(key, known, e.at, model, e.seq)
-      const since = known?.since ?? e.at
-      this.#sessions.set(key, { ttl, last: e.at, since, judged: known?.judged ?? false, seq: e.seq })
+      if (known === undefined) {
+        this.#sessions.set(key, { ttl, last: e.at, since: e.at, judged: false, seq: e.seq })
+        return
+      }
+      this.#gap(key, known, e.at, model, e.seq)
+      // Updated in place: a busy adapter heartbeats thousands of times.
+      known.ttl = ttl
+      known.last = e.at
+      known.seq = e.seq
     }
 
     #gap (key: string, s: Live, now: Millis, model: OrbtileModel, seq?: number): void {
@@ -151,7 +157,8 @@ export const PACE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     id: 'OT-134',
     title: 'the adapter never has more than one events poll outstanding',
     level: 'required',
-    exercise: 'an events poll (declare a capability: tap, approvals or questions)'
+    exercise: 'an events poll (declare a capability: tap, approvals or questions)',
+    routes: ['events']
   }, (info) => new class extends Tally<OrbtileModel> {
     readonly #polls = new Map<string, Array<{ at: Millis, end: Millis, seq: number }>>()
     observe (entry: JournalEntry): void {

@@ -1,10 +1,10 @@
-import { Tally, type CheckDef } from '../../client/check.js'
+import { Tally } from '../../client/check.js'
 import type { JournalEntry, JournalExchange } from '../../client/journal.js'
 import type { ValidateFunction } from 'ajv/dist/2020.js'
 import { createAjv } from '../../../src/shared/ajv.js'
 import { def, spec } from '../../../src/spec/orbtile.js'
 import { isObject, view, type ExchangeView, type OrbtileModel } from '../model.js'
-import { check } from './wire.js'
+import { check, type OrbtileCheckDef } from './wire.js'
 
 /** The body schema of each route, from the spec's `$defs` (OT-006). */
 const BODY_SCHEMA: Partial<Record<ExchangeView['route'], string>> = {
@@ -39,10 +39,20 @@ function bodyValidator (name: string): ValidateFunction {
   return validate
 }
 
-/** Every update a request makes to a session: the route's body, or each item of a batch. */
-export function updates (v: ExchangeView): Update[] {
+// Several checks read a request's updates: they are listed once per exchange, on its view.
+const UPDATES = Symbol('orbtest.updates')
+const NONE: readonly Update[] = Object.freeze([])
+
+/** Every update a request makes to a session: the route's body, or each item of a batch. Read only. */
+export function updates (v: ExchangeView): readonly Update[] {
+  const memo = v as ExchangeView & { [UPDATES]?: readonly Update[] }
+  memo[UPDATES] ??= listUpdates(v)
+  return memo[UPDATES]
+}
+
+function listUpdates (v: ExchangeView): readonly Update[] {
   if (v.route === 'session' && isObject(v.body)) return [{ sessionId: v.sessionId!, body: v.body, path: '' }]
-  if (v.route !== 'batch' || !isObject(v.body) || !Array.isArray(v.body.sessions)) return []
+  if (v.route !== 'batch' || !isObject(v.body) || !Array.isArray(v.body.sessions)) return NONE
   return v.body.sessions.flatMap((item, i) => isObject(item) && typeof item.id === 'string'
     ? [{ sessionId: item.id, body: item, path: `sessions[${i}].` }]
     : [])
@@ -74,6 +84,8 @@ interface IdUse { sessionId: string, kind: string, content: string, retired: boo
 type IdNow = Omit<IdUse, 'retired' | 'seq'>
 
 /** Tracks request ids per lease as the accepted updates leave them; both request-id checks share it. */
+const KINDS = ['approval', 'question'] as const
+
 abstract class RequestIds extends Tally<OrbtileModel> {
   readonly #ids = new Map<string, Map<string, IdUse>>()
   readonly #token = new Map<string, string>()
@@ -89,8 +101,11 @@ abstract class RequestIds extends Tally<OrbtileModel> {
       this.#token.set(id, lease.token)
       this.#ids.set(id, new Map())
     }
-    const ids = this.#ids.get(id) ?? new Map<string, IdUse>()
-    this.#ids.set(id, ids)
+    let ids = this.#ids.get(id)
+    if (ids === undefined) {
+      ids = new Map<string, IdUse>()
+      this.#ids.set(id, ids)
+    }
     const listed = updates(v)
     if (v.ok && v.route === 'batch') {
       // OT-114, OT-A18: the sessions a batch leaves out end, and their requests retire.
@@ -98,7 +113,9 @@ abstract class RequestIds extends Tally<OrbtileModel> {
       for (const use of ids.values()) if (!kept.has(use.sessionId)) use.retired = true
     }
     for (const { sessionId, body, path } of listed) {
-      for (const kind of ['approval', 'question'] as const) {
+      // Most updates (heartbeats, activity) carry neither.
+      if (!('approval' in body) && !('question' in body)) continue
+      for (const kind of KINDS) {
         if (!(kind in body)) continue
         const sent = body[kind]
         const sentId = isObject(sent) && typeof sent.id === 'string' ? sent.id : undefined
@@ -121,21 +138,27 @@ abstract class RequestIds extends Tally<OrbtileModel> {
   abstract judge (e: JournalExchange, field: string, rid: string, use: IdUse, now: IdNow): void
 }
 
-export const REQUEST_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
+export const REQUEST_CHECKS: readonly OrbtileCheckDef[] = [
   check({
     id: 'OTC-06',
     title: "every request body matches its route's schema in the spec (unknown fields aside: OT-007)",
     level: 'required',
     exercise: 'a registration, a session update, a batch or an events poll'
   }, (info) => new class extends Tally<OrbtileModel> {
+    /** The last body text of each schema that matched it: an adapter sends the same heartbeat over and over. */
+    readonly #matched = new Map<string, string>()
     observe (entry: JournalEntry): void {
       if (entry.kind !== 'exchange') return
       const v = view(entry)
       const schema = BODY_SCHEMA[v.route]
       if (schema === undefined || !v.bodyRead) return
       this.applied()
+      if (entry.body !== undefined && this.#matched.get(schema) === entry.body) return
       const validate = bodyValidator(schema)
-      if (v.body !== undefined && validate(v.body)) return
+      if (v.body !== undefined && validate(v.body)) {
+        if (entry.body !== undefined) this.#matched.set(schema, entry.body)
+        return
+      }
       const first = validate.errors?.[0]
       this.violate({
         seq: entry.seq,
@@ -191,7 +214,8 @@ export const REQUEST_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     id: 'OT-064',
     title: 'an adapter that sent an icon sends it again with every re-registration',
     level: 'required',
-    exercise: 'a registration with an icon, then another (the adapter re-registers, or the app restarts)'
+    exercise: 'a registration with an icon, then another (the adapter re-registers, or the app restarts)',
+    routes: ['register']
   }, (info) => new class extends Tally<OrbtileModel> {
     readonly #iconed = new Set<string>()
     observe (entry: JournalEntry): void {
@@ -219,7 +243,8 @@ export const REQUEST_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     id: 'OT-074',
     title: 'baseHue avoids 205..215, where the waiting colour turns',
     level: 'should',
-    exercise: 'a registration'
+    exercise: 'a registration',
+    routes: ['register']
   }, (info) => new class extends Tally<OrbtileModel> {
     observe (entry: JournalEntry): void {
       if (entry.kind !== 'exchange') return
@@ -237,7 +262,8 @@ export const REQUEST_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     id: 'OT-081',
     title: 'an attentionHue is set only for a calm derived colour, in the alarm arc, clear of the built-in colours',
     level: 'should',
-    exercise: 'a registration with palette.attentionHue'
+    exercise: 'a registration with palette.attentionHue',
+    routes: ['register']
   }, (info) => new class extends Tally<OrbtileModel> {
     observe (entry: JournalEntry): void {
       if (entry.kind !== 'exchange') return
@@ -307,7 +333,8 @@ export const REQUEST_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     id: 'OT-A28',
     title: 'icon and palette.states are sent only to an app whose GET /info says apiMinor 2 or more',
     level: 'decision',
-    exercise: 'an older app (tour:older-app, where GET /info says apiMinor 1)'
+    exercise: 'an older app (tour:older-app, where GET /info says apiMinor 1)',
+    routes: ['info', 'register']
   }, (info) => new class extends Tally<OrbtileModel> {
     #minor: number | undefined
     observe (entry: JournalEntry): void {
@@ -340,6 +367,7 @@ export const REQUEST_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
     exercise: 'a registration'
   }, (info) => new class extends Tally<OrbtileModel> {
     readonly #used = new Set<string>()
+    #noted = 0
     observe (entry: JournalEntry): void {
       if (entry.kind !== 'exchange') return
       const v = view(entry)
@@ -352,6 +380,8 @@ export const REQUEST_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
         if (palette(v)?.states !== undefined) this.#used.add('palette.states (v1.2)')
       }
       for (const u of updates(v)) if (u.body.project !== undefined) this.#used.add('project (Orbtile 0.2.17+)')
+      if (this.note !== undefined && this.#used.size === this.#noted) return
+      this.#noted = this.#used.size
       this.note = this.#used.size === 0 ? 'v1.0 features only' : [...this.#used].sort().join('; ')
     }
   }(info))

@@ -1,11 +1,23 @@
 import { seconds, Tally, type CheckDef, type CheckInfo } from '../../client/check.js'
 import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
 import { BASE_PATH } from '../../../src/spec/orbtile.js'
-import { view, type OrbtileModel } from '../model.js'
+import { view, type OrbtileModel, type RouteKind } from '../model.js'
+
+/**
+ * A check of this suite. `routes`, when given, names the only routes whose exchanges it reads: it is then shown
+ * those alone, and no other entry: a busy run is mostly one route, and every check a heartbeat skips is time saved.
+ */
+export interface OrbtileCheckDef extends CheckDef<OrbtileModel> {
+  routes?: readonly RouteKind[]
+}
 
 /** Makes a check definition from its info and a class whose instances judge one scenario. */
-export function check (info: CheckInfo, make: (info: CheckInfo) => Tally<OrbtileModel>): CheckDef<OrbtileModel> {
-  return { ...info, create: () => make(info) }
+export function check (
+  info: CheckInfo & { routes?: readonly RouteKind[] },
+  make: (info: CheckInfo) => Tally<OrbtileModel>
+): OrbtileCheckDef {
+  const { routes, ...rest } = info
+  return { ...rest, ...(routes === undefined ? {} : { routes }), create: () => make(rest) }
 }
 
 /** A check that looks at each request on its own. */
@@ -29,7 +41,7 @@ export const RECONNECT_MS = 4000
 
 const JSON_TYPE = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
 
-export const WIRE_CHECKS: ReadonlyArray<CheckDef<OrbtileModel>> = [
+export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
   check({
     id: 'OT-002',
     title: 'the adapter reaches the socket the discovery file names, over HTTP/1.1, and finds a moved one',
