@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { clientSuiteSeconds, fakeStarts } from './client.js'
+import { judgeAlone } from './judge.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, '..', '..')
@@ -570,6 +571,8 @@ try {
   if (process.env.BENCH_ONLY === 'judge') {
     // The one row, for work on the judge: nothing is written to bench/results.
     const j = await judgeThroughput(dir)
+    const a = judgeAlone()
+    process.stdout.write(`judge alone: ${a.checks.toFixed(2)} µs per heartbeat with every check, ${a.none.toFixed(2)} µs with none\n`)
     process.stdout.write(`session update, --judge: judged ${j.judged.rps.toFixed(0)} req/s, unjudged ${j.plain.rps.toFixed(0)} req/s, ratio ${(j.judged.rps / j.plain.rps * 100).toFixed(0)}%; server CPU per request ${j.judged.cpuUs?.toFixed(1) ?? '?'} vs ${j.plain.cpuUs?.toFixed(1) ?? '?'} µs\n`)
     process.exit(0)
   }
@@ -580,6 +583,7 @@ try {
   const f = await fanIn(dir)
   const h = await webhookRate(dir)
   const j = await judgeThroughput(dir)
+  const ja = judgeAlone()
   const fs = await fakeStarts()
   const cs = process.env.BENCH_CLIENT_SUITE === '0' ? undefined : await clientSuiteSeconds(CLI, root)
   const ratios = {
@@ -602,7 +606,8 @@ try {
     row('Orb GET /messages (50)', o.read, ratios.orbRead, 'goal >= 50%'),
     `${'Orb event fan-in'.padEnd(26)}${f.bots} bots long-polling: ${f.eventsPerSecond.toFixed(0)} events/s delivered; post sent → event held by its bot: median ${f.median.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms`,
     `${'Orb webhooks'.padEnd(26)}${h.deliveriesPerSecond.toFixed(0)} signed deliveries/s to a local receiver`,
-    `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.judged.rps / j.plain.rps * 100).toFixed(0)}%  (goal >= 90%)`,
+    `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.judged.rps / j.plain.rps * 100).toFixed(0)}%  (goal >= 90%)  server CPU per request ${j.judged.cpuUs?.toFixed(1) ?? '?'} vs ${j.plain.cpuUs?.toFixed(1) ?? '?'} µs`,
+    `${'judge alone'.padEnd(26)}${ja.checks.toFixed(2)} µs per heartbeat with every check   ${ja.none.toFixed(2)} µs with none (journal, model and views)   ratio ${(ja.checks / ja.none).toFixed(2)}x`,
     `${'fresh fake per scenario'.padEnd(26)}median ${fs.fake.toFixed(1)} ms in-process   bare fastify on a socket ${fs.baseline.toFixed(1)} ms   ratio ${(fs.fake / fs.baseline).toFixed(2)}x  (goal: median < 50 ms)`,
     cs === undefined
       ? `${'client suite (Node)'.padEnd(26)}skipped (BENCH_CLIENT_SUITE=0)`
@@ -611,7 +616,7 @@ try {
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
