@@ -41,7 +41,7 @@ function exchange (request: number, register: boolean): TapExchange {
 }
 
 /** µs per heartbeat through an observer with the given checks, over `n` heartbeats after a registration. */
-function perExchange (only: readonly string[], n: number): number {
+export function perExchange (only: readonly string[], n: number): number {
   const o = new Observer(TOKEN, { keep: JUDGE_KEEP, first: JUDGE_FIRST, only })
   o.started(0)
   o.sent(0)

@@ -22,6 +22,8 @@ export interface ExchangeView {
   field?: string
   /** The wire answered in the app's stead (a 429 the app did not decide). */
   byWire: boolean
+  /** The token of an `Authorization: Bearer <token>` header; undefined for none or another form. */
+  readonly bearer: string | undefined
 }
 
 /** A request pending on a session, as the adapter's accepted updates left it. */
@@ -65,6 +67,8 @@ class View implements ExchangeView {
   #text: string
   #reply: unknown
   #parsed = false
+  #authorization: string | undefined
+  #bearer: string | undefined | null = null
 
   constructor (entry: JournalExchange, parsedBody: unknown) {
     const route = routeOf(entry.method, entry.target)
@@ -80,6 +84,14 @@ class View implements ExchangeView {
     this.code = typeof fields?.code === 'string' ? fields.code : undefined
     this.field = typeof fields?.field === 'string' ? fields.field : undefined
     this.byWire = entry.wire !== undefined && entry.wire.some((w) => w.startsWith('429'))
+    this.#authorization = entry.headers.authorization
+  }
+
+  get bearer (): string | undefined {
+    if (this.#bearer === null) {
+      this.#bearer = this.#authorization === undefined ? undefined : /^Bearer (.+)$/.exec(this.#authorization)?.[1]
+    }
+    return this.#bearer
   }
 
   get reply (): unknown {

@@ -1,7 +1,7 @@
 import { seconds, Tally } from '../../client/check.js'
 import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
 import { isObject, view, type OrbtileModel } from '../model.js'
-import { check, IN_FLIGHT_MS, type OrbtileCheckDef } from './wire.js'
+import { check, onItsWay, type OrbtileCheckDef } from './wire.js'
 
 /** Clock slack when comparing the adapter's waits with ours: timers and the event loop are not exact. */
 const SLACK_MS = 50
@@ -28,17 +28,16 @@ export const PACE_CHECKS: readonly OrbtileCheckDef[] = [
       if (entry.kind !== 'exchange') return
       const bucket = bucketOf(entry)
       const closed = this.#closed.get(bucket)
-      // Our stamps are late by as long as this process stalled in between (OTC-17).
-      const lag = closed === undefined ? 0 : model.lag(closed.end, entry.at)
-      const slack = SLACK_MS + lag
       // A request on another connection that came within IN_FLIGHT_MS of the 429 was on its way before the adapter
       // could have read it (OTC-14, as OTC-11 has it for a stale token).
       const inFlight = closed !== undefined &&
-        entry.connection !== closed.connection && entry.at < closed.end + IN_FLIGHT_MS + lag
+        entry.connection !== closed.connection && onItsWay(model, closed.end, entry.at)
       if (closed !== undefined && entry.at >= closed.end && entry.seq !== closed.seq && !inFlight) {
         this.applied()
         const waited = seconds(entry.at - closed.end)
-        if (entry.at + slack < closed.until) {
+        // Our stamps are late by as long as this process stalled in between (OTC-17).
+        const early = entry.at + SLACK_MS < closed.until
+        if (early && entry.at + SLACK_MS + model.lag(closed.end, entry.at) < closed.until) {
           this.violate({
             seq: entry.seq,
             at: entry.at,
@@ -98,7 +97,7 @@ export const PACE_CHECKS: readonly OrbtileCheckDef[] = [
       if (entry.kind !== 'exchange') return
       const v = view(entry)
       if (!v.ok || v.adapterId === undefined) return
-      const mine = (key: string): boolean => key.startsWith(`${v.adapterId}/`)
+      const mine = (key: string): boolean => key.startsWith(`${v.adapterId!}/`)
       if (v.route === 'unregister') {
         for (const key of [...this.#sessions.keys()]) if (mine(key)) this.#sessions.delete(key)
       }
@@ -137,7 +136,8 @@ export const PACE_CHECKS: readonly OrbtileCheckDef[] = [
         this.applied()
       }
       // The app being away (API off, a restart) is no fault of the adapter's, nor this process stalling (OTC-17).
-      if (now - s.last < s.ttl * 1000 + model.lag(s.last, now) || model.awayDuring(s.last, now)) return
+      const ttl = s.ttl * 1000
+      if (now - s.last < ttl || now - s.last < ttl + model.lag(s.last, now) || model.awayDuring(s.last, now)) return
       this.violate({
         // At the stop, the last contact is where the silence began.
         seq: seq ?? s.seq,

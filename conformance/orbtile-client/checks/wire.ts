@@ -36,6 +36,19 @@ abstract class PerRequest extends Tally<OrbtileModel> {
 /** How soon after a refusal a request on another connection may still have been on its way (OTC-11, OTC-14). */
 export const IN_FLIGHT_MS = 250
 
+/** The most an excuse for being on its way widens by the judge's own stalls (OTC-17). */
+export const MAX_STALL_MS = 5000
+
+/**
+ * Whether a request at `at`, on another connection than the reply at `since`, was already on its way: within
+ * IN_FLIGHT_MS of it, plus what the judge stalled in between (OTC-17). Stalls are asked for only near `since`.
+ */
+export function onItsWay (model: OrbtileModel, since: Millis, at: Millis): boolean {
+  const after = at - since
+  if (after < IN_FLIGHT_MS) return true
+  return after < IN_FLIGHT_MS + MAX_STALL_MS && after < IN_FLIGHT_MS + model.lag(since, at)
+}
+
 /** The window after an app restart in which an active adapter must reach the new socket. */
 export const RECONNECT_MS = 4000
 
@@ -191,15 +204,15 @@ export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
         request (e: JournalExchange, model: OrbtileModel): void {
           this.applied()
           const auth = e.headers.authorization
-          const match = auth === undefined ? null : /^Bearer (.+)$/.exec(auth)
-          if (match === null) {
+          const bearer = view(e).bearer
+          if (bearer === undefined) {
             this.at(
               e,
               'no bearer token',
               'Authorization: Bearer <discovery token>',
               auth === undefined ? 'no Authorization header' : `Authorization: ${auth}`
             )
-          } else if (!model.discoveryTokens.includes(match[1]!)) {
+          } else if (!model.discoveryTokens.includes(bearer)) {
             this.at(
               e,
               'a bearer token the discovery file never held',
@@ -239,15 +252,14 @@ export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
     /** When (and on which connection) the app refused each stale token. */
     readonly #refused = new Map<string, { end: Millis, connection: number }>()
     request (e: JournalExchange, model: OrbtileModel): void {
-      const bearer = /^Bearer (.+)$/.exec(e.headers.authorization ?? '')?.[1]
+      const bearer = view(e).bearer
       if (bearer === undefined) return
       const v = view(e)
       const stale = bearer !== model.discoveryToken && model.discoveryTokens.includes(bearer)
       if (model.discoveryTokens.length > 1 && e.at > model.fileChangedAt) this.applied()
       const told = this.#refused.get(bearer)
       // A request on another connection that set off within the slack of the refusal was already on its way.
-      const inFlight = told !== undefined && e.connection !== told.connection &&
-        e.at < told.end + IN_FLIGHT_MS + model.lag(told.end, e.at)
+      const inFlight = told !== undefined && e.connection !== told.connection && onItsWay(model, told.end, e.at)
       if (stale && told !== undefined && e.at > told.end && !inFlight) {
         this.at(e, 'the token the discovery file held before, after the app refused it', 'the token the file holds now (read it again after a 401)', 'the stale token, again')
       }
@@ -270,7 +282,7 @@ export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
       // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
       if (lease === undefined || lease.ended || e.at <= lease.since) return
       // Sent on another connection just as the token came back: it was on its way before the adapter knew it.
-      if (e.connection !== lease.connection && e.at < lease.since + IN_FLIGHT_MS + model.lag(lease.since, e.at)) return
+      if (e.connection !== lease.connection && onItsWay(model, lease.since, e.at)) return
       this.applied()
       const sent = e.headers['x-orbtile-adapter-token']
       if (sent !== lease.token) {
