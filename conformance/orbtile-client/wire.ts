@@ -23,6 +23,8 @@ export class Wire {
   /** Events delivered late once are late every time they come again (a poll that did not acknowledge them). */
   readonly #lateEvents = new Map<number, number>()
   #badPicks = false
+  /** Question events whose picks were tampered with, by sequence, and the picks they were given. */
+  readonly #tampered = new Map<number, unknown[]>()
 
   constructor (world: Pick<Scenario, 'extraFields' | 'olderApp' | 'impostor'>) {
     this.#world = world
@@ -97,17 +99,24 @@ export class Wire {
       if (!isObject(event)) return event
       const decision = event.type === 'approval' || event.type === 'question'
       const sequence = typeof event.sequence === 'number' ? event.sequence : -1
-      if (decision && (this.#late || this.#lateEvents.has(sequence))) {
+      // Bad picks go to the first question once armed, even if a late delivery is armed too: under load a tour
+      // may see few questions, and the late delivery has the next decision of either kind. A tampered event is
+      // tampered alike when it is delivered again.
+      const tampered = this.#tampered.get(sequence)
+      const tamper = tampered !== undefined || (this.#badPicks && event.type === 'question' &&
+        Array.isArray(event.picks) && !this.#lateEvents.has(sequence))
+      if (decision && !tamper && (this.#late || this.#lateEvents.has(sequence))) {
         this.#late = false
         const past = this.#lateEvents.get(sequence) ?? Math.floor(Date.now() / 1000) - 1
         this.#lateEvents.set(sequence, past)
         notes.push(`event ${String(event.sequence)} delivered late: expiresAt now ${past}, in the past`)
         return { ...event, expiresAt: past }
       }
-      if (this.#badPicks && event.type === 'question' && Array.isArray(event.picks)) {
+      if (tamper) {
         this.#badPicks = false
         // An index no question has (OT-146 allows 0..3, each below the option count).
-        const picks = event.picks.map((p, i) => (i === 0 ? [7] : p))
+        const picks = tampered ?? (event.picks as unknown[]).map((p, i) => (i === 0 ? [7] : p))
+        this.#tampered.set(sequence, picks)
         notes.push(`event ${String(event.sequence)} picks tampered: ${JSON.stringify(picks)}`)
         return { ...event, picks }
       }
