@@ -91,6 +91,8 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
   // The tap sees each request before the pipeline does, so it journals what the pipeline refuses as well.
   if (tap !== undefined) malformed = installTap(app, tap, store.clock)
 
+  // Declared up front, so that every request object has the field from its construction (admittedToken).
+  app.decorateRequest('orbtileToken', null)
   // A callback hook, not an async one: this runs on every request, and the promise costs throughput.
   app.addHook('onRequest', (request, reply, done) => {
     try {

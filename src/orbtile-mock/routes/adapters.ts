@@ -2,6 +2,7 @@ import type { FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { checkAdapterId } from '../adapter-id.js'
 import type { Adapters } from '../adapters.js'
 import { errors } from '../errors.js'
+import { admittedToken } from '../pipeline.js'
 import { readRegistration } from '../registration.js'
 
 type AdapterRequest = FastifyRequest<{ Params: { adapterId: string } }>
@@ -12,7 +13,7 @@ export function adapterToken (request: FastifyRequest): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value
 }
 
-/** What a registration reads of the app at its commit: the discovery token it was let in with, and the API switch. */
+/** What a registration reads of the app at its commit: the discovery token now, and the API switch. */
 export interface AppSwitches {
   readonly tokenBytes: Buffer
   readonly apiEnabled: boolean
@@ -24,9 +25,9 @@ export function registerHandler (adapters: Adapters, app: AppSwitches): RouteHan
     const { adapterId } = (request as AdapterRequest).params
     checkAdapterId(adapterId, adapters.faults)
     const token = adapterToken(request)
-    // The pipeline checked the bearer against this token; a new one made while the registration waits its turn or
-    // decodes its icon must not see it open a lease under the new token (see recheckHead in pipeline.ts).
-    const admittedWith = app.tokenBytes
+    // A token made new while the registration waits its turn or decodes its icon must not see it open a lease
+    // under the new token (see recheckHead in pipeline.ts).
+    const admittedWith = admittedToken(request)
     return adapters.serial(adapterId, async () => {
       adapters.checkReRegistration(adapterId, token)
       const read = await readRegistration(request.body as Record<string, unknown>)
