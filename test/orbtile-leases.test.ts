@@ -298,7 +298,7 @@ t.test('OT-021 OT-A06 two first registrations racing for one id: one lease, the 
 })
 
 t.test(
-  'OT-023 OT-A02 a new token or the API switched off while a body is on its way refuses the request: no lease under the new token',
+  'OT-023 a new token or the API switched off while a registration body is on its way refuses it: no lease under the new token',
   async (t) => {
     const { fake } = await adapterSetup(t)
     const body = JSON.stringify(minimalRegistration())

@@ -6,7 +6,7 @@ import Fastify, {
 import { answerClientError, createFakeServer, inviteBody } from '../shared/http-server.js'
 import { BASE_PATH, LIMITS } from '../spec/orbtile.js'
 import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
-import { parseBody, pipelineContext, recheckHead, runHeadPipeline, type RouteConfig } from './pipeline.js'
+import { parseBody, pipelineContext, runHeadPipeline, type RouteConfig } from './pipeline.js'
 import { registerHandler, unregisterHandler } from './routes/adapters.js'
 import { infoHandler } from './routes/info.js'
 import { batchHandler, eventsHandler, sessionHandler } from './routes/sessions.js'
@@ -119,16 +119,12 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
   // types already). Under its own name too: fastify remembers the parser it found for a named type, but looks the
   // catch-all up afresh on every request.
   app.removeAllContentTypeParsers()
-  const parser: typeof parseBody = (request, body, done) => {
-    if (tap !== undefined) tapBody(request, body as Buffer)
-    try {
-      recheckHead(request, ctx)
-    } catch (err) {
-      done(err as Error)
-      return
-    }
-    parseBody(request, body, done)
-  }
+  const parser: typeof parseBody = tap === undefined
+    ? parseBody
+    : (request, body, done) => {
+        tapBody(request, body as Buffer)
+        parseBody(request, body, done)
+      }
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)
 

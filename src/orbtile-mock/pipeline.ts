@@ -211,22 +211,12 @@ export function runHeadPipeline (request: FastifyRequest, ctx: PipelineContext, 
 /** The discovery token's bytes a request was let in with, by runHeadPipeline (a request decoration). */
 interface Admitted { orbtileToken: Buffer | null }
 
-/** The token bytes the head pipeline checked this request's bearer against; null before it passed. */
+/**
+ * The token bytes the head pipeline checked this request's bearer against; null before it passed. A registration
+ * commits only while the token is still this one (routes/adapters.ts).
+ */
 export function admittedToken (request: FastifyRequest): Buffer | null {
   return (request as unknown as Admitted).orbtileToken
-}
-
-/**
- * Before the body is parsed: the app is judged as it stands once the body is in, not as it stood at the head. A
- * discovery token made new, or the API switched off, while a body was on its way refuses the request (steps 3 and
- * 4 again; orbtest's choice, docs/decisions.md): else a registration sent with the old token could open a lease
- * under the new one, which its adapter, told every lease ended (OT-023), would not know it holds. Two comparisons
- * when nothing changed.
- */
-export function recheckHead (request: FastifyRequest, ctx: PipelineContext): void {
-  if (ctx.apiEnabled() && admittedToken(request) === ctx.tokenBytes()) return
-  checkApiEnabled(request, ctx)
-  checkBearer(request, ctx)
 }
 
 /**

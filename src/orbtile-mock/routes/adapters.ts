@@ -25,8 +25,9 @@ export function registerHandler (adapters: Adapters, app: AppSwitches): RouteHan
     const { adapterId } = (request as AdapterRequest).params
     checkAdapterId(adapterId, adapters.faults)
     const token = adapterToken(request)
-    // A token made new while the registration waits its turn or decodes its icon must not see it open a lease
-    // under the new token (see recheckHead in pipeline.ts).
+    // A token made new (or the API switched off) while the body arrives, the registration waits its turn or its
+    // icon decodes must not see it open a lease under the new token: its adapter, told every lease ended (OT-023),
+    // would not know it holds one. Judged at the commit, against the token the head was let in with.
     const admittedWith = admittedToken(request)
     return adapters.serial(adapterId, async () => {
       adapters.checkReRegistration(adapterId, token)
