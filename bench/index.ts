@@ -6,11 +6,11 @@
  * Tunables: BENCH_STARTS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS, BENCH_CLIENT_SUITE=0 (skip
  * the client suite run), BENCH_ONLY=judge (only the `--judge` row), BENCH_PROF=DIR (CPU profiles of the servers).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
@@ -31,6 +31,22 @@ const WAKEUPS = Number(process.env.BENCH_WAKEUPS ?? 300)
 const ADAPTER = 'com.bench.agent'
 /** BENCH_PROF=DIR: each server started writes a CPU profile into DIR (outside the tree). */
 const PROFILE = process.env.BENCH_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`]
+
+/**
+ * BENCH_PIN=0 turns it off: with two CPUs or more and `taskset` on the machine, every server runs on the last CPU
+ * and this process (the load generator) on the others, so that the two never take each other's core and a round's
+ * figures do not hang on where the scheduler put them.
+ */
+const CPUS = availableParallelism()
+const PIN = process.env.BENCH_PIN !== '0' && CPUS >= 2 && spawnSync('taskset', ['-V']).status === 0
+const SERVER_CPU = String(CPUS - 1)
+if (PIN) spawnSync('taskset', ['-a', '-p', '-c', `0-${CPUS - 2}`, String(process.pid)], { stdio: 'ignore' })
+
+/** Spawns a server process (pinned to its CPU when PIN). */
+function spawnServer (args: readonly string[], stdio: 'inherit' | 'ignore' = 'inherit'): ChildProcess {
+  const command = PIN ? ['taskset', '-c', SERVER_CPU, process.execPath] : [process.execPath]
+  return spawn(command[0]!, [...command.slice(1), ...PROFILE, ...args], { stdio: ['ignore', 'ignore', stdio] })
+}
 
 type Kind = 'orbtest' | 'baseline'
 
@@ -69,7 +85,7 @@ async function launch (kind: Kind, dir: string, n: number, extra: readonly strin
         ]
       : [BASELINE, '--socket', socket, '--ready-file', ready]
   const started = process.hrtime.bigint()
-  const child = spawn(process.execPath, [...PROFILE, ...args], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawnServer(args)
   while (!existsSync(ready)) {
     if (child.exitCode !== null) throw new Error(`${kind} exited with ${child.exitCode}`)
     await new Promise((resolve) => setTimeout(resolve, 1))
@@ -267,7 +283,7 @@ async function launchOrb (kind: Kind, dir: string, n: number): Promise<OrbServer
           'silent'
         ]
       : [BASELINE_ORB, '--port', '0', '--ready-file', ready]
-  const child = spawn(process.execPath, [...PROFILE, ...args], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawnServer(args)
   while (!existsSync(ready)) {
     if (child.exitCode !== null) throw new Error(`${kind} orb exited with ${child.exitCode}`)
     await new Promise((resolve) => setTimeout(resolve, 1))
@@ -380,8 +396,7 @@ function httpJson (
  */
 async function fanIn (dir: string): Promise<{ bots: number; eventsPerSecond: number; median: number; p99: number }> {
   const ready = join(dir, 'fan-in.ready')
-  const child = spawn(
-    process.execPath,
+  const child = spawnServer(
     [
       CLI,
       'orb',
@@ -397,8 +412,7 @@ async function fanIn (dir: string): Promise<{ bots: number; eventsPerSecond: num
       'off',
       '--log-level',
       'silent'
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] }
+    ]
   )
   while (!existsSync(ready)) {
     if (child.exitCode !== null) throw new Error(`fan-in orb exited with ${child.exitCode}`)
@@ -471,8 +485,7 @@ async function webhookRate (dir: string): Promise<{ deliveriesPerSecond: number 
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   const port = (receiver.address() as AddressInfo).port
   const ready = join(dir, 'hooks.ready')
-  const child = spawn(
-    process.execPath,
+  const child = spawnServer(
     [
       CLI,
       'orb',
@@ -486,8 +499,7 @@ async function webhookRate (dir: string): Promise<{ deliveriesPerSecond: number 
       'off',
       '--log-level',
       'silent'
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] }
+    ]
   )
   while (!existsSync(ready)) {
     if (child.exitCode !== null) throw new Error(`webhook orb exited with ${child.exitCode}`)
