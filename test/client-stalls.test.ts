@@ -43,13 +43,9 @@ const exchange = (request: number, status: number, notes: string[] = []): TapExc
 function judged (stallMs: number): number {
   const obs = new Observer('discovery-token', { only: ['OT-027'] })
   const t0 = obs.now()
-  obs.started(1, t0)
-  obs.sent(1, t0)
-  obs.exchange(exchange(1, 429, ['429 injected, Retry-After 1']), t0)
+  obs.exchange({ ...exchange(1, 429, ['429 injected, Retry-After 1']), startedAt: t0, sentAt: t0 })
   busy(stallMs)
-  obs.started(2, t0 + 700)
-  obs.sent(2, t0 + 700)
-  obs.exchange(exchange(2, 200), t0 + 700)
+  obs.exchange({ ...exchange(2, 200), startedAt: t0 + 700, sentAt: t0 + 700 })
   return obs.findings(t0 + 800).find((f) => f.id === 'OT-027')!.violationCount
 }
 

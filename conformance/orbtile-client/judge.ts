@@ -23,9 +23,6 @@ export const SCENARIO_ONLY = ['OT-022', 'OT-058', 'OTC-03', 'OTC-05']
 export const JUDGE_KEEP = 50
 export const JUDGE_FIRST = 200
 
-/** Exchanges waiting to be judged at most, before the judge catches up in the fake's own turn. */
-export const JUDGE_BACKLOG = 4096
-
 /** `orbtest up --judge FILE`: the client rules judged live on whatever talks to the fake. */
 export interface Judge {
   /** The tap to start the fake Orbtile with. */
@@ -86,45 +83,24 @@ export function startJudge (file: string, token: () => string): Judge {
       }
     })
   const started = performance.now()
-  // What the tap reports is judged in batches, after the replies have gone: the fake answers the next request
-  // first, and a busy run judges many exchanges in one go. A backlog past JUDGE_BACKLOG is judged at once.
-  const backlog: Array<() => void> = []
-  let scheduled = false
-  const drain = (): void => {
-    scheduled = false
-    for (let i = 0; i < backlog.length; i++) backlog[i]!()
-    backlog.length = 0
-  }
-  const later = (fn: () => void): void => {
-    backlog.push(fn)
-    if (backlog.length >= JUDGE_BACKLOG) drain()
-    else if (!scheduled) {
-      scheduled = true
-      setImmediate(drain)
-    }
-  }
   return {
     tap: {
-      // When a head came and its reply went are noted at once (two map entries); the exchange waits to be judged.
-      request: (head) => {
+      // The tap stamps each exchange by the journal's clock (a head's arrival, its reply's going). An exchange is
+      // judged as soon as it is over, after its reply went: judging them later in batches cost more, since every
+      // exchange waiting outlived the fake's young garbage.
+      now: () => (observer ?? obs()).now(),
+      request: () => {
         requests++
-        obs().started(head.request)
         return undefined
       },
-      sent: (request) => { obs().sent(request) },
-      exchange: (x) => {
-        const end = obs().now()
-        later(() => { obs().exchange(x, end) })
-      },
-      malformed: (connection, reason, bytes) => { later(() => { obs().malformed(connection, reason, bytes) }) },
-      connection: (_id, open) => { later(() => { obs().connection(open) }) }
+      exchange: (x) => { obs().exchange(x) },
+      malformed: (connection, reason, bytes) => { obs().malformed(connection, reason, bytes) },
+      connection: (_id, open) => { obs().connection(open) }
     },
     state: () => {
-      drain()
       return { checks: summaries(obs().peek()), requests, since }
     },
     finish: () => {
-      drain()
       release()
       const o = obs()
       const end = o.now()

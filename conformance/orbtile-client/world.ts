@@ -64,8 +64,8 @@ export async function playScenario (
       autoAllow: scenario.autoAllow,
       pidCheck: 'off',
       tap: {
+        now: () => observer?.now() ?? 0,
         request: (head) => {
-          observer?.started(head.request)
           const { route, adapterId } = routeOf(head.method, head.target)
           // The user's keypad switch is set before the adapter's first registration is answered (OT-057's snapshot).
           if (route === 'register' && adapterId !== undefined && !seen.has(adapterId)) {
@@ -74,7 +74,6 @@ export async function playScenario (
           }
           return wire.plan(head, () => observer?.now() ?? 0)
         },
-        sent: (request) => observer?.sent(request),
         exchange: (x) => {
           const entry = observer?.exchange(x)
           if (entry !== undefined) userDecides(entry.seq)

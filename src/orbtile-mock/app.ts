@@ -6,12 +6,12 @@ import Fastify, {
 import { answerClientError, createFakeServer, inviteBody } from '../shared/http-server.js'
 import { BASE_PATH, LIMITS } from '../spec/orbtile.js'
 import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
-import { parseBody, pipelineContext, runHeadPipeline, type RouteConfig } from './pipeline.js'
+import { parseBody, parseBodyShown, pipelineContext, runHeadPipeline, type RouteConfig } from './pipeline.js'
 import { registerHandler, unregisterHandler } from './routes/adapters.js'
 import { infoHandler } from './routes/info.js'
 import { batchHandler, eventsHandler, sessionHandler } from './routes/sessions.js'
 import type { OrbtileStore } from './store.js'
-import { installTap, tapBody, type OrbtileTap } from './tap.js'
+import { installTap, tapBody, tapBodyText, type OrbtileTap } from './tap.js'
 
 /** One route of the protocol, relative to `basePath`. */
 export interface OrbtileRoute {
@@ -123,7 +123,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     ? parseBody
     : (request, body, done) => {
         tapBody(request, body as Buffer)
-        parseBody(request, body, done)
+        parseBodyShown(request, body as Buffer, done, tapBodyText)
       }
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)

@@ -225,11 +225,25 @@ export function admittedToken (request: FastifyRequest): Buffer | null {
  * Content-Type: application/json on every request, a DELETE included).
  */
 export const parseBody: FastifyBodyParser<Buffer> = (request, body, done) => {
+  parseBodyShown(request, body, done)
+}
+
+/** parseBody, telling `shown` of each body as it was decoded (the tap journals the same text the fake parsed). */
+export function parseBodyShown (
+  request: FastifyRequest,
+  body: Buffer,
+  done: (err: Error | null, value?: unknown) => void,
+  shown?: (request: FastifyRequest, text: string) => void
+): void {
   if (body.length === 0 && request.method !== 'PUT' && request.method !== 'POST') {
     done(null, undefined)
     return
   }
   const parsed = parseJsonObject(body)
-  if (parsed.ok) done(null, parsed.value)
-  else done(errors.badRequest(parsed.detail))
+  if (parsed.ok) {
+    shown?.(request, parsed.text)
+    done(null, parsed.value)
+  } else {
+    done(errors.badRequest(parsed.detail))
+  }
 }

@@ -14,8 +14,11 @@ import { errors, type OrbtileError } from './errors.js'
 export interface OrbtileTap {
   /** A request's head arrived (before any check of the pipeline). What the wire does to it, if anything. */
   request(head: TapHead): WirePlan | undefined
-  /** The reply to request number `request` goes to the socket now (after any hold): when the client can have it. */
-  sent?(request: number): void
+  /**
+   * The reader's clock (its own units). When given, each exchange carries when its head arrived (`startedAt`) and when
+   * its reply went to the socket, after any hold (`sentAt`): when the client could have it (OTC-17).
+   */
+  now?(): number
   /** The exchange is over: answered, or its connection closed first. */
   exchange(record: TapExchange): void
   /** Bytes Node's parser could not read as HTTP, on a connection. */
@@ -53,6 +56,8 @@ export interface TapExchange extends TapHead {
   body: Buffer | undefined
   /** That body as the fake parsed it (one JSON object), when it did: a reader need not parse it again. */
   parsedBody?: unknown
+  /** The body's text as the fake decoded it to parse it, when it parsed. */
+  bodyText?: string
   /** The body's length as the head announced it. */
   contentLength: number
   status: number
@@ -61,27 +66,39 @@ export interface TapExchange extends TapHead {
   /** The reply was sent whole; false when the connection was cut first. */
   finished: boolean
   notes: string[]
+  /** By the tap's `now`, when it has one: the head's arrival, and the reply handed to the socket (if it was). */
+  startedAt?: number
+  sentAt?: number
 }
 
 interface Pending {
   head: TapHead
   plan: WirePlan
+  startedAt: number | undefined
+  sentAt?: number
   body?: Buffer
+  bodyText?: string
   /** The payload as sent; made text only when the exchange is reported. */
   reply?: unknown
   reset?: TimerHandle
 }
 
-// The exchange a request belongs to rides on the request itself: a WeakMap entry per request would make every
-// young-generation collection walk an ephemeron table, which is what `--judge` paid most for on a busy route.
-const PENDING = Symbol('orbtest.tap')
-type Tapped = IncomingMessage & { [PENDING]?: Pending }
-const pendingOf = (raw: IncomingMessage): Pending | undefined => (raw as Tapped)[PENDING]
+// The exchange a request belongs to rides on fastify's request, as a decoration: fastify's request objects are
+// made with it (one shape for all), where a WeakMap entry per request would make every young-generation collection
+// walk an ephemeron table, and a property added to Node's request later would give those objects a second shape.
+type Tapped = FastifyRequest & { orbtestTap: Pending | null }
+const pendingOf = (request: FastifyRequest): Pending | null => (request as Tapped).orbtestTap
 
 /** Stashes a request's raw body for the tap (called by the body parser, before it parses). */
 export function tapBody (request: FastifyRequest, body: Buffer): void {
-  const entry = pendingOf(request.raw)
-  if (entry !== undefined) entry.body = body
+  const entry = pendingOf(request)
+  if (entry !== null) entry.body = body
+}
+
+/** Stashes the body's text as the parser decoded it, when it parsed: a reader need not decode it again. */
+export function tapBodyText (request: FastifyRequest, text: string): void {
+  const entry = pendingOf(request)
+  if (entry !== null) entry.bodyText = text
 }
 
 /**
@@ -90,6 +107,7 @@ export function tapBody (request: FastifyRequest, body: Buffer): void {
  */
 export function installTap (app: FastifyInstance<Server>, tap: OrbtileTap, clock: Clock):
 (err: Error & { code?: string, rawPacket?: unknown }, socket: Duplex) => void {
+  app.decorateRequest('orbtestTap', null)
   const ids = new WeakMap<Socket, number>()
   let next = 1
   app.server.on('connection', (socket: Socket) => {
@@ -100,8 +118,11 @@ export function installTap (app: FastifyInstance<Server>, tap: OrbtileTap, clock
   })
   const connectionOf = (socket: Socket | null | undefined): number => (socket == null ? 0 : ids.get(socket) ?? 0)
   let requests = 0
+  const now = tap.now === undefined ? undefined : tap.now.bind(tap)
+  const NO_NOTES: string[] = []
 
   app.addHook('onRequest', (request, reply, done) => {
+    const startedAt = now?.()
     const raw = request.raw
     const head: TapHead = {
       request: ++requests,
@@ -115,9 +136,10 @@ export function installTap (app: FastifyInstance<Server>, tap: OrbtileTap, clock
     try {
       plan = tap.request(head) ?? {}
     } catch {}
-    const entry: Pending = { head, plan }
-    ;(raw as Tapped)[PENDING] = entry
-    reply.raw.once('close', () => {
+    const entry: Pending = { head, plan, startedAt }
+    ;(request as Tapped).orbtestTap = entry
+    // `on`, not `once`: a reply closes once, and `once` would wrap the listener for every request.
+    reply.raw.on('close', () => {
       if (entry.reset !== undefined) clock.clearTimer(entry.reset)
       const length = Number(raw.headers['content-length'] ?? 0)
       // Fields named one by one: spreading `head` here cost the judged route more than the judging did.
@@ -130,12 +152,17 @@ export function installTap (app: FastifyInstance<Server>, tap: OrbtileTap, clock
         headers: head.headers,
         body: entry.body,
         parsedBody: entry.body === undefined ? undefined : request.body,
+        bodyText: entry.bodyText,
         contentLength: Number.isFinite(length) ? length : 0,
         status: reply.raw.statusCode,
         replyHeaders: stringHeaders(reply.raw.getHeaders()),
         reply: textOf(entry.reply),
         finished: reply.raw.writableFinished,
-        notes: [...(plan.notes ?? []), ...(reply.raw.writableFinished ? [] : ['connection cut before the reply'])]
+        notes: reply.raw.writableFinished
+          ? plan.notes ?? NO_NOTES
+          : [...(plan.notes ?? []), 'connection cut before the reply'],
+        startedAt: entry.startedAt,
+        sentAt: entry.sentAt
       })
     })
     if (plan.resetAfterMs !== undefined) {
@@ -151,15 +178,15 @@ export function installTap (app: FastifyInstance<Server>, tap: OrbtileTap, clock
   // A callback hook, not an async one: with no fault to play it only notes the payload, and a promise per request
   // is what `--judge` would pay on its hottest route.
   app.addHook('onSend', (request, _reply, payload, done) => {
-    const entry = pendingOf(request.raw)
-    if (entry === undefined) {
+    const entry = pendingOf(request)
+    if (entry === null) {
       done(null, payload)
       return
     }
     const { rewrite, holdMs } = entry.plan
     if (rewrite === undefined && holdMs === undefined) {
       entry.reply = payload
-      tap.sent?.(entry.head.request)
+      entry.sentAt = now?.()
       done(null, payload)
       return
     }
@@ -173,7 +200,7 @@ export function installTap (app: FastifyInstance<Server>, tap: OrbtileTap, clock
     const out = rewrite === undefined ? payload : text
     const hold = typeof holdMs === 'function' ? holdMs(request.body) : holdMs
     const send = (): void => {
-      tap.sent?.(entry.head.request)
+      entry.sentAt = now?.()
       done(null, out)
     }
     if (hold !== undefined && hold > 0) clock.setTimer(hold, send)
@@ -203,7 +230,9 @@ function refusal (retryAfter: number): OrbtileError {
 
 function stringHeaders (headers: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
+  // `for in`, not Object.entries: no pair made per header of every reply (getHeaders has no prototype to walk).
+  for (const name in headers) {
+    const value = headers[name]
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : String(value)
   }
   return out

@@ -5,7 +5,7 @@ export type JsonBodyFault = 'empty' | 'utf8' | 'syntax' | 'duplicate-key' | 'not
 
 /** The parsed object, or why the body is not one. */
 export type JsonBodyResult =
-  | { ok: true, value: Record<string, unknown> }
+  | { ok: true, value: Record<string, unknown>, text: string }
   | { ok: false, fault: JsonBodyFault, detail: string }
 
 /**
@@ -30,7 +30,7 @@ export function parseJsonObject (bytes: Buffer): JsonBodyResult {
   if (duplicate !== undefined) {
     return { ok: false, fault: 'duplicate-key', detail: `the body repeats the key ${JSON.stringify(duplicate)}` }
   }
-  return { ok: true, value: value as Record<string, unknown> }
+  return { ok: true, value: value as Record<string, unknown>, text }
 }
 
 function describe (value: unknown): string {
