@@ -69,6 +69,8 @@ class View implements ExchangeView {
   #parsed = false
   #authorization: string | undefined
   #bearer: string | undefined | null = null
+  #updates: readonly Update[] | undefined
+  #carries: boolean | undefined
 
   constructor (entry: JournalExchange, parsedBody: unknown) {
     const route = routeOf(entry.method, entry.target)
@@ -89,9 +91,23 @@ class View implements ExchangeView {
 
   get bearer (): string | undefined {
     if (this.#bearer === null) {
-      this.#bearer = this.#authorization === undefined ? undefined : /^Bearer (.+)$/.exec(this.#authorization)?.[1]
+      // `Bearer <token>`, the token at least one character (a header value holds no line break).
+      const auth = this.#authorization
+      this.#bearer = auth !== undefined && auth.length > 7 && auth.startsWith('Bearer ') ? auth.slice(7) : undefined
     }
     return this.#bearer
+  }
+
+  /** Every update the request makes to a session (several checks read them: listed once). */
+  get updates (): readonly Update[] {
+    this.#updates ??= listUpdates(this)
+    return this.#updates
+  }
+
+  /** Whether any of them sets or clears an approval or a question. */
+  get carriesRequest (): boolean {
+    this.#carries ??= this.updates.some((u) => 'approval' in u.body || 'question' in u.body)
+    return this.#carries
   }
 
   get reply (): unknown {
@@ -118,21 +134,54 @@ export function primeView (entry: JournalExchange, parsedBody: unknown): Exchang
   return v
 }
 
-/** Routes as routeOf last found them: a client sends the same few targets over and over. */
-const ROUTES = new Map<string, Pick<ExchangeView, 'route' | 'adapterId' | 'sessionId'>>()
+/** One update a request makes to a session: the route's body, or an item of a batch (`path` is its place). */
+export interface Update { sessionId: string, body: Record<string, unknown>, path: string }
+
+const NONE: readonly Update[] = Object.freeze([])
+
+/** Every update a request makes to a session: the route's body, or each item of a batch. Read only. */
+export function updates (v: ExchangeView): readonly Update[] {
+  return (v as View).updates
+}
+
+/** Whether any update of a request sets or clears an approval or a question. */
+export function carriesRequest (v: ExchangeView): boolean {
+  return (v as View).carriesRequest
+}
+
+function listUpdates (v: ExchangeView): readonly Update[] {
+  if (v.route === 'session' && isObject(v.body)) return [{ sessionId: v.sessionId!, body: v.body, path: '' }]
+  if (v.route !== 'batch' || !isObject(v.body) || !Array.isArray(v.body.sessions)) return NONE
+  return v.body.sessions.flatMap((item, i) => isObject(item) && typeof item.id === 'string'
+    ? [{ sessionId: item.id, body: item, path: `sessions[${i}].` }]
+    : [])
+}
+
+/** Routes as routeOf last found them, by target then method: a client sends the same few targets over and over. */
+const ROUTES = new Map<string, Map<string, Pick<ExchangeView, 'route' | 'adapterId' | 'sessionId'>>>()
 const ROUTES_KEPT = 1024
 
 /** The route an exchange was for, by method and path under basePath. */
 export function routeOf (method: string, target: string): Pick<ExchangeView, 'route' | 'adapterId' | 'sessionId'> {
-  const key = `${method} ${target}`
-  let found = ROUTES.get(key)
+  // The same target as the last one (a heartbeat after a heartbeat): compared, not hashed again.
+  if (target === last.target && method === last.method) return last.found
+  let methods = ROUTES.get(target)
+  if (methods === undefined) {
+    if (ROUTES.size >= ROUTES_KEPT) ROUTES.clear()
+    methods = new Map()
+    ROUTES.set(target, methods)
+  }
+  let found = methods.get(method)
   if (found === undefined) {
     found = findRoute(method, target)
-    if (ROUTES.size >= ROUTES_KEPT) ROUTES.clear()
-    ROUTES.set(key, found)
+    methods.set(method, found)
   }
+  last = { method, target, found }
   return found
 }
+
+let last: { method: string, target: string, found: Pick<ExchangeView, 'route' | 'adapterId' | 'sessionId'> } =
+  { method: '', target: '', found: { route: 'other' } }
 
 function findRoute (method: string, target: string): Pick<ExchangeView, 'route' | 'adapterId' | 'sessionId'> {
   const path = target.split('?', 1)[0]!
@@ -194,7 +243,7 @@ export class OrbtileModel {
   }
 
   get discoveryToken (): string {
-    return this.discoveryTokens.at(-1)!
+    return this.discoveryTokens[this.discoveryTokens.length - 1]!
   }
 
   /** Whether the app was away at any time in [from, to]. */
@@ -234,7 +283,8 @@ export class OrbtileModel {
     const v = view(e)
     const id = v.adapterId
     const before = id === undefined ? undefined : this.leases.get(id)
-    this.leaseBefore = before === undefined ? undefined : { ...before }
+    // The lease as it stood before: copied only if this exchange ends it (#end), since most leave it alone.
+    this.leaseBefore = before
     if (id === undefined) return
     if (v.route === 'register' && v.ok && isObject(v.reply) && typeof v.reply.adapterToken === 'string') {
       const previous = this.leases.get(id)
@@ -245,14 +295,14 @@ export class OrbtileModel {
     }
     if ((v.route === 'unregister' && v.ok) || v.code === 'adapter_not_registered') {
       const lease = this.leases.get(id)
-      if (lease !== undefined && lease.since < e.at) lease.ended = true
+      if (lease !== undefined && lease.since < e.at) this.#end(lease)
       this.pending.delete(id)
     }
     // The app refused the lease's own token: the lease is gone, whatever order the journal saw things in (a reply
     // that went out late can follow the action that ended its lease; OTC-17).
     if (v.code === 'unauthorized' && v.field === 'X-Orbtile-Adapter-Token' && before !== undefined &&
       e.headers['x-orbtile-adapter-token'] === before.token) {
-      before.ended = true
+      this.#end(before)
       this.pending.delete(id)
     }
     if (v.ok && v.route === 'session' && isObject(v.body)) this.#update(id, v.sessionId!, v.body, e.at)
@@ -265,6 +315,12 @@ export class OrbtileModel {
       }
       for (const [rid, p] of this.pending.get(id) ?? []) if (!listed.has(p.sessionId)) this.pending.get(id)!.delete(rid)
     }
+  }
+
+  /** Ends a lease, keeping `leaseBefore` as the exchange found it. */
+  #end (lease: LeaseView): void {
+    if (lease === this.leaseBefore) this.leaseBefore = { ...lease }
+    lease.ended = true
   }
 
   /** An accepted update's effect on the session's pending request (OT-092 merge: absent keeps, null clears). */

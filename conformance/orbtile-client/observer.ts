@@ -4,7 +4,8 @@ import { JournalRecorder, Secrets } from '../client/recorder.js'
 import type { TapExchange } from '../../src/orbtile-mock/index.js'
 import { stalls } from '../client/stall.js'
 import { CHECKS } from './checks/index.js'
-import { isObject, OrbtileModel, primeView, ROUTE_KINDS, view, type RouteKind } from './model.js'
+import type { OrbtileCheckDef, RequestRule, RuleTally } from './checks/wire.js'
+import { carriesRequest, isObject, OrbtileModel, primeView, ROUTE_KINDS, view, type RouteKind } from './model.js'
 
 /** Entries a scenario's journal keeps besides those a violation cites: a flooding client is still reported. */
 export const SCENARIO_KEEP = 5000
@@ -24,8 +25,13 @@ export class Observer {
   readonly checks: Array<ClientCheck<OrbtileModel>>
   readonly #everything: Array<ClientCheck<OrbtileModel>>
   readonly #byRoute = new Map<RouteKind, Array<ClientCheck<OrbtileModel>>>()
-  readonly #started = new Map<number, Millis>()
-  readonly #sent = new Map<number, Millis>()
+  /** The checks a single session update that carries no approval or question goes to (`requestsOnly` left out). */
+  readonly #plainUpdates: Array<ClientCheck<OrbtileModel>>
+  /** The request rules, each with its tally; every exchange is judged by all of them in one loop. */
+  readonly #rules: Array<{ test: RequestRule, tally: RuleTally }> = []
+  /** Exchanges judged by the rules, and how many of them their tallies have been told of. */
+  #ruled = 0
+  #told = 0
   #lines = 0
   #open = 0
   #peak = 0
@@ -38,33 +44,29 @@ export class Observer {
     this.secrets.add(discoveryToken, 'discovery token')
     const selected = options.only === undefined ? CHECKS : CHECKS.filter((c) => options.only!.includes(c.id))
     this.checks = selected.map((c) => c.create())
-    // Checks bound to some routes are shown only those routes' exchanges; the rest see every entry.
-    this.#everything = this.checks.filter((_, i) => selected[i]!.routes === undefined)
-    for (const route of ROUTE_KINDS) {
-      this.#byRoute.set(route, this.checks.filter((_, i) => selected[i]!.routes?.includes(route) ?? true))
-    }
+    // Each check is shown what it reads (OrbtileCheckDef): the observer keeps a list for each kind of entry.
+    const reads = (test: (c: OrbtileCheckDef) => boolean): Array<ClientCheck<OrbtileModel>> =>
+      this.checks.filter((_, i) => test(selected[i]!))
+    this.#everything = reads((c) => c.others ?? c.routes === undefined)
+    for (const route of ROUTE_KINDS) this.#byRoute.set(route, reads((c) => c.routes?.includes(route) ?? true))
+    this.#plainUpdates = reads((c) => (c.routes?.includes('session') ?? true) && c.requestsOnly !== true)
+    selected.forEach((c, i) => {
+      if (c.rule !== undefined) this.#rules.push({ test: c.rule, tally: this.checks[i] as RuleTally })
+    })
   }
 
   now (): Millis {
     return this.journal.now()
   }
 
-  /** A request's head arrived (its number on the fake, for the exchange that ends it). */
-  started (request: number, at = this.now()): void {
-    this.#started.set(request, at)
-  }
-
-  /** A reply is handed to the socket: the earliest the adapter can have it, and the exchange's `end` (OTC-17). */
-  sent (request: number, at = this.now()): void {
-    this.#sent.set(request, at)
-  }
-
-  /** An exchange is over; `closed` when the tap saw it end, if it is judged later. */
-  exchange (x: TapExchange, closed = this.now()): JournalExchange {
-    const end = this.#sent.get(x.request) ?? closed
-    const at = Math.min(this.#started.get(x.request) ?? end, end)
-    this.#started.delete(x.request)
-    this.#sent.delete(x.request)
+  /**
+   * An exchange is over; `closed` when the tap saw it end, if it is judged later. Its times are the tap's stamps by
+   * this observer's clock (`now` given to the tap): the head's arrival, and the reply handed to the socket, which is
+   * the exchange's `end` (OTC-17); a reply never sent ends when the tap saw the exchange close.
+   */
+  exchange (x: TapExchange, closed?: Millis): JournalExchange {
+    const end = x.sentAt ?? closed ?? this.now()
+    const at = Math.min(x.startedAt ?? end, end)
     // Node joins every repeated header but Set-Cookie, which no adapter sends: the parser's own object will do.
     let headers = x.headers as Record<string, string>
     if (x.headers['set-cookie'] !== undefined) {
@@ -73,7 +75,8 @@ export class Observer {
         if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
       }
     }
-    if (x.reply.includes('"adapterToken"')) {
+    // Only a registration's reply carries an adapter token.
+    if (x.method === 'PUT' && x.reply.includes('"adapterToken"')) {
       try {
         const reply = JSON.parse(x.reply) as unknown
         if (isObject(reply) && typeof reply.adapterToken === 'string') {
@@ -90,7 +93,7 @@ export class Observer {
       target: x.target,
       httpVersion: x.httpVersion,
       headers,
-      body: x.body === undefined ? undefined : x.body.toString('utf8'),
+      body: x.body === undefined ? undefined : x.bodyText ?? x.body.toString('utf8'),
       bodyBytes: x.body?.length ?? x.contentLength,
       status: x.status,
       replyHeaders: x.replyHeaders,
@@ -143,6 +146,7 @@ export class Observer {
       this.action('harness', 'output-cut', `${this.#lines - OUTPUT_LINES} more output lines were not journalled`)
     }
     this.action('harness', 'connections', `at most ${this.#peak} connection(s) were open at once`, { open: this.#peak })
+    this.#tell()
     for (const c of this.checks) c.finish(this.model, end)
     const findings = this.checks.map((c) => c.finding())
     for (const f of findings) for (const v of f.violations) if (v.seq !== undefined) this.journal.pin(v.seq)
@@ -159,13 +163,30 @@ export class Observer {
 
   /** The findings so far, without ending the run (what `GET /control/judge` shows). */
   peek (): CheckFinding[] {
+    this.#tell()
     return this.checks.map((c) => c.finding())
+  }
+
+  /** Tells the rules' tallies how many requests they judged since they were last told. */
+  #tell (): void {
+    for (const r of this.#rules) r.tally.judged(this.#ruled - this.#told)
+    this.#told = this.#ruled
   }
 
   #feed<E extends JournalEntry> (entry: E): E {
     this.model.observe(entry)
     const before = violationsSoFar()
-    const checks = entry.kind === 'exchange' ? this.#byRoute.get(view(entry).route)! : this.#everything
+    let checks = this.#everything
+    if (entry.kind === 'exchange') {
+      const v = view(entry)
+      checks = v.route === 'session' && !carriesRequest(v) ? this.#plainUpdates : this.#byRoute.get(v.route)!
+      this.#ruled++
+      const rules = this.#rules
+      for (let i = 0; i < rules.length; i++) {
+        const problem = rules[i]!.test(entry, this.model)
+        if (problem !== undefined) rules[i]!.tally.report(entry, problem)
+      }
+    }
     for (const c of checks) c.observe(entry, this.model)
     // An entry that broke a rule stays in the journal as evidence.
     if (violationsSoFar() > before) this.journal.pin(entry.seq)

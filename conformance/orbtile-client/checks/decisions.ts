@@ -1,6 +1,8 @@
 import { seconds, Tally } from '../../client/check.js'
-import type { JournalEntry, Millis } from '../../client/journal.js'
-import { isObject, view, type ExchangeView, type OrbtileModel, type PendingRequest } from '../model.js'
+import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
+import {
+  carriesRequest, isObject, updates, view, type ExchangeView, type OrbtileModel, type PendingRequest
+} from '../model.js'
 import { check, type OrbtileCheckDef } from './wire.js'
 
 /** A decision event the adapter received, and what it did about it (OTC-01: the observable stand-ins). */
@@ -24,17 +26,6 @@ interface Delivery {
   ackSeq?: number
   /** Polls that started a second or more after receipt without covering it. */
   pollsSince: number
-}
-
-/** The writes a request makes: per session, the kinds it sets (null, or a request with an id). */
-function writes (v: ExchangeView): Array<{ sessionId: string, body: Record<string, unknown> }> {
-  if (v.route === 'session' && isObject(v.body)) return [{ sessionId: v.sessionId!, body: v.body }]
-  if (v.route === 'batch' && isObject(v.body) && Array.isArray(v.body.sessions)) {
-    return v.body.sessions
-      .filter(isObject)
-      .flatMap((b) => (typeof b.id === 'string' ? [{ sessionId: b.id, body: b }] : []))
-  }
-  return []
 }
 
 /** Why a question's picks cannot be applied (OT-146, OT-148), or undefined when they can. */
@@ -63,19 +54,8 @@ abstract class Deliveries extends Tally<OrbtileModel> {
     const v = view(entry)
     const id = v.adapterId
     if (id === undefined) return
-    for (const w of writes(v)) {
-      for (const d of this.deliveries) {
-        if (d.adapterId !== id || d.sessionId !== w.sessionId || d.appliedAt !== undefined || entry.at < d.received) {
-          continue
-        }
-        if (!(d.type in w.body)) continue
-        const sent = w.body[d.type]
-        if (!isObject(sent) || sent.id !== d.requestId) {
-          d.appliedAt = entry.at
-          d.appliedSeq = entry.seq
-        }
-      }
-    }
+    // A write can apply only a delivery already received (none, on most of a busy run), and only if it clears one.
+    if (this.deliveries.length > 0 && carriesRequest(v)) this.#applies(entry, v, id)
     if (v.route !== 'events') return
     const ack = isObject(v.body) && typeof v.body.ack === 'number' ? v.body.ack : 0
     for (const d of this.deliveries) {
@@ -121,6 +101,23 @@ abstract class Deliveries extends Tally<OrbtileModel> {
     }
   }
 
+  /** The first write that clears (or replaces) a received request applies its delivery (OTC-01). */
+  #applies (entry: JournalExchange, v: ExchangeView, id: string): void {
+    for (const w of updates(v)) {
+      for (const d of this.deliveries) {
+        if (d.adapterId !== id || d.sessionId !== w.sessionId || d.appliedAt !== undefined || entry.at < d.received) {
+          continue
+        }
+        if (!(d.type in w.body)) continue
+        const sent = w.body[d.type]
+        if (!isObject(sent) || sent.id !== d.requestId) {
+          d.appliedAt = entry.at
+          d.appliedSeq = entry.seq
+        }
+      }
+    }
+  }
+
   /** A delivery's ack has been seen. */
   protected acked (_d: Delivery): void {}
 
@@ -131,6 +128,9 @@ abstract class Deliveries extends Tally<OrbtileModel> {
     for (const d of this.deliveries) this.judge(d)
   }
 }
+
+/** What a delivery check reads: polls, and the writes that may apply a decision (those that clear a request). */
+const DELIVERIES_READ = { routes: ['session', 'batch', 'events'], requestsOnly: true } as const
 
 /** Deliveries kept at most; a long judged run judges and forgets the oldest acknowledged ones. */
 const KEPT_DELIVERIES = 1000
@@ -165,6 +165,7 @@ function staleDecisions (
       id,
       title,
       level: 'required',
+      ...DELIVERIES_READ,
       exercise:
         type === 'approval'
           ? 'an approval decided on the keypad and delivered after its expiresAt (tour:decisions: a late delivery)'
@@ -204,7 +205,8 @@ export const DECISION_CHECKS: readonly OrbtileCheckDef[] = [
     id: 'OT-139',
     title: 'a decision is acknowledged only after it was applied (OTC-01) or deliberately discarded, never on receipt',
     level: 'required',
-    exercise: 'an approval or question decided on the keypad (keypad on, the capability declared, the user deciding)'
+    exercise: 'an approval or question decided on the keypad (keypad on, the capability declared, the user deciding)',
+    ...DELIVERIES_READ
   }, (info) => new class extends Deliveries {
     judge (d: Delivery): void {
       if (d.stale !== undefined || !d.pending || d.ackedAt === undefined) return
@@ -228,7 +230,8 @@ export const DECISION_CHECKS: readonly OrbtileCheckDef[] = [
       id: 'OT-138',
       title: 'the cursor: ack <= after, ack never decreases, after never passes the highest sequence received',
       level: 'required',
-      exercise: 'an events poll'
+      exercise: 'an events poll',
+      routes: ['events']
     },
     (info) =>
       new class extends Tally<OrbtileModel> {

@@ -109,9 +109,14 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
           const route = view(entry).route
           if (this.#first === undefined) {
             const seen = this.#before.get(route)
-            this.#before.set(route, seen === undefined
-              ? { n: 1, last: entry.at, gap: 0 }
-              : { n: seen.n + 1, last: Math.max(seen.last, entry.at), gap: Math.max(seen.gap, entry.at - seen.last) })
+            if (seen === undefined) {
+              this.#before.set(route, { n: 1, last: entry.at, gap: 0 })
+            } else {
+              // In place: every request of a busy run passes here.
+              seen.n++
+              seen.gap = Math.max(seen.gap, entry.at - seen.last)
+              seen.last = Math.max(seen.last, entry.at)
+            }
             if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) this.#first = { at: entry.end, seq: entry.seq }
           } else if (entry.at > this.#first.at) {
             this.#after.add(route)

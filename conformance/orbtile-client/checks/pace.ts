@@ -78,59 +78,63 @@ export const PACE_CHECKS: readonly OrbtileCheckDef[] = [
     level: 'required',
     exercise: 'a session that lives longer than its ttlSeconds (tour:heartbeat lasts 12 s: use ttlSeconds 10)'
   }, (info) => new class extends Tally<OrbtileModel> {
-    readonly #sessions = new Map<string, Live>()
+    /** The live sessions, by adapter id, then session id (no key made per heartbeat). */
+    readonly #sessions = new Map<string, Map<string, Live>>()
     #stopped = false
     observe (entry: JournalEntry, model: OrbtileModel): void {
       // What the adapter does once it is told to stop (unregistering) ends no gap: gaps are judged at the stop.
       if (entry.kind === 'action' && entry.name === 'stop' && !this.#stopped) {
         this.#stopped = true
-        for (const [key, s] of this.#sessions) this.#gap(key, s, entry.at, model)
+        for (const [adapterId, sessions] of this.#sessions) {
+          for (const [sessionId, s] of sessions) this.#gap(adapterId, sessionId, s, entry.at, model)
+        }
       }
       if (this.#stopped) return
       if (entry.kind === 'action') {
-        const all = entry.data?.leasesEnd === true
-        const one = typeof entry.data?.leaseEnds === 'string' ? `${entry.data.leaseEnds}/` : undefined
-        for (const key of [...this.#sessions.keys()]) {
-          if (all || (one !== undefined && key.startsWith(one))) this.#sessions.delete(key)
-        }
+        if (entry.data?.leasesEnd === true) this.#sessions.clear()
+        if (typeof entry.data?.leaseEnds === 'string') this.#sessions.delete(entry.data.leaseEnds)
       }
       if (entry.kind !== 'exchange') return
       const v = view(entry)
-      if (!v.ok || v.adapterId === undefined) return
-      const mine = (key: string): boolean => key.startsWith(`${v.adapterId!}/`)
-      if (v.route === 'unregister') {
-        for (const key of [...this.#sessions.keys()]) if (mine(key)) this.#sessions.delete(key)
-      }
-      if (v.route === 'session' && isObject(v.body)) {
-        this.#contact(`${v.adapterId}/${v.sessionId}`, v.body, entry, model)
-      }
+      const id = v.adapterId
+      if (!v.ok || id === undefined) return
+      if (v.route === 'unregister') this.#sessions.delete(id)
+      if (v.route === 'session' && isObject(v.body)) this.#contact(id, v.sessionId!, v.body, entry, model)
       if (v.route === 'batch' && isObject(v.body) && Array.isArray(v.body.sessions)) {
         const listed = new Set<string>()
         for (const item of v.body.sessions) {
           if (!isObject(item) || typeof item.id !== 'string') continue
-          listed.add(`${v.adapterId}/${item.id}`)
-          this.#contact(`${v.adapterId}/${item.id}`, item, entry, model)
+          listed.add(item.id)
+          this.#contact(id, item.id, item, entry, model)
         }
         // OT-114: a batch ends the sessions it leaves out.
-        for (const key of [...this.#sessions.keys()]) if (mine(key) && !listed.has(key)) this.#sessions.delete(key)
+        const sessions = this.#sessions.get(id)
+        for (const sessionId of [...sessions?.keys() ?? []]) if (!listed.has(sessionId)) sessions!.delete(sessionId)
       }
     }
 
-    #contact (key: string, body: Record<string, unknown>, e: JournalExchange, model: OrbtileModel): void {
-      const known = this.#sessions.get(key)
+    #contact (
+      adapterId: string, sessionId: string, body: Record<string, unknown>, e: JournalExchange, model: OrbtileModel
+    ): void {
+      let sessions = this.#sessions.get(adapterId)
+      if (sessions === undefined) {
+        sessions = new Map()
+        this.#sessions.set(adapterId, sessions)
+      }
+      const known = sessions.get(sessionId)
       const ttl = typeof body.ttlSeconds === 'number' ? body.ttlSeconds : known?.ttl ?? 120
       if (known === undefined) {
-        this.#sessions.set(key, { ttl, last: e.at, since: e.at, judged: false, seq: e.seq })
+        sessions.set(sessionId, { ttl, last: e.at, since: e.at, judged: false, seq: e.seq })
         return
       }
-      this.#gap(key, known, e.at, model, e.seq)
+      this.#gap(adapterId, sessionId, known, e.at, model, e.seq)
       // Updated in place: a busy adapter heartbeats thousands of times.
       known.ttl = ttl
       known.last = e.at
       known.seq = e.seq
     }
 
-    #gap (key: string, s: Live, now: Millis, model: OrbtileModel, seq?: number): void {
+    #gap (adapterId: string, sessionId: string, s: Live, now: Millis, model: OrbtileModel, seq?: number): void {
       if (now - s.since >= s.ttl * 1000 && !s.judged) {
         s.judged = true
         this.applied()
@@ -142,7 +146,7 @@ export const PACE_CHECKS: readonly OrbtileCheckDef[] = [
         // At the stop, the last contact is where the silence began.
         seq: seq ?? s.seq,
         at: s.last,
-        message: `session ${key} went ${seconds(now - s.last)} without an update or heartbeat; its ttlSeconds is ${s.ttl}`,
+        message: `session ${adapterId}/${sessionId} went ${seconds(now - s.last)} without an update or heartbeat; its ttlSeconds is ${s.ttl}`,
         expected: `a heartbeat within ${s.ttl} s`,
         actual: `${seconds(now - s.last)} of silence${seq === undefined ? ' (until the scenario ended)' : ''}`
       })

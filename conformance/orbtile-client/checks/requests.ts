@@ -3,7 +3,7 @@ import type { JournalEntry, JournalExchange } from '../../client/journal.js'
 import type { ValidateFunction } from 'ajv/dist/2020.js'
 import { createAjv } from '../../../src/shared/ajv.js'
 import { def, spec } from '../../../src/spec/orbtile.js'
-import { isObject, view, type ExchangeView, type OrbtileModel } from '../model.js'
+import { carriesRequest, isObject, updates, view, type ExchangeView, type OrbtileModel } from '../model.js'
 import { check, type OrbtileCheckDef } from './wire.js'
 
 /** The body schema of each route, from the spec's `$defs` (OT-006). */
@@ -13,8 +13,6 @@ const BODY_SCHEMA: Partial<Record<ExchangeView['route'], string>> = {
   batch: 'SessionBatch',
   events: 'EventsPoll'
 }
-
-interface Update { sessionId: string, body: Record<string, unknown>, path: string }
 
 /** The spec document with every `additionalProperties: false` taken out: unknown keys are OT-007's and OT-A10's. */
 function open (node: unknown): unknown {
@@ -37,25 +35,6 @@ function bodyValidator (name: string): ValidateFunction {
     validators.set(name, validate)
   }
   return validate
-}
-
-// Several checks read a request's updates: they are listed once per exchange, on its view.
-const UPDATES = Symbol('orbtest.updates')
-const NONE: readonly Update[] = Object.freeze([])
-
-/** Every update a request makes to a session: the route's body, or each item of a batch. Read only. */
-export function updates (v: ExchangeView): readonly Update[] {
-  const memo = v as ExchangeView & { [UPDATES]?: readonly Update[] }
-  memo[UPDATES] ??= listUpdates(v)
-  return memo[UPDATES]
-}
-
-function listUpdates (v: ExchangeView): readonly Update[] {
-  if (v.route === 'session' && isObject(v.body)) return [{ sessionId: v.sessionId!, body: v.body, path: '' }]
-  if (v.route !== 'batch' || !isObject(v.body) || !Array.isArray(v.body.sessions)) return NONE
-  return v.body.sessions.flatMap((item, i) => isObject(item) && typeof item.id === 'string'
-    ? [{ sessionId: item.id, body: item, path: `sessions[${i}].` }]
-    : [])
 }
 
 /** A registration's palette, when the request is a registration with one. */
@@ -94,7 +73,9 @@ abstract class RequestIds extends Tally<OrbtileModel> {
     if (entry.kind !== 'exchange') return
     const v = view(entry)
     const id = v.adapterId
-    if (id === undefined) return
+    // Most requests (heartbeats, activity) carry no request id, and only a batch retires any: nothing to do. The
+    // namespace is renewed for a new lease below, when the next request id is seen: nothing is read from it before.
+    if (id === undefined || (v.route !== 'batch' && !carriesRequest(v))) return
     const lease = model.leases.get(id)
     // A new lease is a new registration: a new namespace (OT-A22).
     if (lease !== undefined && this.#token.get(id) !== lease.token) {
@@ -176,7 +157,9 @@ export const REQUEST_CHECKS: readonly OrbtileCheckDef[] = [
     id: 'OT-125',
     title: 'a request id pending on one session, or as one kind, is never sent on another or as the other',
     level: 'required',
-    exercise: 'approvals or questions on two sessions'
+    exercise: 'approvals or questions on two sessions',
+    routes: ['session', 'batch'],
+    requestsOnly: true
   }, (info) => new class extends RequestIds {
     judge (e: JournalExchange, field: string, rid: string, use: IdUse, now: IdNow): void {
       if (use.retired || (use.sessionId === now.sessionId && use.kind === now.kind)) return
@@ -194,7 +177,9 @@ export const REQUEST_CHECKS: readonly OrbtileCheckDef[] = [
     id: 'OT-128',
     title: 'the adapter never reuses a request id within a registration, not after it retires either',
     level: 'required',
-    exercise: 'approvals or questions'
+    exercise: 'approvals or questions',
+    routes: ['session', 'batch'],
+    requestsOnly: true
   }, (info) => new class extends RequestIds {
     judge (e: JournalExchange, field: string, rid: string, use: IdUse, now: IdNow): void {
       const same = use.sessionId === now.sessionId && use.kind === now.kind
@@ -307,25 +292,28 @@ export const REQUEST_CHECKS: readonly OrbtileCheckDef[] = [
     observe (entry: JournalEntry): void {
       if (entry.kind !== 'exchange') return
       const v = view(entry)
-      const objects: Array<[string, unknown, string]> = []
       if (v.route === 'register' && isObject(v.body)) {
-        objects.push(['palette', v.body.palette, 'Palette'], ['glyph', v.body.glyph, 'Glyph'])
+        this.#closed(entry, 'palette', v.body.palette, 'Palette')
+        this.#closed(entry, 'glyph', v.body.glyph, 'Glyph')
       }
-      for (const u of updates(v)) objects.push([`${u.path}message`, u.body.message, 'Message'])
-      for (const [field, value, name] of objects) {
-        if (!isObject(value)) continue
-        this.applied()
-        const known = Object.keys(def(name).properties as object)
-        const unknown = Object.keys(value).filter((k) => !known.includes(k))
-        if (unknown.length === 0) continue
-        this.violate({
-          seq: entry.seq,
-          at: entry.at,
-          message: `${field} has keys the spec does not define`,
-          expected: `only ${known.join(', ')}`,
-          actual: unknown.join(', ')
-        })
+      for (const u of updates(v)) {
+        if (u.body.message !== undefined) this.#closed(entry, `${u.path}message`, u.body.message, 'Message')
       }
+    }
+
+    #closed (entry: JournalExchange, field: string, value: unknown, name: string): void {
+      if (!isObject(value)) return
+      this.applied()
+      const known = Object.keys(def(name).properties as object)
+      const unknown = Object.keys(value).filter((k) => !known.includes(k))
+      if (unknown.length === 0) return
+      this.violate({
+        seq: entry.seq,
+        at: entry.at,
+        message: `${field} has keys the spec does not define`,
+        expected: `only ${known.join(', ')}`,
+        actual: unknown.join(', ')
+      })
     }
   }(info)),
 
@@ -367,7 +355,7 @@ export const REQUEST_CHECKS: readonly OrbtileCheckDef[] = [
     exercise: 'a registration'
   }, (info) => new class extends Tally<OrbtileModel> {
     readonly #used = new Set<string>()
-    #noted = 0
+    #noted = -1
     observe (entry: JournalEntry): void {
       if (entry.kind !== 'exchange') return
       const v = view(entry)
@@ -380,7 +368,7 @@ export const REQUEST_CHECKS: readonly OrbtileCheckDef[] = [
         if (palette(v)?.states !== undefined) this.#used.add('palette.states (v1.2)')
       }
       for (const u of updates(v)) if (u.body.project !== undefined) this.#used.add('project (Orbtile 0.2.17+)')
-      if (this.note !== undefined && this.#used.size === this.#noted) return
+      if (this.#used.size === this.#noted) return
       this.#noted = this.#used.size
       this.note = this.#used.size === 0 ? 'v1.0 features only' : [...this.#used].sort().join('; ')
     }

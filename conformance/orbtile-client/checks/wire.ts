@@ -4,20 +4,66 @@ import { BASE_PATH } from '../../../src/spec/orbtile.js'
 import { view, type OrbtileModel, type RouteKind } from '../model.js'
 
 /**
- * A check of this suite. `routes`, when given, names the only routes whose exchanges it reads: it is then shown
- * those alone, and no other entry: a busy run is mostly one route, and every check a heartbeat skips is time saved.
+ * A check of this suite, and what it reads: a busy run is mostly one route, and every check a heartbeat skips is
+ * time saved.
+ * - `routes`, when given, names the only routes whose exchanges it reads.
+ * - `others`: it reads the entries that are not exchanges (actions, output, malformed bytes); by default only a check
+ *   without `routes` does.
+ * - `requestsOnly`: of single session updates it reads only those that set or clear an approval or a question.
+ * - `rule`: it is a request rule (RequestRule), run by the observer on every request.
  */
 export interface OrbtileCheckDef extends CheckDef<OrbtileModel> {
   routes?: readonly RouteKind[]
+  others?: boolean
+  requestsOnly?: boolean
+  /** A request rule (its tally reads nothing itself: the observer runs the rule on every request). */
+  rule?: RequestRule
 }
+
+type Reads = Pick<OrbtileCheckDef, 'routes' | 'others' | 'requestsOnly'>
 
 /** Makes a check definition from its info and a class whose instances judge one scenario. */
 export function check (
-  info: CheckInfo & { routes?: readonly RouteKind[] },
+  info: CheckInfo & Reads,
   make: (info: CheckInfo) => Tally<OrbtileModel>
 ): OrbtileCheckDef {
-  const { routes, ...rest } = info
-  return { ...rest, ...(routes === undefined ? {} : { routes }), create: () => make(rest) }
+  const { routes, others, requestsOnly, ...rest } = info
+  return {
+    ...rest,
+    ...(routes === undefined ? {} : { routes }),
+    ...(others === undefined ? {} : { others }),
+    ...(requestsOnly === undefined ? {} : { requestsOnly }),
+    create: () => make(rest)
+  }
+}
+
+/** What a request rule found wrong with one request. */
+export interface Problem { message: string, expected: string, actual: string }
+
+/**
+ * A rule judged on each request alone (its headers and target, and the discovery tokens of the run), with no state of
+ * its own. The observer runs every rule of a run in one loop over each request and reports what they find to their
+ * tallies: no check object is called per rule and request, which a busy `--judge` run would pay for on every one.
+ */
+export type RequestRule = (e: JournalExchange, model: OrbtileModel) => Problem | undefined
+
+/** The tally of a request rule: told by the observer what the rule found, and how many requests it judged. */
+export class RuleTally extends Tally<OrbtileModel> {
+  observe (): void {}
+
+  judged (n: number): void {
+    this.applied(n)
+  }
+
+  report (e: JournalExchange, p: Problem): void {
+    const { expected, actual } = p
+    this.violate({ seq: e.seq, at: e.at, message: `${e.method} ${e.target}: ${p.message}`, expected, actual })
+  }
+}
+
+/** Makes the definition of a request rule. */
+function rule (info: CheckInfo, test: RequestRule): OrbtileCheckDef {
+  return { ...info, routes: [], others: false, rule: test, create: () => new RuleTally(info) }
 }
 
 /** A check that looks at each request on its own. */
@@ -53,6 +99,7 @@ export function onItsWay (model: OrbtileModel, since: Millis, at: Millis): boole
 export const RECONNECT_MS = 4000
 
 const JSON_TYPE = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
+const LOCALHOST = /^localhost(?::\d{1,5})?$/i
 
 export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
   check({
@@ -136,111 +183,74 @@ export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
     }
   }(info)),
 
-  check({
+  rule({
     id: 'OT-003',
     title: "every request target is the discovery file's basePath followed by a route",
     level: 'required',
     exercise: 'any request'
-  }, (info) => new class extends PerRequest {
-    request (e: JournalExchange): void {
-      this.applied()
-      if (!e.target.startsWith(`${BASE_PATH}/`)) this.at(e, 'outside basePath', `${BASE_PATH}/…`, e.target)
+  }, (e) => e.target.startsWith(`${BASE_PATH}/`)
+    ? undefined
+    : { message: 'outside basePath', expected: `${BASE_PATH}/…`, actual: e.target }),
+
+  rule({
+    id: 'OT-011',
+    title: 'every request carries Host: localhost',
+    level: 'required',
+    exercise: 'any request'
+  }, (e) => {
+    const host = e.headers.host
+    // OT-A05: the app takes localhost with a port as well; the name is what the rule is about.
+    if (host !== undefined && LOCALHOST.test(host)) return undefined
+    const actual = host === undefined ? 'no Host header' : `Host: ${host}`
+    return { message: 'wrong Host', expected: 'Host: localhost', actual }
+  }),
+
+  rule({
+    id: 'OT-012',
+    title: 'every request carries Content-Type: application/json, GET /info included',
+    level: 'required',
+    exercise: 'any request'
+  }, (e) => {
+    const type = e.headers['content-type']
+    if (type !== undefined && JSON_TYPE.test(type)) return undefined
+    return {
+      message: 'wrong Content-Type',
+      expected: 'Content-Type: application/json',
+      actual: type === undefined ? 'no Content-Type header' : `Content-Type: ${type}`
     }
-  }(info)),
+  }),
 
-  check(
-    {
-      id: 'OT-011',
-      title: 'every request carries Host: localhost',
-      level: 'required',
-      exercise: 'any request'
-    },
-    (info) =>
-      new class extends PerRequest {
-        request (e: JournalExchange): void {
-          this.applied()
-          const host = e.headers.host
-          // OT-A05: the app takes localhost with a port as well; the name is what the rule is about.
-          if (host === undefined || !/^localhost(?::\d{1,5})?$/i.test(host)) {
-            this.at(e, 'wrong Host', 'Host: localhost', host === undefined ? 'no Host header' : `Host: ${host}`)
-          }
-        }
-      }(info)
-  ),
+  rule({
+    id: 'OT-013',
+    title: 'every request carries Authorization: Bearer with the discovery token',
+    level: 'required',
+    exercise: 'any request'
+  }, (e, model) => {
+    const bearer = view(e).bearer
+    if (bearer === undefined) {
+      const auth = e.headers.authorization
+      return {
+        message: 'no bearer token',
+        expected: 'Authorization: Bearer <discovery token>',
+        actual: auth === undefined ? 'no Authorization header' : `Authorization: ${auth}`
+      }
+    }
+    if (bearer === model.discoveryToken || model.discoveryTokens.includes(bearer)) return undefined
+    return {
+      message: 'a bearer token the discovery file never held',
+      expected: 'the token in the discovery file',
+      actual: 'another token'
+    }
+  }),
 
-  check(
-    {
-      id: 'OT-012',
-      title: 'every request carries Content-Type: application/json, GET /info included',
-      level: 'required',
-      exercise: 'any request'
-    },
-    (info) =>
-      new class extends PerRequest {
-        request (e: JournalExchange): void {
-          this.applied()
-          const type = e.headers['content-type']
-          if (type === undefined || !JSON_TYPE.test(type)) {
-            this.at(
-              e,
-              'wrong Content-Type',
-              'Content-Type: application/json',
-              type === undefined ? 'no Content-Type header' : `Content-Type: ${type}`
-            )
-          }
-        }
-      }(info)
-  ),
-
-  check(
-    {
-      id: 'OT-013',
-      title: 'every request carries Authorization: Bearer with the discovery token',
-      level: 'required',
-      exercise: 'any request'
-    },
-    (info) =>
-      new class extends PerRequest {
-        request (e: JournalExchange, model: OrbtileModel): void {
-          this.applied()
-          const auth = e.headers.authorization
-          const bearer = view(e).bearer
-          if (bearer === undefined) {
-            this.at(
-              e,
-              'no bearer token',
-              'Authorization: Bearer <discovery token>',
-              auth === undefined ? 'no Authorization header' : `Authorization: ${auth}`
-            )
-          } else if (!model.discoveryTokens.includes(bearer)) {
-            this.at(
-              e,
-              'a bearer token the discovery file never held',
-              'the token in the discovery file',
-              'another token'
-            )
-          }
-        }
-      }(info)
-  ),
-
-  check(
-    {
-      id: 'OT-014',
-      title: 'no request carries an Origin header',
-      level: 'required',
-      exercise: 'any request'
-    },
-    (info) =>
-      new class extends PerRequest {
-        request (e: JournalExchange): void {
-          this.applied()
-          if (e.headers.origin !== undefined) {
-            this.at(e, 'an Origin header', 'no Origin header', `Origin: ${e.headers.origin}`)
-          }
-        }
-      }(info)
-  ),
+  rule({
+    id: 'OT-014',
+    title: 'no request carries an Origin header',
+    level: 'required',
+    exercise: 'any request'
+  }, (e) => e.headers.origin === undefined
+    ? undefined
+    : { message: 'an Origin header', expected: 'no Origin header', actual: `Origin: ${e.headers.origin}` }),
 
   check({
     id: 'OT-005',
@@ -252,9 +262,11 @@ export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
     /** When (and on which connection) the app refused each stale token. */
     readonly #refused = new Map<string, { end: Millis, connection: number }>()
     request (e: JournalExchange, model: OrbtileModel): void {
-      const bearer = view(e).bearer
-      if (bearer === undefined) return
+      // With one token in the whole run, none is stale and no refusal needs remembering: most of a busy run.
+      if (model.discoveryTokens.length === 1 && this.#refused.size === 0) return
       const v = view(e)
+      const bearer = v.bearer
+      if (bearer === undefined) return
       const stale = bearer !== model.discoveryToken && model.discoveryTokens.includes(bearer)
       if (model.discoveryTokens.length > 1 && e.at > model.fileChangedAt) this.applied()
       const told = this.#refused.get(bearer)
@@ -281,10 +293,10 @@ export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
       const lease = model.leaseBefore
       // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
       if (lease === undefined || lease.ended || e.at <= lease.since) return
-      // Sent on another connection just as the token came back: it was on its way before the adapter knew it.
-      if (e.connection !== lease.connection && onItsWay(model, lease.since, e.at)) return
-      this.applied()
       const sent = e.headers['x-orbtile-adapter-token']
+      // Sent on another connection just as the token came back: it was on its way before the adapter knew it.
+      if (sent !== lease.token && e.connection !== lease.connection && onItsWay(model, lease.since, e.at)) return
+      this.applied()
       if (sent !== lease.token) {
         this.at(e, 'not the live lease\'s adapter token', 'X-Orbtile-Adapter-Token: <the adapterToken of the live lease>', sent === undefined ? 'no X-Orbtile-Adapter-Token header' : 'another token')
       }
@@ -296,7 +308,10 @@ export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
       id: 'OTC-04',
       title: 'the adapter holds at most 32 connections open at once',
       level: 'decision',
-      exercise: 'any connection'
+      exercise: 'any connection',
+      // The observer's `connections` actions are all it reads.
+      routes: [],
+      others: true
     },
     (info) =>
       new class extends Tally<OrbtileModel> {
