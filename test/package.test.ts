@@ -100,6 +100,12 @@ t.test('PKG-01 orbtest --version and --help from the installed package', async (
   const version = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()
   t.equal(version, JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version)
   t.match(execFileSync(bin, ['--help'], { encoding: 'utf8' }), /Usage: orbtest <command>/)
+  const signed = execFileSync(bin, ['webhook', 'sign', '--token', 'orb_example_token', '--t', '1700000000000'], {
+    encoding: 'utf8',
+    input: '{"id":"evt_1","type":"app.test"}'
+  })
+  const vector = 't=1700000000000,v1=debe46c55152e066937fadf824466cc01e34b2456dbde615c85a6e6cd235a8fb'
+  t.ok(signed.includes(`X-Orb-Signature: ${vector}`), 'orbtest webhook sign from the installed package')
 })
 
 for (const command of ['up', 'orbtile', 'orb']) {

@@ -34,6 +34,7 @@ Commands:
   orbtile   run the fake Orbtile with the control server
   orb       run the fake Orb with the control server
   conformance --target T   run the conformance suite against an Orbtile or an Orb (see 'orbtest conformance --help')
+  webhook sign|send        sign a body as Orb does; send a genuine or forged delivery to a bot's endpoint
 
 Run 'orbtest <command> --help' for a command's flags. 'orbtest --version' prints the version.
 `
@@ -61,6 +62,22 @@ export async function main (argv: readonly string[]): Promise<number> {
       }
       if (err instanceof TargetError) {
         process.stderr.write(`orbtest: ${err.message}\n`)
+        return 2
+      }
+      throw err
+    }
+  }
+  if (first === 'webhook') {
+    const { webhook } = await import('./webhook.js')
+    try {
+      return await webhook(rest)
+    } catch (err) {
+      if (err instanceof UsageError) {
+        process.stderr.write(`orbtest: ${err.message}. Run 'orbtest webhook --help'.\n`)
+        return 2
+      }
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        process.stderr.write(`orbtest: ${(err as Error).message}\n`)
         return 2
       }
       throw err
