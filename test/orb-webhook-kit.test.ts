@@ -9,12 +9,13 @@ import {
   isGenuine,
   makeDelivery,
   sampleEvent,
+  signature,
   signedHeaders,
   TOLERANCE_MS,
   type DeliveryKind
 } from '../conformance/orb-client/webhook-kit.js'
 import { webhook } from '../src/cli/webhook.js'
-import { signature } from '../src/orb-mock/webhook-signing.js'
+import { signature as fakeSignature } from '../src/orb-mock/webhook-signing.js'
 
 const here = import.meta.dirname ?? new URL('.', import.meta.url).pathname
 const BOT = join(here, '..', 'examples', 'orb-bot-webhook', 'bot.mjs')
@@ -63,6 +64,8 @@ t.test('ORB-091 the kit signs as the ledger\'s test vector says', async (t) => {
   })
   t.equal(headers['x-orb-signature'],
     't=1700000000000,v1=debe46c55152e066937fadf824466cc01e34b2456dbde615c85a6e6cd235a8fb')
+  t.equal(signature('orb_demo_token', 1, '{"é":1}'), fakeSignature('orb_demo_token', 1, '{"é":1}'),
+    'the kit and the fake Orb, written apart, sign alike (UTF-8 bodies too)')
   t.equal(headers['x-orb-event'], 'evt_1')
   t.equal(headers['x-orb-delivery'], 'dlv_1')
 })

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto'
-import { signature } from '../../src/orb-mock/webhook-signing.js'
+import { createHash, createHmac, randomBytes } from 'node:crypto'
 
 /**
  * The webhook attack kit: genuine deliveries of an event, and the forged ones a webhook bot must refuse (ORB-095,
@@ -128,6 +127,15 @@ export interface WebhookDelivery {
   delivery: string
   /** The `t` it was signed with (absent when it carries no usable one). */
   t?: number
+}
+
+/**
+ * ORB-091, written from the spec (not the fake's code, so a fault of the fake's signing cannot hide here): `v1` is
+ * the lowercase hex HMAC-SHA256 of `"<t>.<raw body>"`, keyed by sha256(token) as lowercase hex, its 64 ASCII bytes.
+ */
+export function signature (token: string, t: number, rawBody: string): string {
+  const key = createHash('sha256').update(token, 'utf8').digest('hex')
+  return createHmac('sha256', key).update(`${t}.${rawBody}`, 'utf8').digest('hex')
 }
 
 /** ORB-091, ORB-092: the headers of a delivery of `body`, signed at `t` under `token`. */

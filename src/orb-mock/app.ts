@@ -1,6 +1,8 @@
 import type { Server } from 'node:http'
+import type { Duplex } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { answerClientError, createFakeServer } from '../shared/http-server.js'
+import { installTap, tapBody, type WireTap } from '../shared/tap.js'
 import { OrbError, orbErrors, rawOrbBadRequest, sendOrbError } from './errors.js'
 import { BODY_LIMIT, bodyError, registerPipeline } from './pipeline.js'
 import type { OrbRoute, RouteContext } from './route.js'
@@ -16,6 +18,8 @@ import { voiceRoutes } from './routes/voice.js'
 /** What `buildOrbApp` needs: the routes' context, the logger, and any routes beside the spec's. */
 export interface OrbAppOptions extends RouteContext {
   logger: FastifyServerOptions['logger']
+  /** The bot suite's view of the wire (src/shared/tap.ts); without one no hook of it is installed. */
+  tap?: WireTap | undefined
   /**
    * Test hook: routes served beside the spec's, through the same pipeline; each must be an operation of the spec.
    * For a test or a prototype of an extension; the spec's routes never need it, and nothing here uses it yet.
@@ -43,6 +47,7 @@ export function orbRoutes (ctx: RouteContext): OrbRoute[] {
  * and JSON (415, 400), the spec's schemas (400), then the handler with the community's gates.
  */
 export function buildOrbApp (options: OrbAppOptions): FastifyInstance<Server> {
+  let malformed: ((err: Error & { code?: string, rawPacket?: unknown }, socket: Duplex) => void) | undefined
   const app = Fastify({
     logger: options.logger,
     serverFactory: (handler) => createFakeServer(handler, rawOrbBadRequest),
@@ -50,7 +55,10 @@ export function buildOrbApp (options: OrbAppOptions): FastifyInstance<Server> {
     bodyLimit: BODY_LIMIT,
     return503OnClosing: false,
     routerOptions: { maxParamLength: 512 },
-    clientErrorHandler: (err, socket) => answerClientError(err, socket, rawOrbBadRequest),
+    clientErrorHandler: (err, socket) => {
+      malformed?.(err, socket)
+      answerClientError(err, socket, rawOrbBadRequest)
+    },
     // A request target fastify cannot route (an over-long id, a broken %-escape) still gets the Orb's 400.
     frameworkErrors: (err, _request, reply) => {
       const code = (err as { code?: string }).code
@@ -60,7 +68,14 @@ export function buildOrbApp (options: OrbAppOptions): FastifyInstance<Server> {
     }
   })
   const routes = [...orbRoutes(options), ...(options.extraRoutes ?? [])]
-  registerPipeline(app, routes, { store: options.store, faults: options.store.faults })
+  // The tap sees each request before the pipeline does, so it journals what the pipeline refuses as well.
+  const tap = options.tap
+  if (tap !== undefined) {
+    malformed = installTap(app, tap, options.store.clock, (retryAfter) =>
+      orbErrors.throttled(retryAfter, 'the wire answered 429 before Orb saw the request'))
+  }
+  const onBody = tap === undefined ? undefined : tapBody
+  registerPipeline(app, routes, { store: options.store, faults: options.store.faults }, onBody)
   app.setErrorHandler((err, request, reply) => {
     const answer = toOrbError(err)
     if (answer.status >= 500) request.log.error({ err }, 'unexpected fault')

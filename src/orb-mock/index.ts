@@ -10,6 +10,7 @@ import { createOrbServices, type OrbServices } from './services.js'
 import type { OrbStore } from './store.js'
 import { closeApp } from '../shared/http-server.js'
 import { checkWorld, defaultWorld, loadWorldFile, type World } from './world.js'
+import type { WireTap } from '../shared/tap.js'
 
 /** How to start a fake Orb. */
 export interface OrbMockOptions {
@@ -30,6 +31,8 @@ export interface OrbMockOptions {
   extraRoutes?: readonly OrbRoute[]
   /** Deliberate faults, only for the conformance suite's self-test (faults.ts). */
   faults?: readonly OrbFault[]
+  /** The bot suite's view of the wire (src/shared/tap.ts): every request and reply, and the wire's faults. */
+  tap?: WireTap
 }
 
 /** A running fake Orb. */
@@ -59,7 +62,8 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     ...services,
     rateLimit: options.rateLimit ?? 'on',
     logger: options.logger ?? false,
-    extraRoutes: options.extraRoutes
+    extraRoutes: options.extraRoutes,
+    tap: options.tap
   })
   const host = options.host ?? '127.0.0.1'
   const wanted = options.port ?? 8787
@@ -97,5 +101,6 @@ export { checkWorld, defaultWorld, loadWorldFile, WorldError, type World } from 
 export { ORB_ERRORS, OrbError, type OrbErrorName } from './errors.js'
 export { ORB_FAULTS, type OrbFault } from './faults.js'
 export { ORB_PIPELINE } from './pipeline.js'
+export type { WireTap, TapExchange, TapHead, WirePlan } from '../shared/tap.js'
 /** @deprecated The fake Orb's control throws the shared ControlError; this old name is an alias of it. */
 export { ControlError as OrbControlError } from '../shared/control-error.js'

@@ -202,7 +202,9 @@ export function composeRoute (route: OrbRoute, ctx: PipelineContext): RouteOptio
 export function registerPipeline (
   app: FastifyInstance<Server>,
   routes: readonly OrbRoute[],
-  ctx: PipelineContext
+  ctx: PipelineContext,
+  /** Hears each body's text before it is parsed (the wire tap of a client suite). */
+  onBody?: (request: FastifyRequest, text: string) => void
 ): void {
   app.decorateRequest('orbApp', null)
   app.addHook('onRequest', (request, _reply, done) => {
@@ -217,6 +219,11 @@ export function registerPipeline (
   const allowed = allowedMethods(routes)
   app.setNotFoundHandler((request) => checkRoute(request, allowed))
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody)
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, onBody === undefined
+    ? parseJsonBody
+    : (request, text, done) => {
+        onBody(request, text as string)
+        parseJsonBody(request, text, done)
+      })
   for (const route of routes) app.route(composeRoute(route, ctx))
 }

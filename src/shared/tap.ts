@@ -1,0 +1,245 @@
+import type { IncomingMessage, Server } from 'node:http'
+import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Clock, TimerHandle } from './clock.js'
+
+/**
+ * A tap on a fake's wire, for the client suites (conformance/orbtile-client, conformance/orb-client) and `orbtest up
+ * --judge`: it sees
+ * every request the fake receives and every reply it sends, and may play the wire's faults on them (a 429 the fake
+ * did not decide, a reply held back, a connection cut, fields added to a reply). Without a tap the fake installs no
+ * hook at all, so its own tests and benchmarks measure the fake alone.
+ */
+export interface WireTap {
+  /** A request's head arrived (before any check of the pipeline). What the wire does to it, if anything. */
+  request(head: TapHead): WirePlan | undefined
+  /**
+   * The reader's clock (its own units). When given, each exchange carries when its head arrived (`startedAt`) and when
+   * its reply went to the socket, after any hold (`sentAt`): when the client could have it (OTC-17).
+   */
+  now?(): number
+  /** The exchange is over: answered, or its connection closed first. */
+  exchange(record: TapExchange): void
+  /** Bytes Node's parser could not read as HTTP, on a connection. */
+  malformed(connection: number, reason: string, bytes: Buffer | undefined): void
+  /** A connection opened (numbered from 1 per fake) or closed. */
+  connection?(id: number, open: boolean): void
+}
+
+export interface TapHead {
+  /** The request's number on this fake, from 1. */
+  request: number
+  connection: number
+  method: string
+  target: string
+  httpVersion: string
+  headers: IncomingMessage['headers']
+}
+
+/** What the wire does to one exchange. Every field is optional; an empty plan serves the request as usual. */
+export interface WirePlan {
+  /** Answer `rate_limited` with this Retry-After (seconds) before the fake sees the request. */
+  refuse429?: number
+  /** Cut the connection this long after the head arrived, unless the reply went out first. */
+  resetAfterMs?: number
+  /** Hold the reply back: a fixed time, or a time worked out from the parsed request body (a poll's deadline). */
+  holdMs?: number | ((body: unknown) => number)
+  /** Rewrite the reply body (parsed JSON) before it goes out; the names say what was done, for the journal. */
+  rewrite?: (reply: unknown, body: unknown) => unknown
+  /** What the wire did, in words, for the journal; the tap's `exchange` receives it back. */
+  notes?: string[]
+}
+
+export interface TapExchange extends TapHead {
+  /** The raw request body, when the fake read one. */
+  body: Buffer | undefined
+  /** That body as the fake parsed it (one JSON object), when it did: a reader need not parse it again. */
+  parsedBody?: unknown
+  /** The body's text as the fake decoded it to parse it, when it parsed. */
+  bodyText?: string
+  /** The body's length as the head announced it. */
+  contentLength: number
+  status: number
+  replyHeaders: Record<string, string>
+  reply: string
+  /** The reply was sent whole; false when the connection was cut first. */
+  finished: boolean
+  notes: string[]
+  /** By the tap's `now`, when it has one: the head's arrival, and the reply handed to the socket (if it was). */
+  startedAt?: number
+  sentAt?: number
+}
+
+interface Pending {
+  head: TapHead
+  plan: WirePlan
+  startedAt: number | undefined
+  sentAt?: number
+  body?: Buffer
+  bodyText?: string
+  /** The payload as sent; made text only when the exchange is reported. */
+  reply?: unknown
+  reset?: TimerHandle
+}
+
+// The exchange a request belongs to rides on fastify's request, as a decoration: fastify's request objects are
+// made with it (one shape for all), where a WeakMap entry per request would make every young-generation collection
+// walk an ephemeron table, and a property added to Node's request later would give those objects a second shape.
+type Tapped = FastifyRequest & { orbtestTap: Pending | null }
+const pendingOf = (request: FastifyRequest): Pending | null => (request as Tapped).orbtestTap
+
+/** Stashes a request's raw body for the tap (called by the body parser, before it parses; text, for a text parser). */
+export function tapBody (request: FastifyRequest, body: Buffer | string): void {
+  const entry = pendingOf(request)
+  if (entry === null) return
+  if (typeof body === 'string') {
+    entry.body = Buffer.from(body, 'utf8')
+    entry.bodyText = body
+  } else {
+    entry.body = body
+  }
+}
+
+/** Stashes the body's text as the parser decoded it, when it parsed: a reader need not decode it again. */
+export function tapBodyText (request: FastifyRequest, text: string): void {
+  const entry = pendingOf(request)
+  if (entry !== null) entry.bodyText = text
+}
+
+/**
+ * Installs the tap's hooks on a fake's app: the first onRequest hook (before the pipeline), an onSend hook (holds and
+ * rewrites), and a close listener on each reply. Connections are numbered from 1 in the order they open.
+ */
+export function installTap (
+  app: FastifyInstance<Server>,
+  tap: WireTap,
+  clock: Clock,
+  refusal: (retryAfterSeconds: number) => Error
+): (err: Error & { code?: string, rawPacket?: unknown }, socket: Duplex) => void {
+  app.decorateRequest('orbtestTap', null)
+  const ids = new WeakMap<Socket, number>()
+  let next = 1
+  app.server.on('connection', (socket: Socket) => {
+    const id = next++
+    ids.set(socket, id)
+    tap.connection?.(id, true)
+    socket.once('close', () => tap.connection?.(id, false))
+  })
+  const connectionOf = (socket: Socket | null | undefined): number => (socket == null ? 0 : ids.get(socket) ?? 0)
+  let requests = 0
+  const now = tap.now === undefined ? undefined : tap.now.bind(tap)
+  const NO_NOTES: string[] = []
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const startedAt = now?.()
+    const raw = request.raw
+    const head: TapHead = {
+      request: ++requests,
+      connection: connectionOf(raw.socket),
+      method: raw.method ?? '',
+      target: raw.url ?? '',
+      httpVersion: raw.httpVersion,
+      headers: raw.headers
+    }
+    let plan: WirePlan = {}
+    try {
+      plan = tap.request(head) ?? {}
+    } catch {}
+    const entry: Pending = { head, plan, startedAt }
+    ;(request as Tapped).orbtestTap = entry
+    // `on`, not `once`: a reply closes once, and `once` would wrap the listener for every request.
+    reply.raw.on('close', () => {
+      if (entry.reset !== undefined) clock.clearTimer(entry.reset)
+      const length = Number(raw.headers['content-length'] ?? 0)
+      // Fields named one by one: spreading `head` here cost the judged route more than the judging did.
+      tap.exchange({
+        request: head.request,
+        connection: head.connection,
+        method: head.method,
+        target: head.target,
+        httpVersion: head.httpVersion,
+        headers: head.headers,
+        body: entry.body,
+        parsedBody: entry.body === undefined ? undefined : request.body,
+        bodyText: entry.bodyText,
+        contentLength: Number.isFinite(length) ? length : 0,
+        status: reply.raw.statusCode,
+        replyHeaders: stringHeaders(reply.raw.getHeaders()),
+        reply: textOf(entry.reply),
+        finished: reply.raw.writableFinished,
+        notes: reply.raw.writableFinished
+          ? plan.notes ?? NO_NOTES
+          : [...(plan.notes ?? []), 'connection cut before the reply'],
+        startedAt: entry.startedAt,
+        sentAt: entry.sentAt
+      })
+    })
+    if (plan.resetAfterMs !== undefined) {
+      entry.reset = clock.setTimer(plan.resetAfterMs, () => { raw.socket?.destroy() })
+    }
+    if (plan.refuse429 !== undefined) {
+      done(refusal(plan.refuse429))
+      return
+    }
+    done()
+  })
+
+  // A callback hook, not an async one: with no fault to play it only notes the payload, and a promise per request
+  // is what `--judge` would pay on its hottest route.
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    const entry = pendingOf(request)
+    if (entry === null) {
+      done(null, payload)
+      return
+    }
+    const { rewrite, holdMs } = entry.plan
+    if (rewrite === undefined && holdMs === undefined) {
+      entry.reply = payload
+      entry.sentAt = now?.()
+      done(null, payload)
+      return
+    }
+    let text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : ''
+    if (rewrite !== undefined && text !== '') {
+      try {
+        text = JSON.stringify(rewrite(JSON.parse(text), request.body))
+      } catch {}
+    }
+    entry.reply = text
+    const out = rewrite === undefined ? payload : text
+    const hold = typeof holdMs === 'function' ? holdMs(request.body) : holdMs
+    const send = (): void => {
+      entry.sentAt = now?.()
+      done(null, out)
+    }
+    if (hold !== undefined && hold > 0) clock.setTimer(hold, send)
+    else send()
+  })
+
+  // Node reports a broken request once per chunk; the first report is the one the journal keeps.
+  const reported = new WeakSet<Duplex>()
+  return (err, socket) => {
+    // Only the parser's own errors (HPE_…) are bytes that are not HTTP; a socket's EPIPE or ECONNRESET is not.
+    if (reported.has(socket) || err.code?.startsWith('HPE_') !== true) return
+    reported.add(socket)
+    const bytes = Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined
+    try {
+      tap.malformed(connectionOf(socket as Socket), err.code ?? err.message, bytes)
+    } catch {}
+  }
+}
+
+function textOf (payload: unknown): string {
+  return typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : ''
+}
+
+function stringHeaders (headers: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {}
+  // `for in`, not Object.entries: no pair made per header of every reply (getHeaders has no prototype to walk).
+  for (const name in headers) {
+    const value = headers[name]
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : String(value)
+  }
+  return out
+}
