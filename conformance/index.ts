@@ -23,7 +23,14 @@ export const SUITES: readonly SuiteEntry[] = [
 
 /** The client suites (`--client NAME`): each judges a client run against the suite's fake. */
 export const CLIENT_SUITES: readonly ClientSuiteEntry[] = [
-  { name: 'orbtile', load: async () => (await import('./orbtile-client/suite.js')).orbtileClientSuite }
+  { name: 'orbtile', load: async () => (await import('./orbtile-client/suite.js')).orbtileClientSuite },
+  {
+    name: 'orb',
+    load: async (options) => (await import('./orb-client/suite.js')).orbClientSuite({
+      webhook: options?.webhook === true,
+      ...(options?.scopes === undefined ? {} : { scopes: options.scopes })
+    })
+  }
 ]
 
 /** `orbtest conformance …` over every suite: resolves to the exit code. */

@@ -12,7 +12,8 @@ import { integer, readExpectations } from '../flags.js'
 /** A client suite the command line can load by name, without loading the others. */
 export interface ClientSuiteEntry {
   name: string
-  load(): Promise<ClientSuite<any>>
+  /** The suite, for the run's options (`--webhook`, `--scopes`: the bot suite's). */
+  load(options?: { webhook?: boolean, scopes?: readonly string[] }): Promise<ClientSuite<any>>
 }
 
 export const CLIENT_HELP = `Usage: orbtest conformance --client SUITE [flags] -- COMMAND [ARGS…]
@@ -25,6 +26,9 @@ error or a command that cannot be run.
 Suites:
   orbtile                  an Orbtile adapter: COMMAND gets HOME and TMPDIR (fresh folders) and ORBTILE_DISCOVERY
                            (the discovery file, also at the spec's path under HOME), with orbtest's own environment
+  orb                      an Orb bot: COMMAND gets ORB_URL, ORB_TOKEN and ORB_APP_ID (an app made for it and
+                           installed in the demo community), HOME and TMPDIR; with --webhook also PORT, and the
+                           app's endpoint URL is http://127.0.0.1:PORT/orb/webhook
 
 Flags:
   --scenarios N            generated scenarios after the tours (default 8; 0 for the tours alone)
@@ -39,6 +43,8 @@ Flags:
   --html FILE              also write one self-contained page: each scenario as a timeline
   --expect-failures FILE   ids expected to fail, one per line: "OT-027 reason" (# starts a comment)
   --strict                 SHOULDs (non-strict) and orbtest's decisions (informational) fail the run too
+  --webhook                (orb) the bot has an endpoint URL: Orb's events come to it, genuine and forged
+  --scopes LIST            (orb) the app's scopes, comma-separated (default: every scope)
   --list                   list the checks and the tours, and exit
   --help, -h               this help
 `
@@ -58,6 +64,8 @@ const FLAGS = {
   'expect-failures': { type: 'string' },
   strict: { type: 'boolean' },
   list: { type: 'boolean' },
+  webhook: { type: 'boolean' },
+  scopes: { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -78,7 +86,13 @@ export async function clientConformance (
   const name = values.client as string
   const entry = suites.find((s) => s.name === name)
   if (entry === undefined) throw new UsageError(`--client takes ${suites.map((s) => s.name).join(' or ')}, not ${JSON.stringify(name)}`)
-  const suite = await entry.load()
+  if ((values.webhook !== undefined || values.scopes !== undefined) && name !== 'orb') {
+    throw new UsageError('--webhook and --scopes are for --client orb')
+  }
+  const scopes = typeof values.scopes === 'string'
+    ? values.scopes.split(',').map((s) => s.trim()).filter(Boolean)
+    : undefined
+  const suite = await entry.load({ webhook: values.webhook === true, ...(scopes === undefined ? {} : { scopes }) })
   const grep = (values.grep as string[] | undefined) ?? []
   const shown = (checks: readonly CheckSummary[]): CheckSummary[] =>
     checks.filter((c) => grep.length === 0 || grep.some((g) => c.id.startsWith(g)))

@@ -109,9 +109,10 @@ async function handle (event) {
     const message = event.data?.message
     // ORB-036: an encrypted message has body null: neither a crash nor empty text.
     const text = message?.body
-    if (fault('crash-on-null-body')) text.trim()
+    // The fault: the process dies on the null body (a throw outside any handler, as a careless bot would).
+    if (fault('crash-on-null-body')) setImmediate(() => text.trim())
     const reply = typeof text === 'string' ? `you said: ${text.slice(0, 200)}` : 'I cannot read encrypted messages.'
-    if (typeof event.channel === 'string') void post(event.channel, reply)
+    if (typeof event.channel === 'string') post(event.channel, reply).catch(() => {})
     return { status: 200, body: fault('notice-on-mention') ? { notice: 'seen' } : {} }
   }
   return { status: 204 }

@@ -43,8 +43,11 @@ export interface WirePlan {
   refuse429?: number
   /** Cut the connection this long after the head arrived, unless the reply went out first. */
   resetAfterMs?: number
-  /** Hold the reply back: a fixed time, or a time worked out from the parsed request body (a poll's deadline). */
-  holdMs?: number | ((body: unknown) => number)
+  /**
+   * Hold the reply back: a fixed time, or a time worked out from the parsed request body (a poll's deadline) and the
+   * reply's text (a reply that carries what the wire waits for).
+   */
+  holdMs?: number | ((body: unknown, reply: string) => number)
   /** Rewrite the reply body (parsed JSON) before it goes out; the names say what was done, for the journal. */
   rewrite?: (reply: unknown, body: unknown) => unknown
   /** What the wire did, in words, for the journal; the tap's `exchange` receives it back. */
@@ -208,7 +211,7 @@ export function installTap (
     }
     entry.reply = text
     const out = rewrite === undefined ? payload : text
-    const hold = typeof holdMs === 'function' ? holdMs(request.body) : holdMs
+    const hold = typeof holdMs === 'function' ? holdMs(request.body, text) : holdMs
     const send = (): void => {
       entry.sentAt = now?.()
       done(null, out)

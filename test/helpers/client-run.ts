@@ -27,8 +27,11 @@ export interface Run {
   dir: string
 }
 
-/** One client run, in-process, with its JSON report read back. */
-export async function run (args: string[], command: string[]): Promise<Run> {
+export const EVENTS_BOT = join(root, 'examples', 'orb-bot-events', 'bot.mjs')
+export const WEBHOOK_BOT = join(root, 'examples', 'orb-bot-webhook', 'bot.mjs')
+
+/** One client run, in-process, with its JSON report read back (`client`: the suite and its flags). */
+export async function run (args: string[], command: string[], client: string[] = ['orbtile']): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), 'orbtest-client-test-'))
   let tap = ''
   const out = new Writable({
@@ -38,7 +41,7 @@ export async function run (args: string[], command: string[]): Promise<Run> {
     }
   })
   const json = join(dir, 'report.json')
-  const code = await conformance(['--client', 'orbtile', '--json', json, ...args, '--', ...command], out)
+  const code = await conformance(['--client', ...client, '--json', json, ...args, '--', ...command], out)
   const report = JSON.parse(readFileSync(json, 'utf8')) as Run['json']
   return { code, tap, json: report, dir }
 }

@@ -1,0 +1,200 @@
+import fc from 'fast-check'
+import { DELIVERY_KINDS, EVENT_TYPES, type DeliveryKind, type EventType } from './webhook-kit.js'
+
+/** Text channels of the demo world a member talks in (ch_news is read-only, for the bot's posts to avoid). */
+export const TALK_CHANNELS = ['ch_general', 'ch_staff', 'ch_vault'] as const
+export type TalkChannel = typeof TALK_CHANNELS[number]
+
+/** One thing the world does, at `atMs` from the bot's start. */
+export type Step = { atMs: number } & (
+  | { actor: 'member', name: 'mention', channel: TalkChannel, encrypted: boolean }
+  | { actor: 'member', name: 'command', channel: TalkChannel }
+  | { actor: 'developer', name: 'test-event' }
+  | { actor: 'wire', name: 'throttle', retryAfter: number }
+  | { actor: 'wire', name: 'late-command', ms: number }
+  | { actor: 'wire', name: 'cut-poll' | 'repeat' }
+  | { actor: 'harness', name: 'restart' }
+  | { actor: 'wire', name: 'deliver', kind: DeliveryKind, type: EventType, encrypted: boolean }
+  | { actor: 'wire', name: 'duplicate' }
+)
+
+/** The world around one bot for one scenario: how it gets its events, and a schedule of steps. */
+export interface Scenario {
+  mode: 'events' | 'webhook'
+  durationMs: number
+  steps: Step[]
+}
+
+/** OBC-04: deliveries and events the suite listens after are this far apart. */
+export const SPACING_MS = 1300
+
+const mention = (atMs: number, channel: TalkChannel, encrypted = false): Step =>
+  ({ atMs, actor: 'member', name: 'mention', channel, encrypted })
+const command = (atMs: number, channel: TalkChannel = 'ch_general'): Step => ({
+  atMs,
+  actor: 'member',
+  name: 'command',
+  channel
+})
+const deliver = (atMs: number, kind: DeliveryKind, type: EventType = 'message.mention', encrypted = false): Step =>
+  ({ atMs, actor: 'wire', name: 'deliver', kind, type, encrypted })
+
+/** Tours of a bot that fetches its events. */
+export const EVENT_TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = [
+  {
+    name: 'basic',
+    scenario: {
+      mode: 'events',
+      durationMs: 11_000,
+      steps: [
+        mention(1500, 'ch_general'),
+        command(2800),
+        mention(4100, 'ch_staff', true),
+        { atMs: 5400, actor: 'developer', name: 'test-event' },
+        mention(6700, 'ch_vault'),
+        command(8000, 'ch_staff')
+      ]
+    }
+  },
+  {
+    name: 'late',
+    scenario: {
+      mode: 'events',
+      durationMs: 15_000,
+      steps: [{ atMs: 1000, actor: 'wire', name: 'late-command', ms: 6500 }, command(1500)]
+    }
+  },
+  {
+    name: 'throttle',
+    scenario: {
+      mode: 'events',
+      durationMs: 9000,
+      steps: [
+        { atMs: 1000, actor: 'wire', name: 'throttle', retryAfter: 2 },
+        mention(1500, 'ch_general'),
+        mention(5500, 'ch_staff')
+      ]
+    }
+  },
+  {
+    // Killed 0.7 s after a command reached it: a bot that saved the cursor before handling has lost the command.
+    name: 'restart',
+    scenario: {
+      mode: 'events',
+      durationMs: 12_000,
+      steps: [
+        command(1500),
+        { atMs: 2200, actor: 'harness', name: 'restart' },
+        command(4500, 'ch_staff'),
+        { atMs: 6000, actor: 'wire', name: 'cut-poll' },
+        mention(7500, 'ch_general')
+      ]
+    }
+  },
+  {
+    // Killed once the command is answered, then that command delivered again: it must not be answered twice.
+    name: 'repeat',
+    scenario: {
+      mode: 'events',
+      durationMs: 11_000,
+      steps: [
+        command(1500),
+        { atMs: 4000, actor: 'harness', name: 'restart' },
+        { atMs: 5500, actor: 'wire', name: 'repeat' },
+        mention(6500, 'ch_general')
+      ]
+    }
+  }
+]
+
+/** Tours of a bot with an endpoint URL: genuine deliveries of every type, then every forgery, then a retry. */
+export const WEBHOOK_TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = [
+  {
+    name: 'deliveries',
+    scenario: {
+      mode: 'webhook',
+      durationMs: 9000,
+      steps: [
+        deliver(1500, 'genuine', 'app.test'),
+        deliver(1500 + SPACING_MS, 'genuine', 'message.mention'),
+        deliver(1500 + 2 * SPACING_MS, 'genuine', 'application_command'),
+        deliver(1500 + 3 * SPACING_MS, 'genuine', 'message.mention', true),
+        deliver(1500 + 4 * SPACING_MS, 'genuine-rotated', 'application_command')
+      ]
+    }
+  },
+  {
+    name: 'attack',
+    scenario: {
+      mode: 'webhook',
+      durationMs: 20_000,
+      steps: [
+        ...(Object.keys(DELIVERY_KINDS) as DeliveryKind[])
+          .filter((k) => !k.startsWith('genuine') && k !== 'replayed')
+          .map((kind, i) => deliver(1500 + i * SPACING_MS, kind)),
+        deliver(1500 + 8 * SPACING_MS, 'replayed'),
+        deliver(1500 + 8 * SPACING_MS + 4500, 'genuine', 'message.mention'),
+        { atMs: 1500 + 8 * SPACING_MS + 4500 + SPACING_MS, actor: 'wire', name: 'duplicate' }
+      ]
+    }
+  }
+]
+
+const channel = fc.constantFrom(...TALK_CHANNELS)
+const is = <T extends string>(value: T): fc.Arbitrary<T> => fc.constant(value)
+type Unplaced = Omit<Step, 'atMs'>
+
+const eventStep = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ actor: is('member'), name: is('mention'), channel, encrypted: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ actor: is('member'), name: is('command'), channel }) },
+  { weight: 1, arbitrary: fc.record({ actor: is('developer'), name: is('test-event') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ actor: is('wire'), name: is('throttle'), retryAfter: fc.integer({ min: 1, max: 2 }) })
+  },
+  { weight: 1, arbitrary: fc.record({ actor: is('wire'), name: fc.constantFrom('cut-poll', 'repeat') }) },
+  { weight: 1, arbitrary: fc.record({ actor: is('harness'), name: is('restart') }) }
+) as fc.Arbitrary<Unplaced>
+
+const GENUINE: DeliveryKind[] = ['genuine', 'genuine-rotated']
+const FORGED: DeliveryKind[] = ['wrong-key', 'reserialised', 'tampered', 'stale', 'future', 'unsigned', 'malformed']
+const delivery = (kinds: DeliveryKind[]): fc.Arbitrary<Unplaced> => fc.record({
+  actor: is('wire'),
+  name: is('deliver'),
+  kind: fc.constantFrom(...kinds),
+  type: fc.constantFrom(...EVENT_TYPES),
+  encrypted: fc.boolean()
+}) as fc.Arbitrary<Unplaced>
+
+const webhookStep = fc.oneof(
+  { weight: 4, arbitrary: delivery(GENUINE) },
+  { weight: 3, arbitrary: delivery(FORGED) },
+  { weight: 1, arbitrary: fc.record({ actor: is('wire'), name: is('duplicate') }) as fc.Arbitrary<Unplaced> }
+)
+
+/** Steps one SPACING_MS apart from 1.5 s, so that what each one causes is told apart (OBC-04). */
+function spaced (steps: ReadonlyArray<Omit<Step, 'atMs'>>): Step[] {
+  return steps.map((s, i) => ({ ...s, atMs: 1500 + i * SPACING_MS }) as Step)
+}
+
+/** Generated scenarios of either mode: up to six steps, and time after the last for its answers. */
+export function scenarioArbitrary (mode: Scenario['mode']): fc.Arbitrary<Scenario> {
+  return fc.array(mode === 'events' ? eventStep : webhookStep, { minLength: 1, maxLength: 6 }).map((steps) => {
+    const placed = spaced(steps)
+    return { mode, durationMs: placed.at(-1)!.atMs + 4000, steps: placed }
+  })
+}
+
+export function describeScenario (s: Scenario): string {
+  const steps = s.steps.map((step) => {
+    switch (step.name) {
+      case 'mention': return `${step.encrypted ? 'encrypted ' : ''}mention in ${step.channel}`
+      case 'command': return `command in ${step.channel}`
+      case 'throttle': return `429 (Retry-After ${step.retryAfter})`
+      case 'late-command': return `a command delivered ${step.ms / 1000} s late`
+      case 'deliver': return `${step.kind} ${step.type}${step.encrypted ? ' (encrypted)' : ''}`
+      default: return step.name
+    }
+  })
+  return `${s.mode} mode, ${(s.durationMs / 1000).toFixed(1)} s: ${steps.join(', ') || 'nothing happens'}`
+}

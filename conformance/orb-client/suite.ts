@@ -1,0 +1,22 @@
+import type { ClientSuite } from '../client/engine.js'
+import { ORB_CLIENT_CHECKS } from './checks.js'
+import { describeScenario, EVENT_TOURS, scenarioArbitrary, WEBHOOK_TOURS, type Scenario } from './scenario.js'
+import { playOrbScenario } from './world.js'
+
+/** The Orb bot suite: judges a bot against part 2's [client] and [both] rules, in events mode or as a webhook bot. */
+export function orbClientSuite (options: { webhook: boolean, scopes?: readonly string[] }): ClientSuite<Scenario> {
+  const mode = options.webhook ? 'webhook' : 'events'
+  return {
+    name: 'orb',
+    title: `Orb bot API: client conformance of a ${options.webhook ? 'webhook bot' : 'bot that fetches its events'} (orbtest)`,
+    checks: ORB_CLIENT_CHECKS,
+    tours: options.webhook ? WEBHOOK_TOURS : EVENT_TOURS,
+    arbitrary: scenarioArbitrary(mode),
+    describe: describeScenario,
+    play: async (scenario, command, name, signal) => await playOrbScenario(scenario, command, {
+      name,
+      ...(signal === undefined ? {} : { signal }),
+      ...(options.scopes === undefined ? {} : { scopes: options.scopes })
+    })
+  }
+}

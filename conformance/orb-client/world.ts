@@ -1,0 +1,364 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { ScenarioReport } from '../client/journal.js'
+import { ClientProcess, scanFiles, type ClientExit } from '../client/process.js'
+import { makeDirectory } from '../../src/shared/make-dir.js'
+import { defaultWorld, startOrbMock, type OrbMock, type TapHead, type WirePlan } from '../../src/orb-mock/index.js'
+import { isObject, type ChannelInfo } from './model.js'
+import { OrbObserver } from './observer.js'
+import type { Scenario, Step } from './scenario.js'
+import {
+  isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, sendDelivery, TOLERANCE_MS, type WebhookDelivery
+} from './webhook-kit.js'
+
+/** How long the bot has to exit after SIGTERM before SIGKILL. */
+export const STOP_GRACE_MS = 2000
+
+/** Every scope of the bot API: what the bot's app gets unless `--scopes` says otherwise. */
+export const ALL_SCOPES = ['messages:read', 'messages:write', 'voice', 'music', 'passport'] as const
+
+/** The community the bot is installed in, and the member who talks to it (the demo world's). */
+const SERVER = 'srv_orbit'
+const MEMBER = 'mem_ada'
+
+/** The path of the bot's endpoint orbtest sets, on the port it gives the bot as PORT. */
+export const WEBHOOK_PATH = '/orb/webhook'
+
+/** The wire's faults, armed by steps and played on the tap. */
+class OrbWire {
+  throttle: number | undefined
+  late: number | undefined
+  cut = false
+  repeat = false
+  /** The last event a reply of GET /events carried, for `repeat`. */
+  last: unknown
+
+  plan (head: TapHead): WirePlan {
+    const path = head.target.split('?', 1)[0]!
+    if (this.throttle !== undefined && head.method !== 'GET' && path.startsWith('/api/bot/v1/')) {
+      const retryAfter = this.throttle
+      this.throttle = undefined
+      return { refuse429: retryAfter, notes: [`429 injected, Retry-After ${retryAfter}`] }
+    }
+    if (path !== '/api/bot/v1/events' || head.method !== 'GET') return {}
+    const plan: WirePlan = { notes: [] }
+    if (this.cut && /[?&]wait=[1-9]/.test(head.target)) {
+      this.cut = false
+      plan.resetAfterMs = 300
+      plan.notes!.push('connection reset 300 ms into the poll')
+    }
+    // Decided when the reply goes (a poll is held long before the command comes): held only if it carries a typed
+    // command, so that the command reaches the bot after its member stopped waiting.
+    plan.holdMs = (_body, reply) => {
+      const late = this.late
+      if (late === undefined || !reply.includes('"application_command"')) return 0
+      this.late = undefined
+      plan.notes!.push(`reply held ${late} ms (a typed command delivered late)`)
+      return late
+    }
+    plan.rewrite = (reply) => {
+      if (!isObject(reply) || !Array.isArray(reply.events)) return reply
+      let events = reply.events
+      if (this.repeat && this.last !== undefined) {
+        this.repeat = false
+        events = [this.last, ...events]
+        plan.notes!.push('an event delivered before, delivered again')
+      }
+      if (reply.events.length > 0) this.last = reply.events.at(-1)
+      return { ...reply, events }
+    }
+    return plan
+  }
+}
+
+/**
+ * Plays one scenario: a fresh fake Orb with an app made for the bot and installed in the demo community, the bot
+ * started with ORB_URL, ORB_TOKEN, ORB_APP_ID (and PORT for a webhook bot), the community, the platform and the wire
+ * on schedule; then SIGTERM, the secret scan and the checks.
+ */
+export async function playOrbScenario (
+  scenario: Scenario,
+  command: readonly string[],
+  options: { name: string, only?: readonly string[], signal?: AbortSignal, scopes?: readonly string[] }
+): Promise<ScenarioReport> {
+  const root = mkdtempSync(join(tmpdir(), 'orbtest-bot-'))
+  const home = join(root, 'home')
+  const tmp = join(root, 'tmp')
+  for (const dir of [home, tmp]) makeDirectory(dir, 0o700)
+  const wire = new OrbWire()
+  let obs: OrbObserver | undefined
+  let fake: OrbMock | undefined
+  let client: ClientProcess | undefined
+  const timers: NodeJS.Timeout[] = []
+  try {
+    fake = await startOrbMock({
+      port: 0,
+      tap: {
+        now: () => obs?.now() ?? 0,
+        request: (head) => wire.plan(head),
+        exchange: (x) => { obs?.exchange(x) },
+        malformed: (connection, reason, bytes) => { obs?.malformed(connection, reason, bytes) }
+      }
+    })
+    const mock = fake
+    const app = mock.control.createApp({
+      name: 'Bot under test',
+      scopes: [...(options.scopes ?? ALL_SCOPES)] as never,
+      rights: ['send_messages', 'connect', 'speak']
+    })
+    mock.control.install(SERVER, app.id, {})
+    const o = new OrbObserver(app.token, channelsOf(), options.only)
+    obs = o
+    const port = scenario.mode === 'webhook' ? await freePort() : undefined
+    const endpoint = port === undefined ? undefined : `http://127.0.0.1:${port}${WEBHOOK_PATH}`
+    if (endpoint !== undefined) mock.control.setEndpoint(app.id, endpoint)
+    const env = {
+      ...process.env,
+      HOME: home,
+      TMPDIR: tmp,
+      ORB_URL: mock.url,
+      ORB_TOKEN: app.token,
+      ORB_APP_ID: app.id,
+      ...(port === undefined ? {} : { PORT: String(port) })
+    }
+    const outputs: string[] = []
+    const start = (): ClientProcess => {
+      o.action('harness', 'bot-start', `the bot starts (${scenario.mode} mode${endpoint === undefined ? '' : `, endpoint ${endpoint}`})`)
+      return new ClientProcess(command, env, () => o.now(), (stream, line) => { o.output(stream, line) })
+    }
+    o.action('harness', 'start', `scenario ${options.name}: app ${app.id} installed in ${SERVER}`, { mode: scenario.mode })
+    client = start()
+    await ready(o, client, port)
+    let last: { event: Record<string, unknown>, type: string } | undefined
+    let n = 0
+    const play = async (step: Step): Promise<void> => {
+      const actor = step.actor === 'member' ? 'user' : step.actor === 'developer' ? 'app' : step.actor
+      const say = (text: string, data?: Record<string, unknown>): void => { o.action(actor, step.name, text, data) }
+      try {
+        switch (step.name) {
+          case 'mention': {
+            const content = `<@${app.id}> hello ${++n}`
+            const made = mock.control.memberPost({
+              server: SERVER,
+              channel: step.channel,
+              member: MEMBER,
+              content,
+              encrypted: step.encrypted
+            })
+            return say(`${MEMBER} mentions the bot in ${step.channel}${step.encrypted ? ' (end-to-end encrypted)' : ''}`, { events: made.events })
+          }
+          case 'command': {
+            const registered = mock.store.apps.get(app.id)?.commands ?? []
+            const typed = registered[0]
+            if (typed === undefined) return say('a member would type a command, but the bot registered none')
+            const needed = typed.args.filter((a) => a.optional !== true)
+            const opts = Object.fromEntries(needed.map((a) => [String(a.name), 'hi']))
+            const made = mock.control.invoke({
+              server: SERVER,
+              channel: step.channel,
+              member: MEMBER,
+              name: typed.name,
+              options: opts,
+              app: app.id
+            })
+            return say(`${MEMBER} types /${typed.name} in ${step.channel}`, { event: made.event })
+          }
+          case 'test-event':
+            mock.control.testEvent(app.id)
+            return say('the developer sends a test event')
+          case 'throttle':
+            wire.throttle = step.retryAfter
+            return say(`the wire: the bot's next write is answered 429, Retry-After ${step.retryAfter}`)
+          case 'late-command':
+            wire.late = step.ms
+            return say(`the wire: the next reply carrying a typed command is held ${step.ms / 1000} s`)
+          case 'cut-poll':
+            wire.cut = true
+            return say('the wire: the next long poll is cut 300 ms in')
+          case 'repeat':
+            wire.repeat = true
+            return say('the wire: the next events reply carries the last event again')
+          case 'restart': {
+            const old = client!
+            await old.stop(0)
+            o.action('harness', 'kill', 'the bot is killed (SIGKILL) and started again, with the same HOME')
+            client = start()
+            return
+          }
+          case 'deliver': {
+            if (endpoint === undefined) return
+            const text = `<@${app.id}> hello ${++n}`
+            const event = sampleEvent(step.type, Date.now(), { appId: app.id, appName: app.name, text })
+            if (step.encrypted && isObject(event.data) && isObject(event.data.message)) event.data.message.body = null
+            const d = makeDelivery(step.kind, app.token, event, Date.now())
+            if (step.kind === 'replayed') {
+              await send(o, endpoint, d, { genuine: true, kind: 'genuine', type: step.type, event })
+              const wait = Math.max(0, d.t! + TOLERANCE_MS + REPLAY_MARGIN_MS - Date.now())
+              await new Promise((resolve) => setTimeout(resolve, wait))
+              await send(o, endpoint, replay(d), { genuine: false, kind: 'replayed', type: step.type })
+              return
+            }
+            if (isGenuine(step.kind)) last = { event, type: step.type }
+            const genuine = isGenuine(step.kind)
+            await send(o, endpoint, d, { genuine, kind: step.kind, type: step.type, ...(genuine ? { event } : {}) })
+            return
+          }
+          case 'duplicate': {
+            if (endpoint === undefined || last === undefined) {
+              return say('a retry would come, but no genuine delivery went before')
+            }
+            const d = makeDelivery('genuine', app.token, last.event, Date.now())
+            const { type, event } = last
+            await send(o, endpoint, d, { genuine: true, duplicate: true, kind: 'genuine', type, event })
+          }
+        }
+      } catch (err) {
+        o.action('harness', 'step-refused', `${step.name} could not be played: ${(err as Error).message}`)
+      }
+    }
+    for (const step of scenario.steps) {
+      timers.push(setTimeout(() => { play(step).catch(() => {}) }, step.atMs))
+    }
+    let onAbort: (() => void) | undefined
+    const aborted = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined)
+      if (options.signal?.aborted === true) resolve(undefined)
+      options.signal?.addEventListener('abort', onAbort, { once: true })
+    })
+    let timer: NodeJS.Timeout | undefined
+    const over = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), scenario.durationMs)
+    })
+    // The run ends at its time, when the signal aborts, or when the bot exits on its own (a restart does not count).
+    const exitedOnItsOwn = new Promise<ClientExit>((resolve) => {
+      const watch = (): void => {
+        const c = client!
+        c.exited.then((exit) => {
+          if (c !== client) watch()
+          else if (exit.how !== 'stopped' && exit.how !== 'killed') resolve(exit)
+        }).catch(() => {})
+      }
+      watch()
+    })
+    const ended = await Promise.race([exitedOnItsOwn, over, aborted])
+    clearTimeout(timer)
+    if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort)
+    for (const t of timers) clearTimeout(t)
+    const end = o.now()
+    if (ended === undefined) o.action('harness', 'stop', 'SIGTERM to the bot')
+    const exit = await client.stop(options.signal?.aborted === true ? 200 : STOP_GRACE_MS)
+    o.action('client', 'exit', exitText(exit), { how: exit.how, code: exit.code, signal: exit.signal })
+    outputs.push(client.output('stdout'), client.output('stderr'))
+    scanSecrets(o, client, app.token, home, tmp)
+    const findings = o.findings(end)
+    return {
+      name: options.name,
+      summary: '',
+      ms: Math.round(o.now()),
+      exit: exitText(exit),
+      findings,
+      journal: o.journal.entries(),
+      dropped: o.journal.dropped
+    }
+  } finally {
+    for (const t of timers) clearTimeout(t)
+    if (client !== undefined) await client.stop(200)
+    await fake?.close()
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** Sends one delivery and journals when it went (what the bot does from then on, it caused) and its reply. */
+async function send (
+  o: OrbObserver,
+  url: string,
+  d: WebhookDelivery,
+  data: { genuine: boolean, kind: string, type: string, duplicate?: boolean, event?: Record<string, unknown> }
+): Promise<void> {
+  const sentAt = o.now()
+  o.action('wire', 'delivery-sent', `a ${data.duplicate === true ? 'second (retried) ' : ''}${data.kind} ${data.type} delivery: ${d.what}`, {
+    genuine: data.genuine, kind: data.kind, type: data.type, duplicate: data.duplicate === true, eventId: d.event
+  })
+  const result = await sendDelivery(url, d, 10_000)
+  const reply = 'error' in result
+    ? { error: result.error }
+    : { status: result.status, notice: hasNotice(result.body), reply: result.body.slice(0, 300) }
+  o.action('wire', 'delivery', `the ${data.kind} ${data.type} delivery: ${'error' in result ? result.error : `${result.status} in ${result.ms} ms`}`, {
+    ...data, ...reply, ms: result.ms, sentAt
+  })
+}
+
+function hasNotice (body: string): boolean {
+  try {
+    const parsed = JSON.parse(body) as unknown
+    return isObject(parsed) && typeof parsed.notice === 'string'
+  } catch {
+    return false
+  }
+}
+
+/** Waits until the bot is up: its first call (events mode) or its port taking connections (webhook), 5 s at most. */
+async function ready (o: OrbObserver, client: ClientProcess, port: number | undefined): Promise<void> {
+  const until = Date.now() + 5000
+  while (Date.now() < until && client.ended === undefined) {
+    if (port === undefined) {
+      if (o.journal.entries().some((e) => e.kind === 'exchange')) return
+    } else if (await accepts(port)) {
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+async function accepts (port: number): Promise<boolean> {
+  return await new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => { resolve(false) })
+  })
+}
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** The demo world's channels: their kind and whether they are read-only (ORB-028, ORB-029). */
+function channelsOf (): Map<string, ChannelInfo> {
+  const out = new Map<string, ChannelInfo>()
+  for (const community of defaultWorld().communities) {
+    for (const c of community.channels) out.set(c.id, { kind: c.kind, readOnly: c.readOnly === true })
+  }
+  return out
+}
+
+/** ORB-002: the app token looked for in the bot's output and in the files under its HOME and TMPDIR. */
+function scanSecrets (o: OrbObserver, client: ClientProcess, token: string, home: string, tmp: string): void {
+  const label = o.secrets.add(token, 'app token')
+  for (const stream of ['stdout', 'stderr'] as const) {
+    if (client.output(stream).includes(token)) {
+      o.action('harness', 'secret-found', `${label} found in ${stream}`, { where: stream })
+    }
+  }
+  const roots = [{ name: 'HOME', path: home }, { name: 'TMPDIR', path: tmp }]
+  const found = scanFiles(roots, new Map([[token, label]]), new Set())
+  for (const f of found) o.action('harness', 'secret-found', `${label} found in ${f.where}`, { where: f.where })
+}
+
+function exitText (exit: ClientExit): string {
+  const how = exit.code === null ? `signal ${exit.signal ?? '?'}` : `code ${exit.code}`
+  switch (exit.how) {
+    case 'stopped': return `stopped by SIGTERM (${how})`
+    case 'killed': return `killed with SIGKILL ${STOP_GRACE_MS / 1000} s after SIGTERM`
+    case 'exited': return `exited on its own with ${how} at ${(exit.at / 1000).toFixed(3)} s`
+    case 'not-started': return `could not start: ${exit.error ?? 'unknown error'}`
+  }
+}

@@ -1,0 +1,290 @@
+#!/usr/bin/env node
+// orbtest's reference Orb events-mode bot for Node >= 20: plain ES module, no dependencies. It has no public address:
+// it long-polls GET /events with a cursor, answers a mention with a message and a typed command with /respond. Ledger
+// rules it follows: the token only in Authorization ORB-002; the whole command list with one PUT ORB-065; the cursor
+// ORB-048 (each fetch uses the `next` given, persisted only once the events are handled); each event acted on once,
+// across restarts too, ORB-096; encrypted messages (body null) ORB-036; posts paced under 30 a minute and 12 a minute
+// per channel, never @everyone, only where the mention came from ORB-032; a typed command answered within 6 s, and
+// posted instead after a 410 ORB-071; Retry-After honoured ORB-100. `--fault NAME` breaks one rule on purpose.
+//
+// Environment: ORB_URL (the Orb's origin), ORB_TOKEN (the app's token), ORB_APP_ID (the app's id: `<@id>` mentions
+// it), HOME (where the cursor and the handled event ids are kept). Every event it acts on is one line on stdout:
+// `acted <event id> <type>`. SIGTERM or SIGINT stops it at once, with exit code 0.
+import { appendFile, readFile, rename, writeFile } from 'node:fs/promises'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+
+// ---- The fault switch, for the suite's self-test. With no fault the bot follows the contract exactly. -------------
+const FAULT_RULES = {
+  'after-not-next': 'the next fetch uses the highest cursor seen + 5, not the `next` given (ORB-048)',
+  'cursor-before-handling': 'the cursor is persisted before the events are handled, 1.5 s each (ORB-048)',
+  'not-idempotent': 'no handled-ids file: an event repeated after a restart is acted on again (ORB-048, ORB-096)',
+  'ignore-retry-after': 'a 429 is retried after 100 ms (ORB-100)',
+  'crash-on-null-body': 'an encrypted mention (body null) crashes the bot (ORB-036)',
+  'empty-on-null': 'an encrypted mention is read as empty text: `you said: ` (ORB-036)',
+  everyone: 'every post starts with @everyone (ORB-032)',
+  flood: 'each mention is answered 15 times, unpaced (ORB-032)',
+  'piecemeal-commands': 'commands are DELETEd, then PUT one a list at a time (ORB-065)',
+  'no-fallback': 'after a 410 the answer is not posted (ORB-071)',
+  'late-respond': 'a typed command is answered 7 s late (ORB-071)',
+  'token-in-query': 'the events request also carries ?token= (ORB-002)',
+  'post-elsewhere': 'mentions are answered in the read-only ch_news, not where they came from (ORB-032)'
+}
+const FAULTS = Object.keys(FAULT_RULES)
+const faults = new Set((process.env.ORBTEST_EXAMPLE_FAULT ?? '').split(',').map((f) => f.trim()).filter(Boolean))
+for (let i = 2; i < process.argv.length; i++) {
+  const arg = process.argv[i]
+  if (arg === '--fault' && i + 1 < process.argv.length) faults.add(process.argv[++i])
+  else if (arg.startsWith('--fault=')) faults.add(arg.slice('--fault='.length))
+  else { console.error(`usage: bot.mjs [--fault NAME]...  (faults: ${FAULTS.join(', ')})`); process.exit(2) }
+}
+for (const f of faults) {
+  if (!FAULTS.includes(f)) {
+    console.error(`unknown fault ${f}\nusage: bot.mjs [--fault NAME]...  (faults: ${FAULTS.join(', ')})`)
+    process.exit(2)
+  }
+}
+const fault = (name) => faults.has(name)
+
+const ORB = (process.env.ORB_URL ?? '').replace(/\/+$/, '')
+const TOKEN = process.env.ORB_TOKEN ?? ''
+const APP_ID = process.env.ORB_APP_ID ?? ''
+const HOME = process.env.HOME || homedir()
+if (ORB === '' || TOKEN === '') { console.error('ORB_URL and ORB_TOKEN must be set'); process.exit(2) }
+const API = `${ORB}/api/bot/v1`
+const CURSOR_FILE = join(HOME, '.orb-bot-cursor')
+const HANDLED_FILE = join(HOME, '.orb-bot-handled')
+
+/** ORB-065: everything the bot can do, in one place; pushed whole. */
+const COMMANDS = [
+  { name: 'ping', description: 'Answers pong.' },
+  { name: 'echo', description: 'Says your text back.', options: [{ name: 'text', description: 'What to say back.' }] }
+]
+/** ORB-032: the limits of POST /messages, as sliding one-minute windows. */
+const POSTS_PER_MINUTE = 30
+const POSTS_PER_CHANNEL_MINUTE = 12
+
+// ---- Stopping: SIGTERM/SIGINT abort the held poll and every wait; nothing new starts. -----------------------------
+const stopping = new AbortController()
+const stopped = () => stopping.signal.aborted
+const stop = () => {
+  stopping.abort()
+  setTimeout(() => process.exit(0), 900).unref() // a call in flight gets what is left of the second
+}
+process.on('SIGTERM', stop)
+process.on('SIGINT', stop)
+
+/** Resolves after `ms`, or at once when the bot is stopping. */
+function sleep (ms) {
+  return new Promise((resolve) => {
+    if (stopped()) return resolve()
+    const done = () => { clearTimeout(timer); stopping.signal.removeEventListener('abort', done); resolve() }
+    const timer = setTimeout(done, ms)
+    stopping.signal.addEventListener('abort', done)
+  })
+}
+
+// ---- Calling the bot API ----------------------------------------------------------------------------------------
+
+/**
+ * One call, retried until it has an answer other than 429: ORB-100 waits the 429's Retry-After (1 s without one)
+ * before the same call again, and a network error waits 1 s. ORB-002: the token goes in Authorization and nowhere
+ * else, and is never printed (logs name the path without its query). Only the poll is aborted by a stop. Answers
+ * {status, body}.
+ */
+async function call (method, path, body, { poll = false } = {}) {
+  const where = `${method} ${path.split('?')[0]}`
+  for (;;) {
+    if (stopped()) throw new Error('stopping')
+    let res
+    try {
+      res = await fetch(`${API}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' })
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        ...(poll ? { signal: stopping.signal } : {})
+      })
+    } catch (err) {
+      if (stopped()) throw err
+      console.error(`${where}: ${err.cause?.code ?? err.message}; again in 1 s`)
+      await sleep(1000)
+      continue
+    }
+    const text = await res.text().catch(() => '')
+    if (res.status === 429) {
+      const seconds = Number.parseInt(res.headers.get('retry-after') ?? '', 10)
+      const waitMs = fault('ignore-retry-after') ? 100 : Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000
+      console.error(`${where}: 429; again in ${waitMs} ms`)
+      await sleep(waitMs)
+      continue
+    }
+    let json
+    try { json = JSON.parse(text) } catch { json = undefined }
+    if (res.status >= 400) console.error(`${where}: ${res.status} ${json?.error?.message ?? ''}`)
+    return { status: res.status, body: json }
+  }
+}
+
+/** ORB-032: the posts of the last minute, oldest first, each with its channel. */
+const posts = []
+
+/** ORB-032: waits until one more post to `channel` stays under both windows, then takes the slot. */
+async function pace (channel) {
+  while (!stopped()) {
+    const now = Date.now()
+    while (posts.length > 0 && posts[0].at <= now - 60_000) posts.shift()
+    const here = posts.filter((p) => p.channel === channel)
+    let freeAt = now
+    // A window frees a slot when its limit-th newest post leaves it.
+    if (posts.length >= POSTS_PER_MINUTE) freeAt = posts[posts.length - POSTS_PER_MINUTE].at + 60_000
+    if (here.length >= POSTS_PER_CHANNEL_MINUTE) {
+      freeAt = Math.max(freeAt, here[here.length - POSTS_PER_CHANNEL_MINUTE].at + 60_000)
+    }
+    if (freeAt <= now) {
+      const slot = { at: now, channel }
+      posts.push(slot)
+      return slot
+    }
+    await sleep(freeAt - now + 50)
+  }
+  return undefined
+}
+
+/** POST /messages in a slot `pace` gave (or none, under the flood fault); the slot dates from Orb's answer. */
+async function post (slot, channel, content, replyTo) {
+  const text = fault('everyone') ? `@everyone ${content}` : content
+  const reply = Number.isSafeInteger(replyTo) ? { reply_to: replyTo } : {}
+  await call('POST', '/messages', { channel, content: text.slice(0, 2000), ...reply })
+  if (slot !== undefined) slot.at = Date.now()
+}
+
+/** Never @everyone (ORB-032), even one pieced together by a first removal ("@every@everyoneone"); spaces tidied. */
+function clean (text) {
+  let out = text
+  while (/@everyone/i.test(out)) out = out.replace(/@everyone/gi, '')
+  return out.replace(/[ \t]{2,}/g, ' ').trim()
+}
+
+// ---- The cursor and the handled events (ORB-048, ORB-096) -------------------------------------------------------
+
+async function readCursor () {
+  const n = Number.parseInt((await readFile(CURSOR_FILE, 'utf8').catch(() => '0')).trim(), 10)
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0
+}
+
+/** Atomically: a half-written cursor file is never read. */
+async function saveCursor (cursor) {
+  const tmp = `${CURSOR_FILE}.${process.pid}.tmp`
+  await writeFile(tmp, `${cursor}\n`)
+  await rename(tmp, CURSOR_FILE)
+}
+
+const handled = new Set(fault('not-idempotent')
+  ? []
+  : (await readFile(HANDLED_FILE, 'utf8').catch(() => '')).split('\n').filter(Boolean))
+
+/** The moment of acting: the id is written down, so a repeat of the event (after a restart too) is skipped. */
+async function acting (event) {
+  handled.add(event.id)
+  if (!fault('not-idempotent')) await appendFile(HANDLED_FILE, `${event.id}\n`)
+  console.log(`acted ${event.id} ${event.type}`)
+}
+
+// ---- Acting on events -------------------------------------------------------------------------------------------
+
+/** ORB-036: the reply to a mention; an encrypted message (body null) is neither a crash nor empty text. */
+function mentionReply (message) {
+  let body = message?.body
+  if (fault('crash-on-null-body')) body.trim()
+  if (fault('empty-on-null') && body === null) body = ''
+  if (typeof body !== 'string') return 'I cannot read encrypted messages.'
+  const text = APP_ID === '' ? body : body.split(`<@${APP_ID}>`).join('')
+  return `you said: ${clean(text).slice(0, 200)}`
+}
+
+/** ORB-071: the answer to a typed command. */
+function commandAnswer (command) {
+  if (command?.name === 'ping') return 'pong'
+  if (command?.name === 'echo') return clean(String(command.options?.text ?? '')).slice(0, 1800) || '(nothing to echo)'
+  return `I do not know /${String(command?.name ?? '')}.`
+}
+
+async function handle (event) {
+  if (typeof event?.id !== 'string' || /\s/.test(event.id) || handled.has(event.id)) return
+  if (fault('cursor-before-handling')) await sleep(1500)
+  if (stopped()) return
+  if (event.type === 'message.mention') {
+    const content = mentionReply(event.data?.message)
+    // ORB-032: only the channel the mention came from (never a voice or read-only one).
+    const channel = fault('post-elsewhere') ? 'ch_news' : event.channel
+    const replyTo = fault('post-elsewhere') ? undefined : event.data?.message?.id
+    if (fault('flood')) {
+      await acting(event)
+      for (let i = 0; i < 15; i++) await post(undefined, channel, content, replyTo)
+      return
+    }
+    // Written down once Orb has answered the post: a stop while it waits (for a slot, or out a 429) leaves the event
+    // to the next run, which posts it then.
+    const slot = await pace(channel)
+    if (slot === undefined) return
+    await post(slot, channel, content, replyTo)
+    await acting(event)
+  } else if (event.type === 'application_command') {
+    const content = commandAnswer(event.data?.command)
+    await acting(event) // before /respond: a second respond to one event is a second answer
+    if (fault('late-respond')) await sleep(7000)
+    // ORB-071: answered within 6 s of invoked_at; 409 means answered already; 410, the member stopped waiting.
+    const answer = await call('POST', `/interactions/${encodeURIComponent(event.id)}/respond`, { content })
+    if (answer.status === 410 && !fault('no-fallback') && typeof event.channel === 'string') {
+      const slot = await pace(event.channel) // ORB-032: paced, but never dropped
+      if (slot !== undefined) await post(slot, event.channel, content)
+    }
+  } else if (event.type === 'app.test') {
+    await acting(event)
+  }
+}
+
+// ---- The loop ---------------------------------------------------------------------------------------------------
+
+async function main () {
+  // ORB-065: the whole list in one PUT (idempotent), once at start.
+  if (fault('piecemeal-commands')) {
+    for (const c of COMMANDS) await call('DELETE', `/commands?name=${encodeURIComponent(c.name)}`)
+    for (const c of COMMANDS) await call('PUT', '/commands', { commands: [c] })
+  } else {
+    await call('PUT', '/commands', { commands: COMMANDS })
+  }
+  let after = await readCursor()
+  while (!stopped()) {
+    const leak = fault('token-in-query') ? `token=${encodeURIComponent(TOKEN)}&` : ''
+    const query = `${leak}after=${after}&wait=25&limit=50`
+    const { status, body } = await call('GET', `/events?${query}`, undefined, { poll: true })
+    if (status !== 200 || !Array.isArray(body?.events) || !Number.isSafeInteger(body.next)) {
+      await sleep(5000)
+      continue
+    }
+    // ORB-048: the next request uses the `next` given, nothing else.
+    const next = fault('after-not-next') && body.events.length > 0
+      ? Math.max(...body.events.map((e) => Number(e.cursor) || 0)) + 5
+      : body.next
+    if (fault('cursor-before-handling')) await saveCursor(next)
+    for (const event of body.events) {
+      if (stopped()) break
+      await handle(event)
+    }
+    if (stopped()) break // the batch may be unfinished: the cursor stays, and a restart repeats what is left
+    // ORB-048: persisted only once every event of the reply is handled.
+    if (!fault('cursor-before-handling')) await saveCursor(next)
+    after = next
+    if (body.mode === 'webhook') await sleep(2000) // events go to the endpoint URL; look again now and then
+  }
+}
+
+main().then(() => process.exit(0), (err) => {
+  if (stopped()) process.exit(0)
+  console.error(err)
+  process.exit(1)
+})

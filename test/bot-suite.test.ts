@@ -1,0 +1,102 @@
+// The bot suite (`--client orb`, events mode and --webhook) judging the reference bots: both pass every check that
+// applies under five seeds, and each deliberate fault of either fails the check named for it. The runs start at once
+// and the tests read their results; the bots mostly wait, so many run side by side.
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { ORB_CLIENT_CHECKS } from '../conformance/orb-client/checks.js'
+import { EVENTS_BOT, pool, run, SEED, WEBHOOK_BOT, type Run } from './helpers/client-run.js'
+
+const seeds = [SEED, SEED + 1, SEED + 2, SEED + 3, SEED + 4]
+const EVENTS = ['orb']
+const WEBHOOK = ['orb', '--webhook']
+
+/** The tours once, and two generated scenarios under each seed. */
+const reference = (client: string[], bot: string): Promise<Run[]> => pool(seeds, 5, async (seed) =>
+  await run(['--seed', String(seed), '--scenarios', '2', ...(seed === SEED ? [] : ['--tour', 'none'])],
+    [process.execPath, bot], client))
+const eventRuns = reference(EVENTS, EVENTS_BOT)
+const webhookRuns = reference(WEBHOOK, WEBHOOK_BOT)
+
+/** Each fault of a reference bot (its --fault switch), the tour that exercises it, and the check it must fail. */
+const FAULTS: ReadonlyArray<{ bot: 'events' | 'webhook', fault: string, tour: string, id: string }> = [
+  { bot: 'events', fault: 'after-not-next', tour: 'basic', id: 'ORB-048' },
+  { bot: 'events', fault: 'cursor-before-handling', tour: 'restart', id: 'ORB-048' },
+  { bot: 'events', fault: 'not-idempotent', tour: 'repeat', id: 'ORB-048' },
+  { bot: 'events', fault: 'ignore-retry-after', tour: 'throttle', id: 'ORB-100' },
+  { bot: 'events', fault: 'crash-on-null-body', tour: 'basic', id: 'ORB-036' },
+  { bot: 'events', fault: 'empty-on-null', tour: 'basic', id: 'ORB-036' },
+  { bot: 'events', fault: 'everyone', tour: 'basic', id: 'ORB-032' },
+  { bot: 'events', fault: 'flood', tour: 'basic', id: 'ORB-032' },
+  { bot: 'events', fault: 'post-elsewhere', tour: 'basic', id: 'ORB-032' },
+  { bot: 'events', fault: 'piecemeal-commands', tour: 'basic', id: 'ORB-065' },
+  { bot: 'events', fault: 'no-fallback', tour: 'late', id: 'ORB-071' },
+  { bot: 'events', fault: 'late-respond', tour: 'basic', id: 'ORB-071' },
+  { bot: 'events', fault: 'token-in-query', tour: 'basic', id: 'ORB-002' },
+  { bot: 'webhook', fault: 'no-signature-check', tour: 'attack', id: 'ORB-095' },
+  { bot: 'webhook', fault: 'parsed-body', tour: 'attack', id: 'ORB-095' },
+  { bot: 'webhook', fault: 'no-tolerance', tour: 'attack', id: 'ORB-095' },
+  { bot: 'webhook', fault: 'accept-unsigned', tour: 'attack', id: 'ORB-095' },
+  { bot: 'webhook', fault: 'acts-on-duplicates', tour: 'attack', id: 'ORB-096' },
+  { bot: 'webhook', fault: 'first-v1-only', tour: 'deliveries', id: 'ORB-097' },
+  { bot: 'webhook', fault: 'notice-on-mention', tour: 'deliveries', id: 'ORB-097' },
+  { bot: 'webhook', fault: 'late-notice', tour: 'deliveries', id: 'ORB-097' },
+  { bot: 'webhook', fault: 'no-notice', tour: 'deliveries', id: 'ORB-097' },
+  { bot: 'webhook', fault: 'crash-on-null-body', tour: 'deliveries', id: 'ORB-036' }
+]
+const faultRuns = pool(FAULTS, 8, async (f) => await run(
+  ['--seed', String(SEED), '--tour', f.tour, '--scenarios', '0'],
+  [process.execPath, f.bot === 'events' ? EVENTS_BOT : WEBHOOK_BOT, '--fault', f.fault],
+  f.bot === 'events' ? EVENTS : WEBHOOK
+))
+
+const findings = (r: Run): string[] =>
+  r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
+
+for (const [name, runs, exercised] of [
+  ['events-mode', eventRuns, ['ORB-001', 'ORB-002', 'ORB-032', 'ORB-036', 'ORB-048', 'ORB-065', 'ORB-071', 'ORB-100']],
+  ['webhook', webhookRuns, ['ORB-001', 'ORB-002', 'ORB-032', 'ORB-036', 'ORB-095', 'ORB-096', 'ORB-097']]
+] as const) {
+  t.test(`BOT-01 the ${name} reference bot passes every check that applies, under five seeds`, async (t) => {
+    const all = await runs
+    for (const [i, r] of all.entries()) {
+      t.same(findings(r), [], `seed ${seeds[i]!}: no finding (${r.json.scenarios.length} scenarios)`)
+      t.equal(r.code, 0, `seed ${seeds[i]!}: exit 0`)
+      rmSync(r.dir, { recursive: true, force: true })
+    }
+    const toured = all[0]!
+    const seen = toured.json.checks.filter((c) => c.verdict === 'pass').map((c) => c.id)
+    t.same(seen, exercised, 'the tours exercise the rules of this mode')
+  })
+}
+
+t.test('BOT-02 each deliberate fault of the reference bots fails the check named for it', async (t) => {
+  const results = await faultRuns
+  for (const [i, f] of FAULTS.entries()) {
+    const r = results[i]!
+    const c = r.json.checks.find((x) => x.id === f.id)!
+    t.equal(c.verdict, 'fail', `${f.bot} bot, ${f.fault}: ${f.id} fails (${c.reason ?? 'no reason'})`)
+    t.equal(r.code, 1, `${f.bot} bot, ${f.fault}: exit 1`)
+    rmSync(r.dir, { recursive: true, force: true })
+  }
+  const events = FAULTS.filter((f) => f.bot === 'events').length
+  t.ok(events >= 12, `${events} distinct faults of the events-mode bot`)
+  t.ok(FAULTS.length - events >= 10, `${FAULTS.length - events} of the webhook bot`)
+})
+
+t.test('BOT-03 every [client] and [both] id of part 2 has a check or a line in the coverage file', async (t) => {
+  const root = join(import.meta.dirname, '..')
+  const ledger = readFileSync(join(root, 'conformance', 'orb', 'requirements.json'), 'utf8')
+  const requirements = (JSON.parse(ledger) as { requirements: Record<string, { kind: string }> }).requirements
+  const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'orb-client', 'coverage.json'), 'utf8')) as {
+    partial: Record<string, string>
+    notJudged: Record<string, string>
+  }
+  const ids = Object.entries(requirements).filter(([, r]) => r.kind === 'client' || r.kind === 'both').map(([id]) => id)
+  const checked = new Set(ORB_CLIENT_CHECKS.map((c) => c.id))
+  t.same(ids.filter((id) => !checked.has(id) && coverage.notJudged[id] === undefined), [], 'rules with neither')
+  t.ok(ids.length >= 15, `${ids.length} client and both rules in part 2`)
+  for (const [id, why] of [...Object.entries(coverage.partial), ...Object.entries(coverage.notJudged)]) {
+    t.ok(why.length > 40, `${id}: says why`)
+  }
+})
