@@ -54,8 +54,9 @@ const findings = (r: Run): string[] =>
   r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
 
 for (const [name, runs, exercised] of [
-  ['events-mode', eventRuns, ['ORB-001', 'ORB-002', 'ORB-032', 'ORB-036', 'ORB-048', 'ORB-065', 'ORB-071', 'ORB-100']],
-  ['webhook', webhookRuns, ['ORB-001', 'ORB-002', 'ORB-032', 'ORB-036', 'ORB-095', 'ORB-096', 'ORB-097']]
+  ['events-mode', eventRuns,
+    ['ORB-001', 'ORB-002', 'ORB-032', 'ORB-036', 'ORB-048', 'ORB-065', 'ORB-071', 'ORB-100', 'OBC-06']],
+  ['webhook', webhookRuns, ['ORB-001', 'ORB-002', 'ORB-032', 'ORB-036', 'ORB-095', 'ORB-096', 'ORB-097', 'OBC-06']]
 ] as const) {
   t.test(`BOT-01 the ${name} reference bot passes every check that applies, under five seeds`, async (t) => {
     const all = await runs
@@ -99,4 +100,45 @@ t.test('BOT-03 every [client] and [both] id of part 2 has a check or a line in t
   for (const [id, why] of [...Object.entries(coverage.partial), ...Object.entries(coverage.notJudged)]) {
     t.ok(why.length > 40, `${id}: says why`)
   }
+})
+
+t.test('BOT-04 bad bots get a verdict, never a hung run', async (t) => {
+  const node = (script: string): string[] => [process.execPath, '-e', script]
+  const started = performance.now()
+  const [quitter, deaf, garbage, hang, flood] = await Promise.all([
+    // A bot that exits at once.
+    run(['--tour', 'basic', '--scenarios', '0'], node('process.exit(0)'), EVENTS),
+    // A webhook bot that never listens on its port.
+    run(['--tour', 'deliveries', '--scenarios', '0'], node('setInterval(() => {}, 1000)'), WEBHOOK),
+    // One that answers every connection with bytes that are not HTTP.
+    run(['--tour', 'deliveries', '--scenarios', '0'], node(
+      "require('net').createServer((s) => s.end('garbage\\r\\n\\r\\n')).listen(Number(process.env.PORT), '127.0.0.1')"
+    ), WEBHOOK),
+    // One that takes every delivery and never answers.
+    run(['--tour', 'deliveries', '--scenarios', '0'], node(
+      "require('http').createServer(() => {}).listen(Number(process.env.PORT), '127.0.0.1')"
+    ), WEBHOOK),
+    // A bot that posts 40 messages at once.
+    run(['--tour', 'basic', '--scenarios', '0'], node(`
+      const post = () => fetch(process.env.ORB_URL + '/api/bot/v1/messages', {
+        method: 'POST',
+        body: JSON.stringify({ channel: 'ch_general', content: 'spam' }),
+        headers: { authorization: 'Bearer ' + process.env.ORB_TOKEN, 'content-type': 'application/json' }
+      }).catch(() => {})
+      Promise.all(Array.from({ length: 40 }, post)).then(() => setInterval(() => {}, 1000))`), EVENTS)
+  ])
+  const check = (r: Run, id: string): Run['json']['checks'][number] => r.json.checks.find((c) => c.id === id)!
+  t.equal(check(quitter, 'OBC-06').verdict, 'fail', 'exits at once: OBC-06 fails')
+  t.match(check(quitter, 'OBC-06').reason, /ended before its stop/)
+  t.equal(check(deaf, 'ORB-097').verdict, 'fail', 'never listens: ORB-097 fails')
+  t.match(check(deaf, 'ORB-097').reason, /ECONNREFUSED/, 'with the reason')
+  t.equal(check(garbage, 'ORB-097').verdict, 'fail', 'answers garbage: ORB-097 fails')
+  t.equal(check(hang, 'ORB-097').verdict, 'fail', 'never answers: ORB-097 fails')
+  t.match(check(hang, 'ORB-097').reason, /no complete reply within 5000 ms/)
+  t.equal(check(flood, 'ORB-032').verdict, 'fail', 'floods: ORB-032 fails')
+  for (const r of [quitter, deaf, garbage, hang, flood]) {
+    t.equal(r.code, 1, 'exit 1')
+    rmSync(r.dir, { recursive: true, force: true })
+  }
+  t.ok(performance.now() - started < 40_000, 'every run ended within its scenario, the delivery timeout and the stop grace')
 })

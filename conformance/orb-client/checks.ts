@@ -1,18 +1,16 @@
 import { seconds, Tally, type CheckDef, type CheckInfo } from '../client/check.js'
-import type { JournalAction, JournalEntry, Millis } from '../client/journal.js'
-import { isObject, isWrite, view, type OrbModel } from './model.js'
+import type { JournalEntry, Millis } from '../client/journal.js'
+import { isObject, view, type OrbModel } from './model.js'
+import { WEBHOOK_CHECKS } from './webhook-checks.js'
 
-type OrbCheck = CheckDef<OrbModel>
+export type OrbCheck = CheckDef<OrbModel>
 
-function check (info: CheckInfo, make: (info: CheckInfo) => Tally<OrbModel>): OrbCheck {
+export function check (info: CheckInfo, make: (info: CheckInfo) => Tally<OrbModel>): OrbCheck {
   return { ...info, create: () => make(info) }
 }
 
 /** Clock slack when comparing the bot's waits with ours. */
 const SLACK_MS = 50
-
-/** OBC-04: how long after a delivery (or a repeated event) the suite listens for what it made the bot do. */
-export const QUIET_MS = 1000
 
 /** ORB-071: a typed command waits about 6 s for its answer (ORB-A14: exactly 6 s after invoked_at). */
 const ANSWER_MS = 6000
@@ -20,8 +18,9 @@ const ANSWER_MS = 6000
 /** OBC-05: after a 410 the fallback message is posted within this long. */
 const FALLBACK_MS = 5000
 
-const at = (e: { seq: number, at: Millis }): { seq: number, at: Millis } => ({ seq: e.seq, at: e.at })
+export const at = (e: { seq: number, at: Millis }): { seq: number, at: Millis } => ({ seq: e.seq, at: e.at })
 
+/** Every check of the bot suite, in ledger order, then orbtest's own (OBC-…). */
 export const ORB_CLIENT_CHECKS: readonly OrbCheck[] = [
   check({
     id: 'ORB-001',
@@ -346,66 +345,7 @@ export const ORB_CLIENT_CHECKS: readonly OrbCheck[] = [
     }
   }(info)),
 
-  check({
-    id: 'ORB-095',
-    title: 'a webhook bot verifies before it acts: a forged delivery gets 401 and causes no call (OBC-04)',
-    level: 'required',
-    exercise: 'forged webhook deliveries (tour:attack, --webhook)'
-  }, (info) => new class extends Quiet {
-    onSent (a: JournalAction): void {
-      if (a.data?.genuine !== false) return
-      this.applied()
-      this.listen(a, `the ${String(a.data.kind)} delivery`)
-    }
-
-    override onResult (a: JournalAction): void {
-      if (a.data?.genuine !== false || a.data.status === 401) return
-      this.violate({
-        ...at(a),
-        message: `a ${String(a.data.kind)} delivery was answered ${String(a.data.status ?? a.data.error)}`,
-        expected: '401 (ORB-A12)',
-        actual: String(a.data.status ?? a.data.error)
-      })
-    }
-  }(info)),
-
-  check({
-    id: 'ORB-096',
-    title: 'an event delivered twice (a retry: the same X-Orb-Event, a new delivery) is acted on once',
-    level: 'required',
-    exercise: 'a genuine delivery sent again (tour:attack, --webhook)'
-  }, (info) => new class extends Quiet {
-    onSent (a: JournalAction): void {
-      if (a.data?.duplicate !== true) return
-      this.applied()
-      this.listen(a, 'the second delivery of the same event')
-    }
-  }(info)),
-
-  check({
-    id: 'ORB-097',
-    title: 'a typed command delivered by webhook is answered within 4 s with a 2xx {"notice"}; other events without one',
-    level: 'required',
-    exercise: 'genuine webhook deliveries (--webhook)'
-  }, (info) => new class extends Tally<OrbModel> {
-    observe (entry: JournalEntry): void {
-      if (entry.kind !== 'action' || entry.name !== 'delivery') return
-      if (entry.data?.genuine !== true || entry.data.duplicate === true) return
-      this.applied()
-      const status = typeof entry.data.status === 'number' ? entry.data.status : undefined
-      const command = entry.data.type === 'application_command'
-      const notice = entry.data.notice === true
-      const ms = Number(entry.data.ms ?? 0)
-      const ok = status !== undefined && status >= 200 && status < 300 && (command ? notice && ms <= 4000 : !notice)
-      if (ok) return
-      this.violate({
-        ...at(entry),
-        message: `a genuine ${String(entry.data.type)} delivery answered ${status ?? String(entry.data.error)} in ${ms} ms${notice ? ' with a notice' : ''}`,
-        expected: command ? 'a 2xx with {"notice": "..."} within 4 s' : 'a 2xx without notice',
-        actual: `${status ?? 'no reply'}${notice ? ', notice' : ', no notice'}, ${ms} ms`
-      })
-    }
-  }(info)),
+  ...WEBHOOK_CHECKS,
 
   check({
     id: 'ORB-100',
@@ -430,41 +370,27 @@ export const ORB_CLIENT_CHECKS: readonly OrbCheck[] = [
       const wait = Number.isFinite(after) ? after : 1
       this.#closed.set(call, { until: entry.end + wait * 1000, after: wait, end: entry.end, seq: entry.seq })
     }
+  }(info)),
+
+  check({
+    id: 'OBC-06',
+    title: 'the bot stays up until it is stopped, and stops on SIGTERM',
+    level: 'required',
+    exercise: 'any scenario'
+  }, (info) => new class extends Tally<OrbModel> {
+    observe (entry: JournalEntry): void {
+      if (entry.kind !== 'action' || entry.name !== 'exit') return
+      this.applied()
+      if (entry.data?.how === 'stopped') return
+      this.violate({
+        ...at(entry),
+        message: entry.data?.how === 'killed' ? 'the bot did not exit after SIGTERM' : 'the bot ended before its stop',
+        expected: 'a bot that runs until SIGTERM, then exits',
+        actual: entry.text
+      })
+    }
   }(info))
 ]
-
-/**
- * A check that listens after a delivery is sent: any write call the bot starts within QUIET_MS of it, before the
- * next delivery, is what that delivery made it do (OBC-04). Deliveries are sent SPACING_MS apart.
- */
-abstract class Quiet extends Tally<OrbModel> {
-  #listening: { a: JournalAction, what: string } | undefined
-  abstract onSent (a: JournalAction): void
-  onResult (_a: JournalAction): void {}
-
-  protected listen (a: JournalAction, what: string): void {
-    this.#listening = { a, what }
-  }
-
-  observe (entry: JournalEntry): void {
-    if (entry.kind === 'action' && entry.name === 'delivery-sent') {
-      this.#listening = undefined
-      this.onSent(entry)
-      return
-    }
-    if (entry.kind === 'action' && entry.name === 'delivery') this.onResult(entry)
-    const l = this.#listening
-    if (l === undefined || entry.kind !== 'exchange' || !isWrite(entry)) return
-    if (entry.at < l.a.at || entry.at > l.a.at + QUIET_MS) return
-    this.#listening = undefined
-    this.violate({
-      ...at(entry),
-      message: `${entry.method} ${entry.target} ${seconds(entry.at - l.a.at)} after ${l.what}`,
-      expected: 'no action',
-      actual: `${entry.method} ${view(entry).path}`
-    })
-  }
-}
 
 function errorMessage (reply: unknown): string {
   return isObject(reply) && isObject(reply.error) && typeof reply.error.message === 'string' ? reply.error.message : ''

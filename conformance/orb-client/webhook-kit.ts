@@ -275,8 +275,13 @@ export type SendOutcome =
 /** Reply text kept at most (a `notice` is far shorter). */
 export const REPLY_TEXT_CAP = 64 * 1024
 
-/** POSTs a delivery to `url` over a connection of its own; gives up after `timeoutMs`. Never rejects. */
-export async function sendDelivery (url: string, d: WebhookDelivery, timeoutMs: number): Promise<SendOutcome> {
+/** POSTs a delivery to `url` over a connection of its own; gives up after `timeoutMs` or on `signal`. Never rejects. */
+export async function sendDelivery (
+  url: string,
+  d: WebhookDelivery,
+  timeoutMs: number,
+  signal?: AbortSignal
+): Promise<SendOutcome> {
   const started = performance.now()
   const ms = (): number => Math.round(performance.now() - started)
   let target: URL
@@ -306,6 +311,9 @@ export async function sendDelivery (url: string, d: WebhookDelivery, timeoutMs: 
     const timer = setTimeout(() => {
       settle({ error: `no complete reply within ${timeoutMs} ms`, ms: ms() })
     }, timeoutMs)
+    const onAbort = (): void => { settle({ error: 'the run ended before a reply came', ms: ms() }) }
+    if (signal?.aborted === true) onAbort()
+    signal?.addEventListener('abort', onAbort, { once: true })
     req.on('error', (err) => { settle({ error: err.message, ms: ms() }) })
     req.on('response', (res) => {
       const chunks: Buffer[] = []

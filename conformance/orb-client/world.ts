@@ -23,6 +23,9 @@ export const ALL_SCOPES = ['messages:read', 'messages:write', 'voice', 'music', 
 const SERVER = 'srv_orbit'
 const MEMBER = 'mem_ada'
 
+/** How long a delivery waits for the bot's reply: past ORB-097's 4 s, short of ORB-A11's 10 s for other events. */
+const DELIVERY_TIMEOUT_MS = 5000
+
 /** The path of the bot's endpoint orbtest sets, on the port it gives the bot as PORT. */
 export const WEBHOOK_PATH = '/orb/webhook'
 
@@ -88,6 +91,8 @@ export async function playOrbScenario (
   const tmp = join(root, 'tmp')
   for (const dir of [home, tmp]) makeDirectory(dir, 0o700)
   const wire = new OrbWire()
+  // Deliveries still waiting for a slow bot's reply end with the run.
+  const sending = new AbortController()
   let obs: OrbObserver | undefined
   let fake: OrbMock | undefined
   let client: ClientProcess | undefined
@@ -194,15 +199,16 @@ export async function playOrbScenario (
             if (step.encrypted && isObject(event.data) && isObject(event.data.message)) event.data.message.body = null
             const d = makeDelivery(step.kind, app.token, event, Date.now())
             if (step.kind === 'replayed') {
-              await send(o, endpoint, d, { genuine: true, kind: 'genuine', type: step.type, event })
+              await send(o, endpoint, d, sending.signal, { genuine: true, kind: 'genuine', type: step.type, event })
               const wait = Math.max(0, d.t! + TOLERANCE_MS + REPLAY_MARGIN_MS - Date.now())
               await new Promise((resolve) => setTimeout(resolve, wait))
-              await send(o, endpoint, replay(d), { genuine: false, kind: 'replayed', type: step.type })
+              await send(o, endpoint, replay(d), sending.signal, { genuine: false, kind: 'replayed', type: step.type })
               return
             }
             if (isGenuine(step.kind)) last = { event, type: step.type }
             const genuine = isGenuine(step.kind)
-            await send(o, endpoint, d, { genuine, kind: step.kind, type: step.type, ...(genuine ? { event } : {}) })
+            const about = { genuine, kind: step.kind, type: step.type, ...(genuine ? { event } : {}) }
+            await send(o, endpoint, d, sending.signal, about)
             return
           }
           case 'duplicate': {
@@ -211,7 +217,7 @@ export async function playOrbScenario (
             }
             const d = makeDelivery('genuine', app.token, last.event, Date.now())
             const { type, event } = last
-            await send(o, endpoint, d, { genuine: true, duplicate: true, kind: 'genuine', type, event })
+            await send(o, endpoint, d, sending.signal, { genuine: true, duplicate: true, kind: 'genuine', type, event })
           }
         }
       } catch (err) {
@@ -264,6 +270,7 @@ export async function playOrbScenario (
     }
   } finally {
     for (const t of timers) clearTimeout(t)
+    sending.abort()
     if (client !== undefined) await client.stop(200)
     await fake?.close()
     rmSync(root, { recursive: true, force: true })
@@ -275,13 +282,14 @@ async function send (
   o: OrbObserver,
   url: string,
   d: WebhookDelivery,
+  signal: AbortSignal,
   data: { genuine: boolean, kind: string, type: string, duplicate?: boolean, event?: Record<string, unknown> }
 ): Promise<void> {
   const sentAt = o.now()
   o.action('wire', 'delivery-sent', `a ${data.duplicate === true ? 'second (retried) ' : ''}${data.kind} ${data.type} delivery: ${d.what}`, {
     genuine: data.genuine, kind: data.kind, type: data.type, duplicate: data.duplicate === true, eventId: d.event
   })
-  const result = await sendDelivery(url, d, 10_000)
+  const result = await sendDelivery(url, d, DELIVERY_TIMEOUT_MS, signal)
   const reply = 'error' in result
     ? { error: result.error }
     : { status: result.status, notice: hasNotice(result.body), reply: result.body.slice(0, 300) }
