@@ -598,3 +598,13 @@ t.test('OT-061 OT-A11 warnings are "<kind>: <text>" strings', async (t) => {
     t.match(warning, /^(unknown-field|reserved-arc|attention-arc|attention|proximity|gamut|salience|wcag): \S/)
   }
 })
+
+t.test('OT-061 an explicit colour the guards leave alone is emitted exactly as sent: #00b96d idle on base hue 0', async (t) => {
+  // Found by the property above (seed -800211108): through OKLCH and back, #00b96d came out #01b96d.
+  const result = generatePalette({
+    baseHue: pushBaseHue(0), chroma: 0.5, lightness: 0, anchorAttention: false, states: { idle: '#00b96d' }
+  })
+  t.equal(result.colours.idle, '#00b96d')
+  t.equal(result.sources.idle, 'explicit')
+  t.notOk(result.notes.some((n) => n.includes('idle')), 'no guard note: nothing was changed')
+})

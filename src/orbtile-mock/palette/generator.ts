@@ -106,8 +106,8 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
     notes.push(`gamut: ${name} chroma ${fixed(wanted.c)} reduced to ${fixed(clipped.c)} to fit sRGB`)
     return clipped
   }
-  const place = (name: PaletteKey, colour: Color, source: ColourSource): void => {
-    colours[name] = formatHex(clip(colour))
+  const place = (name: PaletteKey, colour: Color | string, source: ColourSource): void => {
+    colours[name] = typeof colour === 'string' ? formatHex(colour)! : formatHex(clip(colour))
     sources[name] = source
   }
 
@@ -118,7 +118,7 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
       ? 'explicit'
       : given !== undefined ? 'fallback' : 'generated'
     const colour = given !== undefined ? toOklch(given)! : generated(name, stop, input.baseHue, input.lightness)
-    place(name, guard(name, colour, true, notes), source)
+    place(name, guard(name, colour, true, notes, given), source)
   }
   for (const [name, stop] of Object.entries(WAITING_STOPS) as Array<[keyof typeof WAITING_STOPS, Stop]>) {
     // OT-084: waitingPermission supplies waitingQuestion; OT-086: anchorAttention ignores both overrides.
@@ -128,7 +128,7 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
       : given !== undefined ? 'fallback' : 'generated'
     const colour = given !== undefined ? toOklch(given)! : generated(name, stop, waitingHue, 0)
     // Explicit waiting overrides are guarded like adapter colours; generated ones sit where the attention arc allows.
-    place(name, guard(name, colour, given !== undefined, notes), source)
+    place(name, guard(name, colour, given !== undefined, notes, given), source)
   }
   for (const [name, value] of Object.entries(FIXED_COLOURS) as Array<[keyof typeof FIXED_COLOURS, Oklch]>) {
     place(name, clip({ mode: 'oklch', l: value.l, c: value.c, h: value.h }), 'fixed')
@@ -164,11 +164,14 @@ function emitted (colour: Color): Oklch {
  * away from the error colour, the WCAG lift raises its lightness for label text. Lifting can bring a colour back
  * near the error colour, so the two run again until both hold. One note per guard that changed something.
  */
-function guard (name: string, colour: Oklch, salient: boolean, notes: string[]): Oklch {
+function guard (name: string, colour: Oklch, salient: boolean, notes: string[], sent?: string): Oklch | string {
   const { toOklch, clip, deltaE, wcagContrast, formatHex, errorColour } = lib()
-  const clearOfError = (c: Oklch): boolean => deltaE(emitted(c), errorColour) >= SALIENCE_MIN_DELTA_E
-  const readable = (c: Oklch): boolean => wcagContrast(formatHex(clip(c)), LABEL_TEXT) >= WCAG_AA
-  const from = emitted(colour)
+  // An explicit colour the guards leave alone is emitted as sent (a trip through OKLCH can move a channel by one), so
+  // it is judged as sent too.
+  const hexOf = (c: Oklch): string => c === colour && sent !== undefined ? formatHex(sent)! : formatHex(clip(c))
+  const clearOfError = (c: Oklch): boolean => deltaE(toOklch(hexOf(c)), errorColour) >= SALIENCE_MIN_DELTA_E
+  const readable = (c: Oklch): boolean => wcagContrast(hexOf(c), LABEL_TEXT) >= WCAG_AA
+  const from = toOklch(hexOf(colour))
   let current = colour
   let turned = false
   let lifted = false
@@ -191,7 +194,7 @@ function guard (name: string, colour: Oklch, salient: boolean, notes: string[]):
   const to = emitted(current)
   if (turned) notes.push(`salience: ${name} turned from hue ${fixed(from.h ?? 0, 1)} to ${fixed(to.h ?? 0, 1)} to stay clear of the error colour`)
   if (lifted) notes.push(`wcag: ${name} lightness ${fixed(from.l)} lifted to ${fixed(to.l)} for ${WCAG_AA}:1 label contrast`)
-  return current
+  return current === colour && sent !== undefined ? sent : current
 }
 
 function clamp01 (n: number): number {
