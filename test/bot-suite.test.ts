@@ -11,10 +11,10 @@ const seeds = [SEED, SEED + 1, SEED + 2, SEED + 3, SEED + 4]
 const EVENTS = ['orb']
 const WEBHOOK = ['orb', '--webhook']
 
-/** The tours once, and two generated scenarios under each seed. */
+/** The tours and two generated scenarios under the first seed, one generated scenario under each other seed. */
+const plays = (seed: number): string[] => seed === SEED ? ['--scenarios', '2'] : ['--scenarios', '1', '--tour', 'none']
 const reference = (client: string[], bot: string): Promise<Run[]> => pool(seeds, 5, async (seed) =>
-  await run(['--seed', String(seed), '--scenarios', '2', ...(seed === SEED ? [] : ['--tour', 'none'])],
-    [process.execPath, bot], client))
+  await run(['--seed', String(seed), ...plays(seed)], [process.execPath, bot], client))
 const eventRuns = reference(EVENTS, EVENTS_BOT)
 const webhookRuns = reference(WEBHOOK, WEBHOOK_BOT)
 
@@ -44,11 +44,39 @@ const FAULTS: ReadonlyArray<{ bot: 'events' | 'webhook', fault: string, tour: st
   { bot: 'webhook', fault: 'no-notice', tour: 'deliveries', id: 'ORB-097' },
   { bot: 'webhook', fault: 'crash-on-null-body', tour: 'deliveries', id: 'ORB-036' }
 ]
-const faultRuns = pool(FAULTS, 8, async (f) => await run(
+// Twelve at a time: the bots and their fakes mostly wait on timers, and the longest tour (attack) takes 20 s.
+const faultRuns = pool(FAULTS, 12, async (f) => await run(
   ['--seed', String(SEED), '--tour', f.tour, '--scenarios', '0'],
   [process.execPath, f.bot === 'events' ? EVENTS_BOT : WEBHOOK_BOT, '--fault', f.fault],
   f.bot === 'events' ? EVENTS : WEBHOOK
 ))
+
+// Bad bots, started with the rest.
+const node = (script: string): string[] => [process.execPath, '-e', script]
+const badStarted = performance.now()
+const badRuns = Promise.all([
+  // A bot that exits at once.
+  run(['--tour', 'basic', '--scenarios', '0'], node('process.exit(0)'), EVENTS),
+  // A webhook bot that never listens on its port.
+  run(['--tour', 'deliveries', '--scenarios', '0'], node('setInterval(() => {}, 1000)'), WEBHOOK),
+  // One that answers every connection with bytes that are not HTTP.
+  run(['--tour', 'deliveries', '--scenarios', '0'], node(
+    "require('net').createServer((s) => { s.on('error', () => {}); s.end('garbage\\r\\n\\r\\n') })" +
+      ".listen(Number(process.env.PORT), '127.0.0.1')"
+  ), WEBHOOK),
+  // One that takes every delivery and never answers.
+  run(['--tour', 'deliveries', '--scenarios', '0'], node(
+    "require('http').createServer(() => {}).listen(Number(process.env.PORT), '127.0.0.1')"
+  ), WEBHOOK),
+  // A bot that posts 40 messages at once.
+  run(['--tour', 'basic', '--scenarios', '0'], node(`
+    const post = () => fetch(process.env.ORB_URL + '/api/bot/v1/messages', {
+      method: 'POST',
+      body: JSON.stringify({ channel: 'ch_general', content: 'spam' }),
+      headers: { authorization: 'Bearer ' + process.env.ORB_TOKEN, 'content-type': 'application/json' }
+    }).catch(() => {})
+    Promise.all(Array.from({ length: 40 }, post)).then(() => setInterval(() => {}, 1000))`), EVENTS)
+])
 
 const findings = (r: Run): string[] =>
   r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
@@ -103,36 +131,13 @@ t.test('BOT-03 every [client] and [both] id of part 2 has a check or a line in t
 })
 
 t.test('BOT-04 bad bots get a verdict, never a hung run', async (t) => {
-  const node = (script: string): string[] => [process.execPath, '-e', script]
-  const started = performance.now()
-  const [quitter, deaf, garbage, hang, flood] = await Promise.all([
-    // A bot that exits at once.
-    run(['--tour', 'basic', '--scenarios', '0'], node('process.exit(0)'), EVENTS),
-    // A webhook bot that never listens on its port.
-    run(['--tour', 'deliveries', '--scenarios', '0'], node('setInterval(() => {}, 1000)'), WEBHOOK),
-    // One that answers every connection with bytes that are not HTTP.
-    run(['--tour', 'deliveries', '--scenarios', '0'], node(
-      "require('net').createServer((s) => s.end('garbage\\r\\n\\r\\n')).listen(Number(process.env.PORT), '127.0.0.1')"
-    ), WEBHOOK),
-    // One that takes every delivery and never answers.
-    run(['--tour', 'deliveries', '--scenarios', '0'], node(
-      "require('http').createServer(() => {}).listen(Number(process.env.PORT), '127.0.0.1')"
-    ), WEBHOOK),
-    // A bot that posts 40 messages at once.
-    run(['--tour', 'basic', '--scenarios', '0'], node(`
-      const post = () => fetch(process.env.ORB_URL + '/api/bot/v1/messages', {
-        method: 'POST',
-        body: JSON.stringify({ channel: 'ch_general', content: 'spam' }),
-        headers: { authorization: 'Bearer ' + process.env.ORB_TOKEN, 'content-type': 'application/json' }
-      }).catch(() => {})
-      Promise.all(Array.from({ length: 40 }, post)).then(() => setInterval(() => {}, 1000))`), EVENTS)
-  ])
+  const [quitter, deaf, garbage, hang, flood] = await badRuns
   const check = (r: Run, id: string): Run['json']['checks'][number] => r.json.checks.find((c) => c.id === id)!
   t.equal(check(quitter, 'OBC-06').verdict, 'fail', 'exits at once: OBC-06 fails')
   t.match(check(quitter, 'OBC-06').reason, /ended before its stop/)
   t.equal(check(deaf, 'ORB-097').verdict, 'fail', 'never listens: ORB-097 fails')
   t.match(check(deaf, 'ORB-097').reason, /ECONNREFUSED/, 'with the reason')
-  t.equal(check(garbage, 'ORB-097').verdict, 'fail', 'answers garbage: ORB-097 fails')
+  t.equal(check(garbage, 'ORB-097').verdict, 'fail', 'answers garbage: ORB-097', { got: garbage.tap.slice(0, 2000) })
   t.equal(check(hang, 'ORB-097').verdict, 'fail', 'never answers: ORB-097 fails')
   t.match(check(hang, 'ORB-097').reason, /no complete reply within 5000 ms/)
   t.equal(check(flood, 'ORB-032').verdict, 'fail', 'floods: ORB-032 fails')
@@ -140,5 +145,5 @@ t.test('BOT-04 bad bots get a verdict, never a hung run', async (t) => {
     t.equal(r.code, 1, 'exit 1')
     rmSync(r.dir, { recursive: true, force: true })
   }
-  t.ok(performance.now() - started < 40_000, 'every run ended within its scenario, the delivery timeout and the stop grace')
+  t.ok(performance.now() - badStarted < 60_000, 'every run ended within its scenario, the delivery timeout and the stop grace')
 })
