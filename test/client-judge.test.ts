@@ -53,8 +53,14 @@ async function judged (adapterArgs: string[], reportName: string): Promise<Judge
       env: { ...process.env, ORBTILE_DISCOVERY: discovery, HOME: dir, TMPDIR: dir },
       stdio: 'ignore'
     })
-    await new Promise((resolve) => setTimeout(resolve, 2500))
-    const live = (await (await fetch(`${control.url}/control/judge`)).json()) as Judged['live']
+    // Until the adapter is at work (its start can take seconds on a loaded machine), then a while longer.
+    const judge = async (): Promise<Judged['live']> =>
+      (await (await fetch(`${control.url}/control/judge`)).json()) as Judged['live']
+    for (let i = 0; i < 100 && (await judge()).requests < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const live = await judge()
     adapter.kill('SIGTERM')
     await new Promise((resolve) => adapter!.once('exit', resolve))
     const exit = new Promise<number | null>((resolve) => fake.once('exit', (code) => resolve(code)))

@@ -41,16 +41,21 @@ class StallMonitor {
     }
   }
 
-  /** Milliseconds within [from, to] when this process could not run on time, as far as its timer saw. */
+  /**
+   * How late a stamp taken within [from, to] can be, as far as this process's timer saw: the longest single stall
+   * that overlaps the interval. Not their sum: a stamp is late by the stall it was taken in, and the error in the time
+   * between two stamps is at most the lateness of the later one. (A busy machine stalls a little, often; summed over
+   * a ten-second gap those would excuse a missed heartbeat.)
+   */
   within (from: number, to: number): number {
     this.#tick()
-    let total = 0
+    let longest = 0
     for (let i = this.#stalls.length - 1; i >= 0; i--) {
       const s = this.#stalls[i]!
       if (s.to <= from) break
-      total += Math.max(0, Math.min(s.to, to) - Math.max(s.from, from))
+      longest = Math.max(longest, Math.min(s.to, to) - Math.max(s.from, from))
     }
-    return total
+    return longest
   }
 
   #tick (): void {
