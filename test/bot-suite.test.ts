@@ -12,7 +12,8 @@ const EVENTS = ['orb']
 const WEBHOOK = ['orb', '--webhook']
 
 /** The tours and two generated scenarios under the first seed, one generated scenario under each other seed. */
-const plays = (seed: number): string[] => seed === SEED ? ['--scenarios', '2'] : ['--scenarios', '1', '--tour', 'none']
+const plays = (seed: number): string[] =>
+  seed === SEED ? ['--scenarios', '2', '--jobs', '8'] : ['--scenarios', '1', '--tour', 'none']
 const reference = (client: string[], bot: string): Promise<Run[]> => pool(seeds, 5, async (seed) =>
   await run(['--seed', String(seed), ...plays(seed)], [process.execPath, bot], client))
 const eventRuns = reference(EVENTS, EVENTS_BOT)

@@ -58,6 +58,22 @@ class StallMonitor {
     return longest
   }
 
+  /**
+   * How long, in all, this process could not run on time within [from, to]: the sum of its stalls. A measure of how
+   * starved of CPU the machine was, for checks that judge a client's progress over a stretch (OT-008), not a bound
+   * on one stamp's error (that is `within`).
+   */
+  total (from: number, to: number): number {
+    this.#tick()
+    let sum = 0
+    for (let i = this.#stalls.length - 1; i >= 0; i--) {
+      const s = this.#stalls[i]!
+      if (s.to <= from) break
+      sum += Math.max(0, Math.min(s.to, to) - Math.max(s.from, from))
+    }
+    return sum
+  }
+
   #tick (): void {
     if (this.#holders === 0) return
     const now = performance.now()

@@ -231,7 +231,16 @@ export class OrbtileModel {
    */
   readonly lag: (from: Millis, to: Millis) => Millis
 
-  constructor (discoveryToken: string, epochStart: number, lag: (from: Millis, to: Millis) => Millis = () => 0) {
+  /** How long in all, within [from, to], the judging process was starved of CPU (OTC-17): for OT-008's progress. */
+  readonly starved: (from: Millis, to: Millis) => Millis
+
+  constructor (
+    discoveryToken: string,
+    epochStart: number,
+    lag: (from: Millis, to: Millis) => Millis = () => 0,
+    starved: (from: Millis, to: Millis) => Millis = () => 0
+  ) {
+    this.starved = starved
     this.discoveryTokens.push(discoveryToken)
     this.epochStart = epochStart
     this.lag = lag

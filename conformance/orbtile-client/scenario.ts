@@ -87,9 +87,7 @@ export const TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = [
     name: 'wire',
     scenario: {
       ...BASE,
-      // Long enough after the last block of the wire (about 4.7 s) for OT-008's window (3 s, or twice the longest
-      // gap before), with room for a loaded machine: at 8 s a busy CI run left a frozen adapter unjudged.
-      durationMs: 10_000,
+      durationMs: 8000,
       extraFields: true,
       steps: [
         { atMs: 1000, actor: 'wire', name: '429', count: 2, retryAfter: 1 },

@@ -153,8 +153,9 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
             for (const b of [...this.#blocked].sort((x, y) => x.from - y.from)) {
               if (b.from <= from + window && b.to > from) from = b.to
             }
-            // A machine too busy to run this process on time is too busy to blame the adapter (OTC-17).
-            return end - from >= window + model.lag(from, end)
+            // A machine too busy to run this process on time is too busy to blame the adapter: its requests are
+            // slowed by all the CPU it was denied, so the window widens by the sum of the stalls (OTC-17).
+            return end - from >= window + model.starved(from, end)
           })
           if (missing.length > 0) {
             this.violate({
