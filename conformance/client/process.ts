@@ -157,3 +157,17 @@ export function scanFiles (
   for (const root of roots) walk(root, root.path, 0)
   return found
 }
+
+/** How long a client has to exit after SIGTERM before SIGKILL (OTC-05, OBC-06). */
+export const STOP_GRACE_MS = 2000
+
+/** How a client's run ended, in words, for the reports. */
+export function exitText (exit: ClientExit): string {
+  const how = exit.code === null ? `signal ${exit.signal ?? '?'}` : `code ${exit.code}`
+  switch (exit.how) {
+    case 'stopped': return `stopped by SIGTERM (${how})`
+    case 'killed': return `killed with SIGKILL ${STOP_GRACE_MS / 1000} s after SIGTERM`
+    case 'exited': return `exited on its own with ${how} at ${(exit.at / 1000).toFixed(3)} s`
+    case 'not-started': return `could not start: ${exit.error ?? 'unknown error'}`
+  }
+}

@@ -1,4 +1,4 @@
-import type { JournalEntry, Millis } from './journal.js'
+import type { CheckFinding, JournalEntry, Millis } from './journal.js'
 
 /** Bodies and replies kept in a report are cut to this many characters (the checks see them whole). */
 export const BODY_LIMIT = 4096
@@ -139,4 +139,22 @@ export class JournalRecorder {
 /** An action's data with every secret replaced (a new token travels in it). */
 function redactData (data: Record<string, unknown>, redact: (text: string) => string): Record<string, unknown> {
   return JSON.parse(redact(JSON.stringify(data))) as Record<string, unknown>
+}
+
+/** A scenario's findings for its report: the entries they cite kept in the journal, every secret in them replaced. */
+export function reportedFindings (
+  findings: readonly CheckFinding[],
+  journal: JournalRecorder,
+  secrets: Secrets
+): CheckFinding[] {
+  for (const f of findings) for (const v of f.violations) if (v.seq !== undefined) journal.pin(v.seq)
+  return findings.map((f) => ({
+    ...f,
+    violations: f.violations.map((v) => ({
+      ...v,
+      message: secrets.redact(v.message),
+      actual: secrets.redact(v.actual),
+      expected: secrets.redact(v.expected)
+    }))
+  }))
 }

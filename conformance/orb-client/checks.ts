@@ -1,13 +1,8 @@
-import { seconds, Tally, type CheckDef, type CheckInfo } from '../client/check.js'
+import { seconds, Tally } from '../client/check.js'
 import type { JournalEntry, Millis } from '../client/journal.js'
+import { at, check, type OrbCheck } from './check.js'
 import { isObject, view, type OrbModel } from './model.js'
 import { WEBHOOK_CHECKS } from './webhook-checks.js'
-
-export type OrbCheck = CheckDef<OrbModel>
-
-export function check (info: CheckInfo, make: (info: CheckInfo) => Tally<OrbModel>): OrbCheck {
-  return { ...info, create: () => make(info) }
-}
 
 /** Clock slack when comparing the bot's waits with ours. */
 const SLACK_MS = 50
@@ -17,8 +12,6 @@ const ANSWER_MS = 6000
 
 /** OBC-05: after a 410 the fallback message is posted within this long. */
 const FALLBACK_MS = 5000
-
-export const at = (e: { seq: number, at: Millis }): { seq: number, at: Millis } => ({ seq: e.seq, at: e.at })
 
 /** Every check of the bot suite, in ledger order, then orbtest's own (OBC-…). */
 export const ORB_CLIENT_CHECKS: readonly OrbCheck[] = [
@@ -148,7 +141,7 @@ export const ORB_CLIENT_CHECKS: readonly OrbCheck[] = [
     #encrypted: { at: Millis, seq: number, channel: string | null } | undefined
     observe (entry: JournalEntry, model: OrbModel): void {
       if (this.#encrypted === undefined) {
-        const e = [...model.received.values()].find((r) => r.encrypted)
+        const e = model.firstEncrypted
         if (e !== undefined) {
           this.#encrypted = { at: e.at, seq: e.seq, channel: e.channel }
           this.applied()

@@ -101,6 +101,8 @@ export class OrbModel {
   readonly nexts: Array<{ next: number, at: Millis }> = []
   /** When the bot's process was (re)started, journal ms. */
   readonly starts: Millis[] = []
+  /** The first encrypted message the bot received (ORB-036). */
+  firstEncrypted: Received | undefined
 
   constructor (token: string, channels: ReadonlyMap<string, ChannelInfo>, epochStart: number) {
     this.tokens = [token]
@@ -138,7 +140,7 @@ export class OrbModel {
     if (!isObject(event) || typeof event.id !== 'string' || this.received.has(event.id)) return
     const data = isObject(event.data) ? event.data : {}
     const message = isObject(data.message) ? data.message : undefined
-    this.received.set(event.id, {
+    const received: Received = {
       id: event.id,
       type: String(event.type),
       channel: typeof event.channel === 'string' ? event.channel : null,
@@ -147,7 +149,9 @@ export class OrbModel {
       at,
       ...(typeof event.cursor === 'number' ? { cursor: event.cursor } : {}),
       seq
-    })
+    }
+    this.received.set(event.id, received)
+    if (received.encrypted) this.firstEncrypted ??= received
   }
 }
 

@@ -1,6 +1,6 @@
 import { violationsSoFar, type ClientCheck } from '../client/check.js'
 import type { Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
-import { JournalRecorder, Secrets } from '../client/recorder.js'
+import { JournalRecorder, reportedFindings, Secrets } from '../client/recorder.js'
 import type { TapExchange } from '../../src/orb-mock/index.js'
 import { ORB_CLIENT_CHECKS } from './checks.js'
 import { OrbModel, type ChannelInfo } from './model.js'
@@ -71,17 +71,7 @@ export class OrbObserver {
 
   findings (end: Millis): CheckFinding[] {
     for (const c of this.checks) c.finish(this.model, end)
-    const findings = this.checks.map((c) => c.finding())
-    for (const f of findings) for (const v of f.violations) if (v.seq !== undefined) this.journal.pin(v.seq)
-    return findings.map((f) => ({
-      ...f,
-      violations: f.violations.map((v) => ({
-        ...v,
-        message: this.secrets.redact(v.message),
-        actual: this.secrets.redact(v.actual),
-        expected: this.secrets.redact(v.expected)
-      }))
-    }))
+    return reportedFindings(this.checks.map((c) => c.finding()), this.journal, this.secrets)
   }
 
   #feed<E extends JournalEntry> (entry: E): E {

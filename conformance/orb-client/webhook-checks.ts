@@ -1,15 +1,10 @@
 import { seconds, Tally } from '../client/check.js'
 import type { JournalAction, JournalEntry } from '../client/journal.js'
+import { at, check, type OrbCheck } from './check.js'
 import { isWrite, view, type OrbModel } from './model.js'
-import type { CheckDef, CheckInfo } from '../client/check.js'
 
 /** OBC-04: how long after a delivery the suite listens for what it made the bot do. */
 export const QUIET_MS = 1000
-
-type OrbCheck = CheckDef<OrbModel>
-const check = (info: CheckInfo, make: (info: CheckInfo) => Tally<OrbModel>): OrbCheck =>
-  ({ ...info, create: () => make(info) })
-const at = (e: { seq: number, at: number }): { seq: number, at: number } => ({ seq: e.seq, at: e.at })
 
 /** The checks of a webhook bot: what it does with the deliveries the suite sends it (ORB-095..097). */
 export const WEBHOOK_CHECKS: readonly OrbCheck[] = [

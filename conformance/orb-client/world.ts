@@ -3,7 +3,7 @@ import { createServer, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ScenarioReport } from '../client/journal.js'
-import { ClientProcess, scanFiles, type ClientExit } from '../client/process.js'
+import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, type ClientExit } from '../client/process.js'
 import { makeDirectory } from '../../src/shared/make-dir.js'
 import { defaultWorld, startOrbMock, type OrbMock, type TapHead, type WirePlan } from '../../src/orb-mock/index.js'
 import { isObject, type ChannelInfo } from './model.js'
@@ -12,9 +12,6 @@ import type { Scenario, Step } from './scenario.js'
 import {
   isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, sendDelivery, TOLERANCE_MS, type WebhookDelivery
 } from './webhook-kit.js'
-
-/** How long the bot has to exit after SIGTERM before SIGKILL. */
-export const STOP_GRACE_MS = 2000
 
 /** Every scope of the bot API: what the bot's app gets unless `--scopes` says otherwise. */
 export const ALL_SCOPES = ['messages:read', 'messages:write', 'voice', 'music', 'passport'] as const
@@ -128,7 +125,6 @@ export async function playOrbScenario (
       ORB_APP_ID: app.id,
       ...(port === undefined ? {} : { PORT: String(port) })
     }
-    const outputs: string[] = []
     const start = (): ClientProcess => {
       o.action('harness', 'bot-start', `the bot starts (${scenario.mode} mode${endpoint === undefined ? '' : `, endpoint ${endpoint}`})`)
       return new ClientProcess(command, env, () => o.now(), (stream, line) => { o.output(stream, line) })
@@ -256,7 +252,6 @@ export async function playOrbScenario (
     if (ended === undefined) o.action('harness', 'stop', 'SIGTERM to the bot')
     const exit = await client.stop(options.signal?.aborted === true ? 200 : STOP_GRACE_MS)
     o.action('client', 'exit', exitText(exit), { how: exit.how, code: exit.code, signal: exit.signal })
-    outputs.push(client.output('stdout'), client.output('stderr'))
     scanSecrets(o, client, app.token, home, tmp)
     const findings = o.findings(end)
     return {
@@ -359,14 +354,4 @@ function scanSecrets (o: OrbObserver, client: ClientProcess, token: string, home
   const roots = [{ name: 'HOME', path: home }, { name: 'TMPDIR', path: tmp }]
   const found = scanFiles(roots, new Map([[token, label]]), new Set())
   for (const f of found) o.action('harness', 'secret-found', `${label} found in ${f.where}`, { where: f.where })
-}
-
-function exitText (exit: ClientExit): string {
-  const how = exit.code === null ? `signal ${exit.signal ?? '?'}` : `code ${exit.code}`
-  switch (exit.how) {
-    case 'stopped': return `stopped by SIGTERM (${how})`
-    case 'killed': return `killed with SIGKILL ${STOP_GRACE_MS / 1000} s after SIGTERM`
-    case 'exited': return `exited on its own with ${how} at ${(exit.at / 1000).toFixed(3)} s`
-    case 'not-started': return `could not start: ${exit.error ?? 'unknown error'}`
-  }
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ScenarioReport } from '../client/journal.js'
-import { ClientProcess, scanFiles, type ClientExit } from '../client/process.js'
+import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS } from '../client/process.js'
 import { makeDirectory } from '../../src/shared/make-dir.js'
 import { SPEC_DISCOVERY_SUFFIX } from '../../src/spec/orbtile.js'
 import { startOrbtileMock, type OrbtileMock } from '../../src/orbtile-mock/index.js'
@@ -11,9 +11,6 @@ import { stalls } from '../client/stall.js'
 import { Observer } from './observer.js'
 import type { Scenario, Step } from './scenario.js'
 import { Wire } from './wire.js'
-
-/** How long the adapter has to exit after SIGTERM before SIGKILL (OTC-05). */
-export const STOP_GRACE_MS = 2000
 
 /** Where one scenario lives: a folder of its own, with the adapter's HOME and TMPDIR and the fake's socket. */
 export interface Place {
@@ -260,16 +257,6 @@ function policyDecision (policy: Scenario['decide'], n: number): 'allow' | 'deny
 export function validPicks (content: Record<string, unknown>): number[][] {
   const questions = Array.isArray(content.questions) ? content.questions : []
   return questions.map(() => [0])
-}
-
-function exitText (exit: ClientExit): string {
-  const how = exit.code === null ? `signal ${exit.signal ?? '?'}` : `code ${exit.code}`
-  switch (exit.how) {
-    case 'stopped': return `stopped by SIGTERM (${how})`
-    case 'killed': return `killed with SIGKILL ${STOP_GRACE_MS / 1000} s after SIGTERM`
-    case 'exited': return `exited on its own with ${how} at ${(exit.at / 1000).toFixed(3)} s`
-    case 'not-started': return `could not start: ${exit.error ?? 'unknown error'}`
-  }
 }
 
 /** OT-022: every adapter token the app issued, looked for in the output and in the files under HOME and TMPDIR. */
