@@ -77,6 +77,7 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     throw new StartupError('ORBTEST_ORB_LISTEN', `the fake Orb could not listen on ${host}:${wanted}: ${(err as Error).message}`)
   }
   const port = (app.server.address() as AddressInfo).port
+  let closing: Promise<void> | undefined
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
@@ -84,11 +85,15 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     store,
     services,
     control: new OrbControl(services, world),
-    close: async () => {
+    close () {
       // Held polls are answered and deliveries aborted first; a request still reading its body is cut (closeApp).
-      store.dispose()
-      await closeApp(app)
-      if (ownClock) clock.dispose()
+      // Once: a client suite closes its fake before judging, then again on its way out.
+      closing ??= (async () => {
+        store.dispose()
+        await closeApp(app)
+        if (ownClock) clock.dispose()
+      })()
+      return closing
     }
   }
 }
