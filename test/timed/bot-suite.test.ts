@@ -4,8 +4,8 @@
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { ORB_CLIENT_CHECKS } from '../conformance/orb-client/checks.js'
-import { EVENTS_BOT, pool, run, SEED, WEBHOOK_BOT, type Run } from './helpers/client-run.js'
+import { ORB_CLIENT_CHECKS } from '../../conformance/orb-client/checks.js'
+import { EVENTS_BOT, pool, run, SEED, WEBHOOK_BOT, type Run } from '../helpers/client-run.js'
 
 const seeds = [SEED, SEED + 1, SEED + 2, SEED + 3, SEED + 4]
 const EVENTS = ['orb']
@@ -115,7 +115,7 @@ t.test('BOT-02 each deliberate fault of the reference bots fails the check named
 })
 
 t.test('BOT-03 every [client] and [both] id of part 2 has a check or a line in the coverage file', async (t) => {
-  const root = join(import.meta.dirname, '..')
+  const root = join(import.meta.dirname, '..', '..')
   const ledger = readFileSync(join(root, 'conformance', 'orb', 'requirements.json'), 'utf8')
   const requirements = (JSON.parse(ledger) as { requirements: Record<string, { kind: string }> }).requirements
   const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'orb-client', 'coverage.json'), 'utf8')) as {

@@ -5,20 +5,32 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import t from 'tap'
-import { conformance } from '../conformance/index.js'
-import { UsageError } from '../src/cli/args.js'
-import { NODE_ADAPTER, run, SEED, verdictOf } from './helpers/client-run.js'
+import { conformance } from '../../conformance/index.js'
+import { UsageError } from '../../src/cli/args.js'
+import { NODE_ADAPTER, run, SEED, verdictOf } from '../helpers/client-run.js'
 
-const root = join(import.meta.dirname, '..')
+const root = join(import.meta.dirname, '..', '..')
+
+// Every run starts at once, and each test reads its own: the clients mostly wait on the scenarios' clocks.
+const started = performance.now()
+const badRuns = Promise.all([
+  // A client that never connects: OT-002 fails; the run ends with the scenario.
+  run(['--tour', 'basic', '--scenarios', '0'], ['sleep', '30']),
+  // A client that exits at once.
+  run(['--tour', 'basic', '--scenarios', '0'], ['true'])
+])
+const shrinkRun = run(
+  ['--seed', String(SEED), '--tour', 'none', '--scenarios', '2', '--shrink', '3'],
+  [process.execPath, NODE_ADAPTER, '--fault', 'origin']
+)
+const reportDir = mkdtempSync(join(tmpdir(), 'orbtest-client-test-'))
+const tokenRun = run(
+  ['--tour', 'app', '--scenarios', '0', '--html', join(reportDir, 'r.html'), '--junit', join(reportDir, 'r.xml')],
+  [process.execPath, NODE_ADAPTER, '--fault', 'log-token']
+)
 
 t.test('CLIENT-04 bad clients get a verdict, never a hung run', async (t) => {
-  const started = performance.now()
-  const [silent, quitter] = await Promise.all([
-    // A client that never connects: OT-002 fails; the run ends with the scenario.
-    run(['--tour', 'basic', '--scenarios', '0'], ['sleep', '30']),
-    // A client that exits at once.
-    run(['--tour', 'basic', '--scenarios', '0'], ['true'])
-  ])
+  const [silent, quitter] = await badRuns
   t.equal(verdictOf(silent, 'OT-002'), 'fail', 'never connects: OT-002 fails')
   t.match(silent.tap, /no request reached the socket/, 'with the reason')
   t.equal(verdictOf(quitter, 'OTC-03'), 'fail', 'exits at once: OTC-03 fails')
@@ -39,10 +51,7 @@ t.test('CLIENT-04 bad clients get a verdict, never a hung run', async (t) => {
 })
 
 t.test('CLIENT-05 a failing generated scenario shrinks, and its seed and path replay it', async (t) => {
-  const first = await run(
-    ['--seed', String(SEED), '--tour', 'none', '--scenarios', '2', '--shrink', '3'],
-    [process.execPath, NODE_ADAPTER, '--fault', 'origin']
-  )
+  const first = await shrinkRun
   const check = first.json.checks.find((c) => c.id === 'OT-014')!
   t.equal(check.verdict, 'fail', 'OT-014 fails')
   t.ok(check.replay !== undefined && check.shrunk !== undefined, 'with the failing scenario and the smallest one')
@@ -66,13 +75,10 @@ t.test('CLIENT-05 a failing generated scenario shrinks, and its seed and path re
 })
 
 t.test('CLIENT-06 no report holds a token, even from an adapter that logs its own, across new tokens and restarts', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'orbtest-client-test-'))
+  const dir = reportDir
   const html = join(dir, 'r.html')
   const junit = join(dir, 'r.xml')
-  const r = await run(
-    ['--tour', 'app', '--scenarios', '0', '--html', html, '--junit', junit],
-    [process.execPath, NODE_ADAPTER, '--fault', 'log-token']
-  )
+  const r = await tokenRun
   const texts = [
     readFileSync(join(r.dir, 'report.json'), 'utf8'),
     readFileSync(html, 'utf8'),
