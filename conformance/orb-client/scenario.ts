@@ -8,8 +8,13 @@ export type TalkChannel = typeof TALK_CHANNELS[number]
 /** One thing the world does, at `atMs` from the bot's start. */
 export type Step = { atMs: number } & (
   | { actor: 'member', name: 'mention', channel: TalkChannel, encrypted: boolean }
-  | { actor: 'member', name: 'command', channel: TalkChannel }
+  | { actor: 'member', name: 'command', channel: TalkChannel, command?: string, options?: Record<string, string> }
   | { actor: 'developer', name: 'test-event' }
+  | { actor: 'developer', name: 'rotate' }
+  | { actor: 'admin', name: 'allow', channels: TalkChannel[] }
+  | { actor: 'admin', name: 'uninstall' }
+  | { actor: 'platform', name: 'chain', available: boolean }
+  | { actor: 'wire', name: 'slow', ms: number }
   | { actor: 'wire', name: 'throttle', retryAfter: number }
   | { actor: 'wire', name: 'late-command', ms: number }
   | { actor: 'wire', name: 'cut-poll' | 'repeat' }
@@ -36,6 +41,16 @@ const command = (atMs: number, channel: TalkChannel = 'ch_general'): Step => ({
   name: 'command',
   channel
 })
+/** A member types /verify for a wallet with no evidence in the demo world (passport: count 0, holds false). */
+const verify = (atMs: number): Step => ({
+  atMs,
+  actor: 'member',
+  name: 'command',
+  channel: 'ch_general',
+  command: 'verify',
+  options: { address: NO_PASSPORT }
+})
+export const NO_PASSPORT = '0x3333333333333333333333333333333333333333'
 const deliver = (atMs: number, kind: DeliveryKind, type: EventType = 'message.mention', encrypted = false): Step =>
   ({ atMs, actor: 'wire', name: 'deliver', kind, type, encrypted })
 
@@ -88,6 +103,41 @@ export const EVENT_TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = 
         command(4500, 'ch_staff'),
         { atMs: 6000, actor: 'wire', name: 'cut-poll' },
         mention(7500, 'ch_general')
+      ]
+    }
+  },
+  {
+    // The same wallet checked with the chain up (holds false), then down (holds null), then up again (ORB-088).
+    name: 'passport',
+    scenario: {
+      mode: 'events',
+      durationMs: 10_000,
+      steps: [
+        verify(1500),
+        { atMs: 3000, actor: 'platform', name: 'chain', available: false },
+        verify(3500),
+        { atMs: 7000, actor: 'platform', name: 'chain', available: true }
+      ]
+    }
+  },
+  {
+    // The community and the developer change things under the bot: replies to its writes come slowly, an admin
+    // takes a channel off its allow-list, the developer rotates its token (and restarts it with the new one), and
+    // at last an admin uninstalls it. It must stay up, answer where it still may, and act on nothing twice.
+    name: 'changes',
+    scenario: {
+      mode: 'events',
+      durationMs: 14_000,
+      steps: [
+        { atMs: 1000, actor: 'wire', name: 'slow', ms: 2500 },
+        command(1500),
+        mention(2800, 'ch_general'),
+        { atMs: 5500, actor: 'admin', name: 'allow', channels: ['ch_general', 'ch_staff'] },
+        mention(6000, 'ch_vault'),
+        mention(6500, 'ch_staff'),
+        { atMs: 8000, actor: 'developer', name: 'rotate' },
+        command(9500, 'ch_staff'),
+        { atMs: 12_000, actor: 'admin', name: 'uninstall' }
       ]
     }
   },
@@ -153,7 +203,20 @@ const eventStep = fc.oneof(
     arbitrary: fc.record({ actor: is('wire'), name: is('throttle'), retryAfter: fc.integer({ min: 1, max: 2 }) })
   },
   { weight: 1, arbitrary: fc.record({ actor: is('wire'), name: fc.constantFrom('cut-poll', 'repeat') }) },
-  { weight: 1, arbitrary: fc.record({ actor: is('harness'), name: is('restart') }) }
+  { weight: 1, arbitrary: fc.record({ actor: is('harness'), name: is('restart') }) },
+  { weight: 1, arbitrary: fc.record({ actor: is('developer'), name: is('rotate') }) },
+  { weight: 1, arbitrary: fc.record({ actor: is('platform'), name: is('chain'), available: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      actor: is('member'),
+      name: is('command'),
+      channel,
+      command: is('verify'),
+      options: fc.record({ address: fc.constantFrom(NO_PASSPORT, '0x1111111111111111111111111111111111111111') })
+    })
+  },
+  { weight: 1, arbitrary: fc.record({ actor: is('wire'), name: is('slow'), ms: fc.integer({ min: 500, max: 3000 }) }) }
 ) as fc.Arbitrary<Unplaced>
 
 const GENUINE: DeliveryKind[] = ['genuine', 'genuine-rotated']
@@ -189,7 +252,10 @@ export function describeScenario (s: Scenario): string {
   const steps = s.steps.map((step) => {
     switch (step.name) {
       case 'mention': return `${step.encrypted ? 'encrypted ' : ''}mention in ${step.channel}`
-      case 'command': return `command in ${step.channel}`
+      case 'command': return `${step.command === undefined ? 'command' : `/${step.command}`} in ${step.channel}`
+      case 'chain': return `chain ${step.available ? 'back' : 'unavailable'}`
+      case 'allow': return `allow-list ${step.channels.join(' ')}`
+      case 'slow': return `slow replies (${step.ms} ms)`
       case 'throttle': return `429 (Retry-After ${step.retryAfter})`
       case 'late-command': return `a command delivered ${step.ms / 1000} s late`
       case 'deliver': return `${step.kind} ${step.type}${step.encrypted ? ' (encrypted)' : ''}`

@@ -33,6 +33,8 @@ class OrbWire {
   late: number | undefined
   cut = false
   repeat = false
+  /** Replies to the bot's next writes are held this long (the first three of them). */
+  slow: { ms: number, left: number } | undefined
   /** The last event a reply of GET /events carried, for `repeat`. */
   last: unknown
 
@@ -42,6 +44,11 @@ class OrbWire {
       const retryAfter = this.throttle
       this.throttle = undefined
       return { refuse429: retryAfter, notes: [`429 injected, Retry-After ${retryAfter}`] }
+    }
+    if (this.slow !== undefined && head.method !== 'GET' && path.startsWith('/api/bot/v1/')) {
+      const { ms } = this.slow
+      if (--this.slow.left <= 0) this.slow = undefined
+      return { holdMs: ms, notes: [`reply held ${ms} ms (a slow Orb)`] }
     }
     if (path !== '/api/bot/v1/events' || head.method !== 'GET') return {}
     const plan: WirePlan = { notes: [] }
@@ -124,7 +131,7 @@ export async function playOrbScenario (
     const port = scenario.mode === 'webhook' ? await freePort() : undefined
     const endpoint = port === undefined ? undefined : `http://127.0.0.1:${port}${WEBHOOK_PATH}`
     if (endpoint !== undefined) mock.control.setEndpoint(app.id, endpoint)
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       HOME: home,
       TMPDIR: tmp,
@@ -143,7 +150,10 @@ export async function playOrbScenario (
     let last: { event: Record<string, unknown>, type: string } | undefined
     let n = 0
     const play = async (step: Step): Promise<void> => {
-      const actor = step.actor === 'member' ? 'user' : step.actor === 'developer' ? 'app' : step.actor
+      // The journal's actors: members and admins are the community; the developer and the platform, Orb's side.
+      const actor = step.actor === 'member' || step.actor === 'admin'
+        ? 'user'
+        : step.actor === 'developer' || step.actor === 'platform' ? 'app' : step.actor
       const say = (text: string, data?: Record<string, unknown>): void => { o.action(actor, step.name, text, data) }
       try {
         switch (step.name) {
@@ -160,10 +170,12 @@ export async function playOrbScenario (
           }
           case 'command': {
             const registered = mock.store.apps.get(app.id)?.commands ?? []
-            const typed = registered[0]
-            if (typed === undefined) return say('a member would type a command, but the bot registered none')
+            const typed = step.command === undefined ? registered[0] : registered.find((c) => c.name === step.command)
+            if (typed === undefined) {
+              return say(`a member would type ${step.command === undefined ? 'a command' : `/${step.command}`}, but the bot registered none such`)
+            }
             const needed = typed.args.filter((a) => a.optional !== true)
-            const opts = Object.fromEntries(needed.map((a) => [String(a.name), 'hi']))
+            const opts = { ...Object.fromEntries(needed.map((a) => [String(a.name), 'hi'])), ...step.options }
             const made = mock.control.invoke({
               server: SERVER,
               channel: step.channel,
@@ -173,6 +185,31 @@ export async function playOrbScenario (
               app: app.id
             })
             return say(`${MEMBER} types /${typed.name} in ${step.channel}`, { event: made.event })
+          }
+          case 'chain':
+            mock.control.setChain({ available: step.available })
+            return say(step.available
+              ? 'the chain can be consulted again'
+              : 'the chain is unavailable: passport answers holds null')
+          case 'slow':
+            wire.slow = { ms: step.ms, left: 3 }
+            return say(`the wire: replies to the bot's next three writes are held ${step.ms} ms`)
+          case 'allow': {
+            mock.control.install(SERVER, app.id, { channels: [...step.channels] })
+            return say(`an admin narrows the bot's allow-list in ${SERVER} to ${step.channels.join(', ')}`)
+          }
+          case 'uninstall':
+            mock.control.uninstall(SERVER, app.id)
+            return say(`an admin uninstalls the bot from ${SERVER}`)
+          case 'rotate': {
+            // As a developer does: a new token from the console, and the bot redeployed with it.
+            const { token } = mock.control.rotateToken(app.id)
+            env.ORB_TOKEN = token
+            say('the developer rotates the app token (the old one now gets 401) and restarts the bot with the new one', { token })
+            const old = client!
+            await old.stop(STOP_GRACE_MS)
+            client = start()
+            return
           }
           case 'test-event':
             mock.control.testEvent(app.id)
@@ -260,7 +297,7 @@ export async function playOrbScenario (
     if (ended === undefined) o.action('harness', 'stop', 'SIGTERM to the bot')
     const exit = await client.stop(options.signal?.aborted === true ? 200 : STOP_GRACE_MS)
     o.action('client', 'exit', exitText(exit), { how: exit.how, code: exit.code, signal: exit.signal })
-    scanSecrets(o, client, app.token, home, tmp)
+    scanSecrets(o, client, o.model.tokens, home, tmp)
     // The fake closes before judging: a request the client left open (a long poll when it was stopped) is then
     // journaled as cut, whatever order the client's exit and its sockets' closing reached this process in (OTC-18).
     await fake.close()
@@ -356,14 +393,18 @@ function channelsOf (): Map<string, ChannelInfo> {
 }
 
 /** ORB-002: the app token looked for in the bot's output and in the files under its HOME and TMPDIR. */
-function scanSecrets (o: OrbObserver, client: ClientProcess, token: string, home: string, tmp: string): void {
-  const label = o.secrets.add(token, 'app token')
+function scanSecrets (
+  o: OrbObserver, client: ClientProcess, tokens: readonly string[], home: string, tmp: string
+): void {
+  // Every token the app had in the run: one rotated away is still a secret.
+  const labels = new Map(tokens.map((t) => [t, o.secrets.add(t, 'app token')]))
   for (const stream of ['stdout', 'stderr'] as const) {
-    if (client.output(stream).includes(token)) {
-      o.action('harness', 'secret-found', `${label} found in ${stream}`, { where: stream })
+    const text = client.output(stream)
+    for (const [token, label] of labels) {
+      if (text.includes(token)) o.action('harness', 'secret-found', `${label} found in ${stream}`, { where: stream })
     }
   }
   const roots = [{ name: 'HOME', path: home }, { name: 'TMPDIR', path: tmp }]
-  const found = scanFiles(roots, new Map([[token, label]]), new Set())
-  for (const f of found) o.action('harness', 'secret-found', `${label} found in ${f.where}`, { where: f.where })
+  const found = scanFiles(roots, labels, new Set())
+  for (const f of found) o.action('harness', 'secret-found', `${f.label} found in ${f.where}`, { where: f.where })
 }

@@ -28,7 +28,8 @@ const FAULT_RULES = {
   'no-fallback': 'after a 410 the answer is not posted (ORB-071)',
   'late-respond': 'a typed command is answered 7 s late (ORB-071)',
   'token-in-query': 'the events request also carries ?token= (ORB-002)',
-  'post-elsewhere': 'mentions are answered in the read-only ch_news, not where they came from (ORB-032)'
+  'post-elsewhere': 'mentions are answered in the read-only ch_news, not where they came from (ORB-032)',
+  'null-as-false': 'a passport answer of holds: null is read as false: "not verified" (ORB-088)'
 }
 const FAULTS = Object.keys(FAULT_RULES)
 const faults = new Set((process.env.ORBTEST_EXAMPLE_FAULT ?? '').split(',').map((f) => f.trim()).filter(Boolean))
@@ -58,7 +59,12 @@ const HANDLED_FILE = join(HOME, '.orb-bot-handled')
 /** ORB-065: everything the bot can do, in one place; pushed whole. */
 const COMMANDS = [
   { name: 'ping', description: 'Answers pong.' },
-  { name: 'echo', description: 'Says your text back.', options: [{ name: 'text', description: 'What to say back.' }] }
+  { name: 'echo', description: 'Says your text back.', options: [{ name: 'text', description: 'What to say back.' }] },
+  {
+    name: 'verify',
+    description: 'Says whether a wallet holds a human passport.',
+    options: [{ name: 'address', description: 'The wallet address, 0x and 40 hex digits.' }]
+  }
 ]
 /** ORB-032: the limits of POST /messages, as sliding one-minute windows. */
 const POSTS_PER_MINUTE = 30
@@ -206,10 +212,23 @@ function mentionReply (message) {
 }
 
 /** ORB-071: the answer to a typed command. */
-function commandAnswer (command) {
+async function commandAnswer (command, server) {
   if (command?.name === 'ping') return 'pong'
   if (command?.name === 'echo') return clean(String(command.options?.text ?? '')).slice(0, 1800) || '(nothing to echo)'
+  if (command?.name === 'verify') return await verify(String(command.options?.address ?? ''), server)
   return `I do not know /${String(command?.name ?? '')}.`
+}
+
+/** ORB-088: `holds` is three-valued; null means the chain could not be asked, so the answer is "not known yet". */
+async function verify (address, server) {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return 'Give a wallet address: 0x and 40 hex digits.'
+  const query = new URLSearchParams({ server: String(server ?? ''), address, kind: 'human' })
+  const { status, body } = await call('GET', `/passport?${query}`)
+  if (status !== 200 || body === undefined) return 'I could not check that passport.'
+  const holds = fault('null-as-false') && body.holds === null ? false : body.holds
+  if (holds === true) return `${address} holds a human passport.`
+  if (holds === false) return `${address} holds no human passport.`
+  return 'The passport registry cannot be reached right now, so I cannot say yet; ask me again in a minute.'
 }
 
 async function handle (event) {
@@ -233,7 +252,7 @@ async function handle (event) {
     await post(slot, channel, content, replyTo)
     await acting(event)
   } else if (event.type === 'application_command') {
-    const content = commandAnswer(event.data?.command)
+    const content = await commandAnswer(event.data?.command, event.server)
     await acting(event) // before /respond: a second respond to one event is a second answer
     if (fault('late-respond')) await sleep(7000)
     // ORB-071: answered within 6 s of invoked_at; 409 means answered already; 410, the member stopped waiting.

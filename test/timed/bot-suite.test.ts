@@ -34,6 +34,7 @@ const FAULTS: ReadonlyArray<{ bot: 'events' | 'webhook', fault: string, tour: st
   { bot: 'events', fault: 'no-fallback', tour: 'late', id: 'ORB-071' },
   { bot: 'events', fault: 'late-respond', tour: 'basic', id: 'ORB-071' },
   { bot: 'events', fault: 'token-in-query', tour: 'basic', id: 'ORB-002' },
+  { bot: 'events', fault: 'null-as-false', tour: 'passport', id: 'ORB-088' },
   { bot: 'webhook', fault: 'no-signature-check', tour: 'attack', id: 'ORB-095' },
   { bot: 'webhook', fault: 'parsed-body', tour: 'attack', id: 'ORB-095' },
   { bot: 'webhook', fault: 'no-tolerance', tour: 'attack', id: 'ORB-095' },
@@ -51,6 +52,10 @@ const faultRuns = pool(FAULTS, 12, async (f) => await run(
   [process.execPath, f.bot === 'events' ? EVENTS_BOT : WEBHOOK_BOT, '--fault', f.fault],
   f.bot === 'events' ? EVENTS : WEBHOOK
 ))
+
+// The app made with fewer scopes: without `passport`, the bot's check is refused and ORB-088 has nothing to judge.
+const narrowRun = run(['--tour', 'passport', '--scenarios', '0', '--scopes', 'messages:read,messages:write'],
+  [process.execPath, EVENTS_BOT], EVENTS)
 
 // Bad bots, started with the rest.
 const node = (script: string): string[] => [process.execPath, '-e', script]
@@ -84,7 +89,7 @@ const findings = (r: Run): string[] =>
 
 for (const [name, runs, exercised] of [
   ['events-mode', eventRuns,
-    ['ORB-001', 'ORB-002', 'ORB-032', 'ORB-036', 'ORB-048', 'ORB-065', 'ORB-071', 'ORB-100', 'OBC-06']],
+    ['ORB-001', 'ORB-002', 'ORB-032', 'ORB-036', 'ORB-048', 'ORB-065', 'ORB-071', 'ORB-088', 'ORB-100', 'OBC-06']],
   ['webhook', webhookRuns, ['ORB-001', 'ORB-002', 'ORB-032', 'ORB-036', 'ORB-095', 'ORB-096', 'ORB-097', 'OBC-06']]
 ] as const) {
   t.test(`BOT-01 the ${name} reference bot passes every check that applies, under five seeds`, async (t) => {
@@ -147,4 +152,15 @@ t.test('BOT-04 bad bots get a verdict, never a hung run', async (t) => {
     rmSync(r.dir, { recursive: true, force: true })
   }
   t.ok(performance.now() - badStarted < 60_000, 'every run ended within its scenario, the delivery timeout and the stop grace')
+})
+
+t.test('BOT-05 --scopes makes the app with those scopes alone; a name that is not a scope is a usage error', async (t) => {
+  const r = await narrowRun
+  t.equal(r.json.checks.find((c) => c.id === 'ORB-088')?.verdict, 'not-exercised',
+    'without passport the check is refused (403), so no holds: null is ever answered')
+  t.same(findings(r), [], 'and the bot, which says it could not check, breaks no rule')
+  t.equal(r.code, 0, 'exit 0')
+  rmSync(r.dir, { recursive: true, force: true })
+  await t.rejects(run(['--scopes', 'messages:read,admin'], [process.execPath, EVENTS_BOT], EVENTS),
+    /--scopes: admin is not a scope of the bot API/, 'an unknown scope is refused before anything runs')
 })
