@@ -8,6 +8,7 @@ export type TalkChannel = typeof TALK_CHANNELS[number]
 /** One thing the world does, at `atMs` from the bot's start. */
 export type Step = { atMs: number } & (
   | { actor: 'member', name: 'mention', channel: TalkChannel, encrypted: boolean }
+  | { actor: 'member', name: 'reply', channel: TalkChannel }
   | { actor: 'member', name: 'command', channel: TalkChannel, command?: string, options?: Record<string, string> }
   | { actor: 'developer', name: 'test-event' }
   | { actor: 'developer', name: 'rotate' }
@@ -60,14 +61,15 @@ export const EVENT_TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = 
     name: 'basic',
     scenario: {
       mode: 'events',
-      durationMs: 11_000,
+      durationMs: 12_500,
       steps: [
         mention(1500, 'ch_general'),
         command(2800),
         mention(4100, 'ch_staff', true),
         { atMs: 5400, actor: 'developer', name: 'test-event' },
         mention(6700, 'ch_vault'),
-        command(8000, 'ch_staff')
+        command(8000, 'ch_staff'),
+        { atMs: 9300, actor: 'member', name: 'reply', channel: 'ch_general' }
       ]
     }
   },
@@ -197,6 +199,7 @@ type Unplaced = Omit<Step, 'atMs'>
 const eventStep = fc.oneof(
   { weight: 4, arbitrary: fc.record({ actor: is('member'), name: is('mention'), channel, encrypted: fc.boolean() }) },
   { weight: 3, arbitrary: fc.record({ actor: is('member'), name: is('command'), channel }) },
+  { weight: 1, arbitrary: fc.record({ actor: is('member'), name: is('reply'), channel }) },
   { weight: 1, arbitrary: fc.record({ actor: is('developer'), name: is('test-event') }) },
   {
     weight: 1,
@@ -253,6 +256,7 @@ export function describeScenario (s: Scenario): string {
     switch (step.name) {
       case 'mention': return `${step.encrypted ? 'encrypted ' : ''}mention in ${step.channel}`
       case 'command': return `${step.command === undefined ? 'command' : `/${step.command}`} in ${step.channel}`
+      case 'reply': return `a reply to the bot in ${step.channel}`
       case 'chain': return `chain ${step.available ? 'back' : 'unavailable'}`
       case 'allow': return `allow-list ${step.channels.join(' ')}`
       case 'slow': return `slow replies (${step.ms} ms)`

@@ -168,6 +168,23 @@ export async function playOrbScenario (
             })
             return say(`${MEMBER} mentions the bot in ${step.channel}${step.encrypted ? ' (end-to-end encrypted)' : ''}`, { events: made.events })
           }
+          case 'reply': {
+            // A reply to the bot's latest message in the channel, without a mention: a message.mention with reason
+            // "reply" (ORB-A10).
+            let mine: number | undefined
+            for (const m of mock.store.messages.values()) {
+              if (m.author.id === app.id && m.channel === step.channel && !m.deleted) mine = m.id
+            }
+            if (mine === undefined) return say(`${MEMBER} would reply to the bot in ${step.channel}, but it has posted nothing there`)
+            const made = mock.control.memberPost({
+              server: SERVER,
+              channel: step.channel,
+              member: MEMBER,
+              content: `thanks ${++n}`,
+              replyTo: mine
+            })
+            return say(`${MEMBER} replies to the bot's message ${mine} in ${step.channel}`, { events: made.events })
+          }
           case 'command': {
             const registered = mock.store.apps.get(app.id)?.commands ?? []
             const typed = step.command === undefined ? registered[0] : registered.find((c) => c.name === step.command)
