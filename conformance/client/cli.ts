@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto'
 import { delimiter, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { flagMessage, joinNegativeValues, UsageError } from '../../src/cli/args.js'
-import { clientRunPassed, runClientSuite, type ClientSuite } from './engine.js'
+import { clientRunPassed, playsTour, runClientSuite, type ClientSuite } from './engine.js'
 import { renderHtml } from './html.js'
 import type { CheckSummary } from './journal.js'
 import { clientJson, clientJunit, clientTapLine, clientTapSummary, scenarioComment } from './report.js'
@@ -101,7 +101,10 @@ export async function clientConformance (
   }
   if (values.list === true) {
     for (const c of suite.checks) out.write(`${c.id.padEnd(12)} ${c.level.padEnd(9)} ${c.title}\n`)
-    for (const t of suite.tours) out.write(`tour:${t.name.padEnd(11)} ${suite.describe(t.scenario)}\n`)
+    for (const t of suite.tours) {
+      const long = t.long === true ? ` (long: played only with --tour ${t.name})` : ''
+      out.write(`tour:${t.name.padEnd(11)} ${suite.describe(t.scenario)}${long}\n`)
+    }
     return 0
   }
   if (command.length === 0) throw new UsageError('give the client to judge after --, for example: --client orbtile -- ./my-adapter')
@@ -122,7 +125,7 @@ export async function clientConformance (
       ? new Map<string, string>()
       : readExpectations(values['expect-failures'] as string)
   const plannedTours =
-    path !== undefined ? 0 : suite.tours.filter((t) => tours === undefined || tours.includes(t.name)).length
+    path !== undefined ? 0 : suite.tours.filter((t) => playsTour(t, tours)).length
   const total = path !== undefined ? 1 : plannedTours + scenarios
   if (total === 0) throw new UsageError('nothing to play: --tour none with --scenarios 0')
 

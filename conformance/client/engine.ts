@@ -10,11 +10,22 @@ export interface ClientSuite<S> {
   name: string
   title: string
   checks: readonly CheckInfo[]
-  tours: ReadonlyArray<{ name: string, scenario: S }>
+  tours: ReadonlyArray<Tour<S>>
   arbitrary: fc.Arbitrary<S>
   describe(scenario: S): string
   /** Plays one scenario; an aborted `signal` (Ctrl-C) stops the client at once and cleans up. */
   play(scenario: S, command: readonly string[], name: string, signal?: AbortSignal): Promise<ScenarioReport>
+}
+
+/**
+ * A fixed scenario. A `long` one (it lasts minutes, as a rule about minutes needs) is played only when `--tour`
+ * names it, so that a run of the suite stays short.
+ */
+export interface Tour<S> { name: string, scenario: S, long?: boolean }
+
+/** Whether a run plays a tour: named by `--tour`, or, with no `--tour`, every tour that is not long. */
+export function playsTour (tour: { name: string, long?: boolean }, tours: readonly string[] | undefined): boolean {
+  return tours === undefined ? tour.long !== true : tours.includes(tour.name)
 }
 
 export interface ClientRunOptions {
@@ -22,7 +33,7 @@ export interface ClientRunOptions {
   seed: number
   /** Generated scenarios after the tours. */
   scenarios: number
-  /** Tours to play: all when undefined, none when empty. */
+  /** Tours to play: every one that is not long when undefined, none when empty. */
   tours?: readonly string[]
   /** Scenarios played at once (each has its own fake and its own client process). */
   jobs: number
@@ -106,7 +117,7 @@ function plan<S> (suite: ClientSuite<S>, o: ClientRunOptions): Array<Planned<S>>
     const value = replayValue(suite.arbitrary, o.seed, o.path)
     return [{ name: `generated:${o.path}`, scenario: value, replay: { seed: o.seed, path: o.path } }]
   }
-  const tours = suite.tours.filter((t) => o.tours === undefined || o.tours.includes(t.name))
+  const tours = suite.tours.filter((t) => playsTour(t, o.tours))
   const generated = o.scenarios === 0 ? [] : fc.sample(suite.arbitrary, { seed: o.seed, numRuns: o.scenarios })
   return [
     ...tours.map((t) => ({ name: `tour:${t.name}`, scenario: t.scenario })),

@@ -2,6 +2,7 @@ import { seconds, Tally } from '../client/check.js'
 import type { JournalEntry, Millis } from '../client/journal.js'
 import { at, check, type OrbCheck } from './check.js'
 import { isObject, view, type OrbModel } from './model.js'
+import { PLATFORM_CHECKS } from './platform-checks.js'
 import { WEBHOOK_CHECKS } from './webhook-checks.js'
 
 /** Clock slack when comparing the bot's waits with ours. */
@@ -338,56 +339,7 @@ export const ORB_CLIENT_CHECKS: readonly OrbCheck[] = [
     }
   }(info)),
 
-  check({
-    id: 'ORB-088',
-    title: 'a passport answer of holds: null is unknown, never false: the bot answers otherwise or asks again (OBC-07)',
-    level: 'required',
-    exercise: 'a command that makes the bot check a passport while the chain is unavailable (tour:passport)'
-  }, (info) => new class extends Tally<OrbModel> {
-    /** The passport answer the bot had last, not yet followed by an answer of its own to a member. */
-    #pending: { holds: boolean | null, address: string, at: Millis, seq: number } | undefined
-    /** What the bot told members after a holds: false, and after a holds: null (with when, and for whom). */
-    readonly #afterFalse = new Set<string>()
-    readonly #afterNull: Array<{ text: string, address: string, at: Millis, seq: number }> = []
-    /** Each address's passport checks, by time: a check again after a null is a retry. */
-    readonly #checks: Array<{ address: string, at: Millis }> = []
-
-    observe (entry: JournalEntry): void {
-      if (entry.kind !== 'exchange') return
-      const v = view(entry)
-      if (v.route === 'passport') {
-        const address = (v.query.get('address') ?? '').toLowerCase()
-        this.#checks.push({ address, at: entry.at })
-        if (v.ok && isObject(v.reply) && (v.reply.holds === null || typeof v.reply.holds === 'boolean')) {
-          this.#pending = { holds: v.reply.holds, address, at: entry.end, seq: entry.seq }
-        }
-        return
-      }
-      const pending = this.#pending
-      if (pending === undefined || pending.holds === true) return
-      if (v.route !== 'respond' && v.route !== 'messages-post') return
-      const text = isObject(v.body) && typeof v.body.content === 'string' ? v.body.content.trim() : ''
-      this.#pending = undefined
-      if (pending.holds === false) this.#afterFalse.add(text)
-      else this.#afterNull.push({ text, address: pending.address, at: entry.at, seq: entry.seq })
-    }
-
-    override finish (): void {
-      for (const answer of this.#afterNull) {
-        this.applied()
-        const retried = this.#checks.some((c) => c.address === answer.address && c.at > answer.at)
-        if (retried || !this.#afterFalse.has(answer.text)) continue
-        this.violate({
-          seq: answer.seq,
-          at: answer.at,
-          message: 'after holds: null the bot told the member what it tells them after holds: false, and did not ask again',
-          expected: 'null taken as unknown: another answer, or the passport checked again later',
-          actual: JSON.stringify(answer.text.slice(0, 120))
-        })
-      }
-    }
-  }(info)),
-
+  ...PLATFORM_CHECKS,
   ...WEBHOOK_CHECKS,
 
   check({

@@ -1,4 +1,5 @@
 import fc from 'fast-check'
+import type { Tour } from '../client/engine.js'
 import { DELIVERY_KINDS, EVENT_TYPES, type DeliveryKind, type EventType } from './webhook-kit.js'
 
 /** Text channels of the demo world a member talks in (ch_news is read-only, for the bot's posts to avoid). */
@@ -55,8 +56,11 @@ export const NO_PASSPORT = '0x3333333333333333333333333333333333333333'
 const deliver = (atMs: number, kind: DeliveryKind, type: EventType = 'message.mention', encrypted = false): Step =>
   ({ atMs, actor: 'wire', name: 'deliver', kind, type, encrypted })
 
+/** ORB-077: tour:voice keeps the bot seated this long after it joined, past the 90 s no gap may reach. */
+export const VOICE_TOUR_MS = 96_000
+
 /** Tours of a bot that fetches its events. */
-export const EVENT_TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = [
+export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
   {
     name: 'basic',
     scenario: {
@@ -144,6 +148,17 @@ export const EVENT_TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = 
     }
   },
   {
+    // A member asks the bot into a voice channel and leaves it there for 96 s: its heartbeats must never be 90 s
+    // apart (ORB-077). Long: played only when --tour names it.
+    name: 'voice',
+    long: true,
+    scenario: {
+      mode: 'events',
+      durationMs: 1500 + VOICE_TOUR_MS,
+      steps: [{ atMs: 1500, actor: 'member', name: 'command', channel: 'ch_general', command: 'join' }]
+    }
+  },
+  {
     // Killed once the command is answered, then that command delivered again: it must not be answered twice.
     name: 'repeat',
     scenario: {
@@ -160,7 +175,7 @@ export const EVENT_TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = 
 ]
 
 /** Tours of a bot with an endpoint URL: genuine deliveries of every type, then every forgery, then a retry. */
-export const WEBHOOK_TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = [
+export const WEBHOOK_TOURS: ReadonlyArray<Tour<Scenario>> = [
   {
     name: 'deliveries',
     scenario: {

@@ -6,9 +6,10 @@ import type { ScenarioReport } from '../client/journal.js'
 import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, type ClientExit } from '../client/process.js'
 import { OpenRequests } from '../client/open-requests.js'
 import { makeDirectory } from '../../src/shared/make-dir.js'
-import { defaultWorld, startOrbMock, type OrbMock, type TapHead, type WirePlan } from '../../src/orb-mock/index.js'
+import { defaultWorld, startOrbMock, type OrbMock } from '../../src/orb-mock/index.js'
 import { isObject, type ChannelInfo } from './model.js'
 import { OrbObserver } from './observer.js'
+import { OrbWire } from './orb-wire.js'
 import type { Scenario, Step } from './scenario.js'
 import {
   isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, sendDelivery, TOLERANCE_MS, type WebhookDelivery
@@ -26,60 +27,6 @@ const DELIVERY_TIMEOUT_MS = 5000
 
 /** The path of the bot's endpoint orbtest sets, on the port it gives the bot as PORT. */
 export const WEBHOOK_PATH = '/orb/webhook'
-
-/** The wire's faults, armed by steps and played on the tap. */
-class OrbWire {
-  throttle: number | undefined
-  late: number | undefined
-  cut = false
-  repeat = false
-  /** Replies to the bot's next writes are held this long (the first three of them). */
-  slow: { ms: number, left: number } | undefined
-  /** The last event a reply of GET /events carried, for `repeat`. */
-  last: unknown
-
-  plan (head: TapHead): WirePlan {
-    const path = head.target.split('?', 1)[0]!
-    if (this.throttle !== undefined && head.method !== 'GET' && path.startsWith('/api/bot/v1/')) {
-      const retryAfter = this.throttle
-      this.throttle = undefined
-      return { refuse429: retryAfter, notes: [`429 injected, Retry-After ${retryAfter}`] }
-    }
-    if (this.slow !== undefined && head.method !== 'GET' && path.startsWith('/api/bot/v1/')) {
-      const { ms } = this.slow
-      if (--this.slow.left <= 0) this.slow = undefined
-      return { holdMs: ms, notes: [`reply held ${ms} ms (a slow Orb)`] }
-    }
-    if (path !== '/api/bot/v1/events' || head.method !== 'GET') return {}
-    const plan: WirePlan = { notes: [] }
-    if (this.cut && /[?&]wait=[1-9]/.test(head.target)) {
-      this.cut = false
-      plan.resetAfterMs = 300
-      plan.notes!.push('connection reset 300 ms into the poll')
-    }
-    // Decided when the reply goes (a poll is held long before the command comes): held only if it carries a typed
-    // command, so that the command reaches the bot after its member stopped waiting.
-    plan.holdMs = (_body, reply) => {
-      const late = this.late
-      if (late === undefined || !reply.includes('"application_command"')) return 0
-      this.late = undefined
-      plan.notes!.push(`reply held ${late} ms (a typed command delivered late)`)
-      return late
-    }
-    plan.rewrite = (reply) => {
-      if (!isObject(reply) || !Array.isArray(reply.events)) return reply
-      let events = reply.events
-      if (this.repeat && this.last !== undefined) {
-        this.repeat = false
-        events = [this.last, ...events]
-        plan.notes!.push('an event delivered before, delivered again')
-      }
-      if (reply.events.length > 0) this.last = reply.events.at(-1)
-      return { ...reply, events }
-    }
-    return plan
-  }
-}
 
 /**
  * Plays one scenario: a fresh fake Orb with an app made for the bot and installed in the demo community, the bot

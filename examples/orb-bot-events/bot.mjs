@@ -29,7 +29,8 @@ const FAULT_RULES = {
   'late-respond': 'a typed command is answered 7 s late (ORB-071)',
   'token-in-query': 'the events request also carries ?token= (ORB-002)',
   'post-elsewhere': 'mentions are answered in the read-only ch_news, not where they came from (ORB-032)',
-  'null-as-false': 'a passport answer of holds: null is read as false: "not verified" (ORB-088)'
+  'null-as-false': 'a passport answer of holds: null is read as false: "not verified" (ORB-088)',
+  'silent-seat': '/join takes a voice seat and never sends a heartbeat (ORB-077)'
 }
 const FAULTS = Object.keys(FAULT_RULES)
 const faults = new Set((process.env.ORBTEST_EXAMPLE_FAULT ?? '').split(',').map((f) => f.trim()).filter(Boolean))
@@ -60,6 +61,7 @@ const HANDLED_FILE = join(HOME, '.orb-bot-handled')
 const COMMANDS = [
   { name: 'ping', description: 'Answers pong.' },
   { name: 'echo', description: 'Says your text back.', options: [{ name: 'text', description: 'What to say back.' }] },
+  { name: 'join', description: 'Takes a seat in the first voice channel and keeps it.' },
   {
     name: 'verify',
     description: 'Says whether a wallet holds a human passport.',
@@ -75,6 +77,7 @@ const stopping = new AbortController()
 const stopped = () => stopping.signal.aborted
 const stop = () => {
   stopping.abort()
+  if (seat?.timer !== undefined) clearInterval(seat.timer)
   setTimeout(() => process.exit(0), 900).unref() // a call in flight gets what is left of the second
 }
 process.on('SIGTERM', stop)
@@ -216,7 +219,30 @@ async function commandAnswer (command, server) {
   if (command?.name === 'ping') return 'pong'
   if (command?.name === 'echo') return clean(String(command.options?.text ?? '')).slice(0, 1800) || '(nothing to echo)'
   if (command?.name === 'verify') return await verify(String(command.options?.address ?? ''), server)
+  if (command?.name === 'join') return await joinVoice(server)
   return `I do not know /${String(command?.name ?? '')}.`
+}
+
+/** ORB-077: a seat is kept with a heartbeat every 30 s, well inside the 90 s after which Orb drops it. */
+const HEARTBEAT_MS = 30_000
+let seat // { call, timer } while the bot sits in a call
+
+async function joinVoice (server) {
+  if (seat !== undefined) return 'I am in a voice channel already.'
+  const app = await call('GET', `/app?server=${encodeURIComponent(String(server ?? ''))}`)
+  const voice = (app.body?.channels ?? []).find((c) => c?.type === 'voice')
+  if (voice === undefined) return 'I can see no voice channel here.'
+  const joined = await call('POST', '/voice', { action: 'join', channel: voice.id })
+  if (joined.status !== 200 || typeof joined.body?.call !== 'string') return `I could not join ${voice.name}.`
+  const callId = joined.body.call
+  const beat = async () => {
+    if (stopped() || seat?.call !== callId) return
+    const r = await call('POST', '/voice', { action: 'heartbeat', call: callId, speaking: false })
+      .catch(() => undefined)
+    if (r?.status === 410) { clearInterval(seat.timer); seat = undefined } // dropped, or the call ended
+  }
+  seat = { call: callId, timer: fault('silent-seat') ? undefined : setInterval(beat, HEARTBEAT_MS) }
+  return `Joined ${voice.name}.`
 }
 
 /** ORB-088: `holds` is three-valued; null means the chain could not be asked, so the answer is "not known yet". */

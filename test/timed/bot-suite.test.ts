@@ -100,6 +100,7 @@ for (const [name, runs, exercised] of [
       rmSync(r.dir, { recursive: true, force: true })
     }
     const toured = all[0]!
+    t.notOk(toured.json.scenarios.some((s) => s.name === 'tour:voice'), 'the long tour:voice is not played by default')
     const seen = toured.json.checks.filter((c) => c.verdict === 'pass').map((c) => c.id)
     t.same(seen, exercised, 'the tours exercise the rules of this mode')
   })
