@@ -32,7 +32,7 @@ Suites:
 
 Flags:
   --scenarios N            generated scenarios after the tours (default 8; 0 for the tours alone)
-  --tour NAME              play only this tour (repeatable; "none" for no tour); see --list
+  --tour NAME              play only this tour (repeatable; "none" for no tour; a long one plays only when named)
   --seed N                 the seed the scenarios are generated from (default: random, printed)
   --path P                 replay the one generated scenario at fast-check's path P (with its --seed)
   --jobs N                 scenarios played at once (default 4)
