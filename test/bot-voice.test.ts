@@ -1,5 +1,5 @@
 // ORB-077 on the long tour:voice: the reference events-mode bot keeps its voice seat with heartbeats, and its
-// silent-seat fault fails the check. The two runs wait out the tour's 96 s side by side; they need almost no CPU, so
+// silent-seat fault fails the check. The two runs wait out the tour's 93 s side by side; they need almost no CPU, so
 // this file runs beside the busy ones (its name puts it near the start).
 import { rmSync } from 'node:fs'
 import t from 'tap'
@@ -11,7 +11,7 @@ const [clean, silent] = [
   run(voice, [process.execPath, EVENTS_BOT, '--fault', 'silent-seat'], ['orb'])
 ]
 
-t.test('ORB-077 a bot seated for 96 s with a heartbeat every 30 s passes; one that never sends one fails', async (t) => {
+t.test('ORB-077 a bot seated for 93 s with a heartbeat every 30 s passes; one that never sends one fails', async (t) => {
   const ok = await clean
   t.equal(verdictOf(ok, 'ORB-077'), 'pass', 'the reference bot keeps its seat')
   t.equal(ok.code, 0, 'exit 0')

@@ -57,7 +57,7 @@ const deliver = (atMs: number, kind: DeliveryKind, type: EventType = 'message.me
   ({ atMs, actor: 'wire', name: 'deliver', kind, type, encrypted })
 
 /** ORB-077: tour:voice keeps the bot seated this long after it joined, past the 90 s no gap may reach. */
-export const VOICE_TOUR_MS = 96_000
+export const VOICE_TOUR_MS = 93_000
 
 /** Tours of a bot that fetches its events. */
 export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
@@ -148,7 +148,7 @@ export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
     }
   },
   {
-    // A member asks the bot into a voice channel and leaves it there for 96 s: its heartbeats must never be 90 s
+    // A member asks the bot into a voice channel and leaves it there for 93 s: its heartbeats must never be 90 s
     // apart (ORB-077). Long: played only when --tour names it.
     name: 'voice',
     long: true,
