@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ScenarioReport } from '../client/journal.js'
 import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, type ClientExit } from '../client/process.js'
-import { OpenRequests } from '../client/open-requests.js'
 import { makeDirectory } from '../../src/shared/make-dir.js'
 import { defaultWorld, startOrbMock, type OrbMock } from '../../src/orb-mock/index.js'
 import { isObject, type ChannelInfo } from './model.js'
@@ -47,7 +46,6 @@ export async function playOrbScenario (
   const sending = new AbortController()
   let obs: OrbObserver | undefined
   let fake: OrbMock | undefined
-  const open = new OpenRequests()
   let client: ClientProcess | undefined
   const timers: NodeJS.Timeout[] = []
   try {
@@ -55,14 +53,8 @@ export async function playOrbScenario (
       port: 0,
       tap: {
         now: () => obs?.now() ?? 0,
-        request: (head) => {
-          open.opened()
-          return wire.plan(head)
-        },
-        exchange: (x) => {
-          open.closed()
-          obs?.exchange(x)
-        },
+        request: (head) => wire.plan(head),
+        exchange: (x) => { obs?.exchange(x) },
         malformed: (connection, reason, bytes) => { obs?.malformed(connection, reason, bytes) }
       }
     })
@@ -262,10 +254,9 @@ export async function playOrbScenario (
     const exit = await client.stop(options.signal?.aborted === true ? 200 : STOP_GRACE_MS)
     o.action('client', 'exit', exitText(exit), { how: exit.how, code: exit.code, signal: exit.signal })
     scanSecrets(o, client, o.model.tokens, home, tmp)
-    // The fake closes before judging: a request the client left open (a long poll when it was stopped) is then
-    // journaled as cut, whatever order the client's exit and its sockets' closing reached this process in (OTC-18).
+    // The fake closes before judging, and its close waits for every exchange to be reported: a request the client
+    // left open (a long poll when it was stopped) is then journaled as cut (OTC-18).
     await fake.close()
-    await open.settled()
     const findings = o.findings(end)
     return {
       name: options.name,

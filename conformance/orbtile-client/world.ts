@@ -11,7 +11,6 @@ import { stalls } from '../client/stall.js'
 import { Observer } from './observer.js'
 import type { Scenario, Step } from './scenario.js'
 import { Wire } from './wire.js'
-import { OpenRequests } from '../client/open-requests.js'
 
 /** Where one scenario lives: a folder of its own, with the adapter's HOME and TMPDIR and the fake's socket. */
 export interface Place {
@@ -51,7 +50,6 @@ export async function playScenario (
   let observer: Observer | undefined
   const seen = new Set<string>()
   let fake: OrbtileMock | undefined
-  const open = new OpenRequests()
   const timers: NodeJS.Timeout[] = []
   const later = (ms: number, fn: () => unknown): void => {
     timers.push(setTimeout(() => { Promise.resolve().then(fn).catch(() => {}) }, ms))
@@ -65,7 +63,6 @@ export async function playScenario (
       tap: {
         now: () => observer?.now() ?? 0,
         request: (head) => {
-          open.opened()
           const { route, adapterId } = routeOf(head.method, head.target)
           // The user's keypad switch is set before the adapter's first registration is answered (OT-057's snapshot).
           if (route === 'register' && adapterId !== undefined && !seen.has(adapterId)) {
@@ -75,7 +72,6 @@ export async function playScenario (
           return wire.plan(head, () => observer?.now() ?? 0)
         },
         exchange: (x) => {
-          open.closed()
           const entry = observer?.exchange(x)
           if (entry !== undefined) userDecides(entry.seq)
         },
@@ -149,10 +145,9 @@ export async function playScenario (
       ...(exit.error === undefined ? {} : { error: exit.error })
     })
     scanSecrets(obs, client, place)
-    // The fake closes before judging: a request the client left open (a long poll when it was stopped) is then
-    // journaled as cut, whatever order the client's exit and its sockets' closing reached this process in (OTC-18).
+    // The fake closes before judging, and its close waits for every exchange to be reported: a request the client
+    // left open (a long poll when it was stopped) is then journaled as cut (OTC-18).
     await fake.close()
-    await open.settled()
     const findings = obs.findings(end)
     return {
       name: options.name,

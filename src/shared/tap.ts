@@ -132,6 +132,9 @@ export function installTap (
   const connectionOf = (socket: Socket | null | undefined): number => (socket == null ? 0 : ids.get(socket) ?? 0)
   let requests = 0
   const now = tap.now === undefined ? undefined : tap.now.bind(tap)
+  // Exchanges whose head arrived and that the tap has not reported yet, and whoever waits for there to be none.
+  let open = 0
+  let settled: Array<() => void> = []
   const NO_NOTES: string[] = []
 
   app.addHook('onRequest', (request, reply, done) => {
@@ -151,8 +154,15 @@ export function installTap (
     } catch {}
     const entry: Pending = { head, plan, startedAt }
     ;(request as Tapped).orbtestTap = entry
+    open++
     // `on`, not `once`: a reply closes once, and `once` would wrap the listener for every request.
     reply.raw.on('close', () => {
+      if (--open === 0 && settled.length > 0) {
+        const waiting = settled
+        settled = []
+        // After this exchange is reported: queued behind the listener's own work.
+        queueMicrotask(() => { for (const resolve of waiting) resolve() })
+      }
       if (entry.reset !== undefined) clock.clearTimer(entry.reset)
       const length = Number(raw.headers['content-length'] ?? 0)
       // Fields named one by one: spreading `head` here cost the judged route more than the judging did.
@@ -220,6 +230,21 @@ export function installTap (
     else send()
   })
 
+  // OTC-18: closing the fake resolves only once every exchange it saw has been reported, so that a reader judging
+  // after the close misses none (a long poll its client left open included). fastify runs this after its server has
+  // closed; a response's own close can come a little later, whatever order the client's exit and its sockets'
+  // closing reached this process in. Bounded by real time, as closeApp's grace is: a close must end.
+  app.addHook('onClose', async () => {
+    if (open === 0) return
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, SETTLE_MS)
+      settled.push(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+  })
+
   // Node reports a broken request once per chunk; the first report is the one the journal keeps.
   const reported = new WeakSet<Duplex>()
   return (err, socket) => {
@@ -232,6 +257,9 @@ export function installTap (
     } catch {}
   }
 }
+
+/** How long a closing fake waits, at most, for the exchanges still open to be reported (OTC-18). */
+const SETTLE_MS = 1000
 
 function textOf (payload: unknown): string {
   return typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : ''

@@ -1,0 +1,29 @@
+// OTC-18: a fake with a tap resolves its close only once every exchange it saw has been reported, so that a judge
+// reading the journal after the close misses none: here a long poll still held, and one whose client has gone.
+import { request } from 'node:http'
+import t from 'tap'
+import { defaultWorld, startOrbMock, type TapExchange } from '../src/orb-mock/index.js'
+
+const poll = (url: string, token: string): { gone: () => void } => {
+  const req = request(`${url}/api/bot/v1/events?after=0&wait=25`, { headers: { authorization: `Bearer ${token}` } })
+  req.on('error', () => {})
+  req.end()
+  return { gone: () => req.destroy() }
+}
+
+t.test('OTC-18 closing a tapped fake waits for the exchanges still open to be reported', async (t) => {
+  const seen: TapExchange[] = []
+  const fake = await startOrbMock({
+    port: 0,
+    tap: { request: () => undefined, exchange: (x) => { seen.push(x) }, malformed: () => {} }
+  })
+  const token = defaultWorld().apps[0]!.token
+  // Forty polls held, half of them from clients that then go away, all at once, as the fake closes.
+  const polls = Array.from({ length: 40 }, () => poll(fake.url, token))
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal(seen.length, 0, 'every poll is held')
+  for (const p of polls.slice(0, 20)) p.gone()
+  await fake.close()
+  t.equal(seen.filter((x) => x.target.startsWith('/api/bot/v1/events')).length, 40, 'all are reported by then')
+  for (const p of polls) p.gone()
+})
