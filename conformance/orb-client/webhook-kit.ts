@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto'
+import { httpTarget } from '../../src/orb-mock/webhook-send.js'
 
 /**
  * The webhook attack kit: genuine deliveries of an event, and the forged ones a webhook bot must refuse (ORB-095,
@@ -284,15 +285,8 @@ export async function sendDelivery (
 ): Promise<SendOutcome> {
   const started = performance.now()
   const ms = (): number => Math.round(performance.now() - started)
-  let target: URL
-  try {
-    target = new URL(url)
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-      throw new Error(`unsupported protocol ${target.protocol}`)
-    }
-  } catch (err) {
-    return { error: `bad URL: ${(err as Error).message}`, ms: 0 }
-  }
+  const target = httpTarget(url)
+  if (typeof target === 'string') return { error: `bad URL: ${target}`, ms: 0 }
   const { request } = target.protocol === 'https:' ? await import('node:https') : await import('node:http')
   return await new Promise<SendOutcome>((resolve) => {
     let settled = false

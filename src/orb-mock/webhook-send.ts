@@ -20,6 +20,17 @@ type Headers = Readonly<Record<string, string>>
 /** Hears what became of a POST. */
 export type Done = (result: SendResult) => void
 
+/** An http or https URL a delivery can go to, or why not (the fake's sender, and orbtest's attack kit). */
+export function httpTarget (url: string): URL | string {
+  try {
+    const target = new URL(url)
+    if (target.protocol === 'http:' || target.protocol === 'https:') return target
+    return `unsupported protocol ${target.protocol}`
+  } catch (err) {
+    return (err as Error).message
+  }
+}
+
 /**
  * ORB-090, ORB-094, ORB-A11: POSTs `raw` to `url` once, over a socket of its own (`agent: false`, so nothing lingers
  * in a pool), following no redirect (node:http never does). `done` hears the outcome, maybe more than once: the
@@ -27,14 +38,9 @@ export type Done = (result: SendResult) => void
  * nothing could be sent (`done` has heard why).
  */
 export function post (url: string, headers: Headers, raw: string, done: Done): ClientRequest | undefined {
-  let target: URL
-  try {
-    target = new URL(url)
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-      throw new Error(`unsupported protocol ${target.protocol}`)
-    }
-  } catch (err) {
-    done({ outcome: 'error', status: null, error: `bad endpoint URL: ${(err as Error).message}` })
+  const target = httpTarget(url)
+  if (typeof target === 'string') {
+    done({ outcome: 'error', status: null, error: `bad endpoint URL: ${target}` })
     return undefined
   }
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest
