@@ -1,4 +1,5 @@
-import type { CheckFinding, JournalEntry, Millis } from './journal.js'
+import type { TapExchange } from '../../src/shared/tap.js'
+import type { CheckFinding, JournalEntry, JournalExchange, JournalMalformed, Millis } from './journal.js'
 
 /** Bodies and replies kept in a report are cut to this many characters (the checks see them whole). */
 export const BODY_LIMIT = 4096
@@ -157,4 +158,42 @@ export function reportedFindings (
       expected: secrets.redact(v.expected)
     }))
   }))
+}
+
+/**
+ * A finished exchange as a journal entry, for either client suite's observer. `end` is when its reply was handed to
+ * the socket (OTC-17); `at`, the head's arrival, never after it.
+ */
+export function exchangeEntry (x: TapExchange, end: Millis): Omit<JournalExchange, 'seq'> {
+  // Node joins every repeated header but Set-Cookie, which no client here sends: the parser's own object will do.
+  let headers = x.headers as Record<string, string>
+  if (x.headers['set-cookie'] !== undefined) {
+    headers = {}
+    for (const [name, value] of Object.entries(x.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
+    }
+  }
+  return {
+    kind: 'exchange',
+    at: Math.min(x.startedAt ?? end, end),
+    end,
+    connection: x.connection,
+    method: x.method,
+    target: x.target,
+    httpVersion: x.httpVersion,
+    headers,
+    body: x.body === undefined ? undefined : x.bodyText ?? x.body.toString('utf8'),
+    bodyBytes: x.body?.length ?? x.contentLength,
+    status: x.status,
+    replyHeaders: x.replyHeaders,
+    reply: x.reply,
+    wire: x.notes.length === 0 ? undefined : x.notes
+  }
+}
+
+/** Bytes that were not HTTP as a journal entry: the first 120 of them, shown as a JSON string's inside. */
+export function malformedEntry (at: Millis, connection: number, reason: string, bytes: Buffer | undefined):
+Omit<JournalMalformed, 'seq'> {
+  const shown = bytes === undefined ? '' : JSON.stringify(bytes.subarray(0, 120).toString('latin1')).slice(1, -1)
+  return { kind: 'malformed', at, connection, reason, bytes: shown }
 }

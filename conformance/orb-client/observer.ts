@@ -1,6 +1,8 @@
 import { violationsSoFar, type ClientCheck } from '../client/check.js'
-import type { Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
-import { JournalRecorder, reportedFindings, Secrets } from '../client/recorder.js'
+import type {
+  Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, JournalMalformed, Millis
+} from '../client/journal.js'
+import { exchangeEntry, JournalRecorder, malformedEntry, reportedFindings, Secrets } from '../client/recorder.js'
 import type { TapExchange } from '../../src/orb-mock/index.js'
 import { ORB_CLIENT_CHECKS } from './checks.js'
 import { OrbModel, type ChannelInfo } from './model.js'
@@ -33,30 +35,11 @@ export class OrbObserver {
   }
 
   exchange (x: TapExchange): JournalExchange {
-    const end = x.sentAt ?? this.now()
-    return this.#feed(this.journal.add<JournalExchange>({
-      kind: 'exchange',
-      at: Math.min(x.startedAt ?? end, end),
-      end,
-      connection: x.connection,
-      method: x.method,
-      target: x.target,
-      httpVersion: x.httpVersion,
-      headers: Object.fromEntries(
-        Object.entries(x.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)])
-      ),
-      body: x.body === undefined ? undefined : x.bodyText ?? x.body.toString('utf8'),
-      bodyBytes: x.body?.length ?? x.contentLength,
-      status: x.status,
-      replyHeaders: x.replyHeaders,
-      reply: x.reply,
-      wire: x.notes.length === 0 ? undefined : x.notes
-    }))
+    return this.#feed(this.journal.add<JournalExchange>(exchangeEntry(x, x.sentAt ?? this.now())))
   }
 
   malformed (connection: number, reason: string, bytes: Buffer | undefined): void {
-    const shown = bytes === undefined ? '' : JSON.stringify(bytes.subarray(0, 120).toString('latin1')).slice(1, -1)
-    this.#feed(this.journal.add({ kind: 'malformed', at: this.now(), connection, reason, bytes: shown }))
+    this.#feed(this.journal.add<JournalMalformed>(malformedEntry(this.now(), connection, reason, bytes)))
   }
 
   action (actor: Actor, name: string, text: string, data?: Record<string, unknown>, at = this.now()): JournalAction {

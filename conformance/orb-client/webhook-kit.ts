@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto'
-import { httpTarget } from '../../src/orb-mock/webhook-send.js'
+import { httpTarget } from '../../src/shared/http-target.js'
 
 /**
  * The webhook attack kit: genuine deliveries of an event, and the forged ones a webhook bot must refuse (ORB-095,

@@ -1,6 +1,8 @@
 import { violationsSoFar, type ClientCheck } from '../client/check.js'
-import type { Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
-import { JournalRecorder, reportedFindings, Secrets } from '../client/recorder.js'
+import type {
+  Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, JournalMalformed, Millis
+} from '../client/journal.js'
+import { exchangeEntry, JournalRecorder, malformedEntry, reportedFindings, Secrets } from '../client/recorder.js'
 import type { TapExchange } from '../../src/orbtile-mock/index.js'
 import { stalls } from '../client/stall.js'
 import { CHECKS } from './checks/index.js'
@@ -65,16 +67,6 @@ export class Observer {
    * the exchange's `end` (OTC-17); a reply never sent ends when the tap saw the exchange close.
    */
   exchange (x: TapExchange, closed?: Millis): JournalExchange {
-    const end = x.sentAt ?? closed ?? this.now()
-    const at = Math.min(x.startedAt ?? end, end)
-    // Node joins every repeated header but Set-Cookie, which no adapter sends: the parser's own object will do.
-    let headers = x.headers as Record<string, string>
-    if (x.headers['set-cookie'] !== undefined) {
-      headers = {}
-      for (const [name, value] of Object.entries(x.headers)) {
-        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
-      }
-    }
     // Only a registration's reply carries an adapter token.
     if (x.method === 'PUT' && x.reply.includes('"adapterToken"')) {
       try {
@@ -84,29 +76,13 @@ export class Observer {
         }
       } catch {}
     }
-    const entry = this.journal.add<JournalExchange>({
-      kind: 'exchange',
-      at,
-      end,
-      connection: x.connection,
-      method: x.method,
-      target: x.target,
-      httpVersion: x.httpVersion,
-      headers,
-      body: x.body === undefined ? undefined : x.bodyText ?? x.body.toString('utf8'),
-      bodyBytes: x.body?.length ?? x.contentLength,
-      status: x.status,
-      replyHeaders: x.replyHeaders,
-      reply: x.reply,
-      wire: x.notes.length === 0 ? undefined : x.notes
-    })
+    const entry = this.journal.add<JournalExchange>(exchangeEntry(x, x.sentAt ?? closed ?? this.now()))
     primeView(entry, x.parsedBody)
     return this.#feed(entry)
   }
 
   malformed (connection: number, reason: string, bytes: Buffer | undefined): void {
-    const shown = bytes === undefined ? '' : JSON.stringify(bytes.subarray(0, 120).toString('latin1')).slice(1, -1)
-    this.#feed(this.journal.add({ kind: 'malformed', at: this.now(), connection, reason, bytes: shown }))
+    this.#feed(this.journal.add<JournalMalformed>(malformedEntry(this.now(), connection, reason, bytes)))
   }
 
   connection (open: boolean): void {

@@ -1,6 +1,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { DeliveryRecord } from './deliveries.js'
+import { httpTarget } from '../shared/http-target.js'
 
 /** Bytes of a reply read at most (enough for any `notice`); past this the reply is complete and its socket closed. */
 export const REPLY_CAP = 64 * 1024
@@ -19,17 +20,6 @@ type Headers = Readonly<Record<string, string>>
 
 /** Hears what became of a POST. */
 export type Done = (result: SendResult) => void
-
-/** An http or https URL a delivery can go to, or why not (the fake's sender, and orbtest's attack kit). */
-export function httpTarget (url: string): URL | string {
-  try {
-    const target = new URL(url)
-    if (target.protocol === 'http:' || target.protocol === 'https:') return target
-    return `unsupported protocol ${target.protocol}`
-  } catch (err) {
-    return (err as Error).message
-  }
-}
 
 /**
  * ORB-090, ORB-094, ORB-A11: POSTs `raw` to `url` once, over a socket of its own (`agent: false`, so nothing lingers
