@@ -4,7 +4,8 @@
  * Throughput is measured in rounds that alternate the two servers, and each side reports its median round, so that
  * drift in the machine's load hits both alike.
  * Tunables: BENCH_STARTS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS, BENCH_CLIENT_SUITE=0 (skip
- * the client suite run), BENCH_ONLY=judge (only the `--judge` row), BENCH_PROF=DIR (CPU profiles of the servers).
+ * the client suite run), BENCH_ONLY=judge (only the `--judge` row, every slice printed), BENCH_SLICE (the seconds
+ * of its slices), BENCH_PROF=DIR (CPU profiles of the servers).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -173,6 +174,8 @@ async function startup (dir: string): Promise<Record<Kind, number>> {
 
 interface Load {
   rps: number
+  /** Requests answered during the measured run. */
+  requests: number
   p50: number
   p99: number
   non2xx: number
@@ -196,7 +199,8 @@ async function load (
   method: 'GET' | 'POST',
   path: string,
   headers: Record<string, string>,
-  body?: unknown
+  body?: unknown,
+  timing: { warm: number, seconds: number } = { warm: 1, seconds: SECONDS }
 ): Promise<Load> {
   const run = (duration: number) =>
     autocannon({
@@ -208,15 +212,17 @@ async function load (
       headers: { host: 'localhost', ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
-  await run(1) // warm-up, not counted
+  if (timing.warm > 0) await run(timing.warm) // warm-up, not counted
+  if (timing.seconds === 0) return { rps: 0, requests: 0, p50: 0, p99: 0, non2xx: 0 }
   const before = cpuMs(server.child.pid)
-  const result = await run(SECONDS)
+  const result = await run(timing.seconds)
   const after = cpuMs(server.child.pid)
   const cpuUs = before === undefined || after === undefined || result.requests.total === 0
     ? undefined
     : ((after - before) * 1000) / result.requests.total
   return {
     rps: result.requests.average,
+    requests: result.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
@@ -307,7 +313,8 @@ async function loadHttp (url: string, method: 'GET' | 'POST', body?: unknown): P
     })
   await run(1) // warm-up, not counted
   const result = await run(SECONDS)
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx }
+  const { requests, latency } = result
+  return { rps: requests.average, requests: requests.total, p50: latency.p50, p99: latency.p99, non2xx: result.non2xx }
 }
 
 // The fake Orb's message routes (throttles off) beside the bare baseline, in alternating rounds.
@@ -556,35 +563,93 @@ async function wakeups (dir: string): Promise<{ median: number, p99: number }> {
   return { median: median(samples), p99: percentile(samples, 99) }
 }
 
-/** Rounds of the `--judge` row: at least five, since its goal sits within a few points of what it measures. */
-const JUDGE_ROUNDS = Math.max(ROUNDS, 5)
+/**
+ * The `--judge` row's shape: JUDGE_SETS sets of three fresh fakes, each loaded JUDGE_SLICES times for JUDGE_SLICE_S.
+ * Ten slices in all by default, since the goal sits within a few points of what the row measures.
+ */
+const JUDGE_SETS = Math.max(2, Math.ceil(ROUNDS / 2))
+const JUDGE_SLICES = 5
+const JUDGE_SLICE_S = Number(process.env.BENCH_SLICE ?? 1)
+const HEARTBEAT = { activity: 'tool', toolLabel: 'npm test', statusDetail: 'running' }
+const JUDGE_KINDS = ['plain', 'judged', 'control'] as const
+type JudgeKind = (typeof JUDGE_KINDS)[number]
+
+interface JudgeRow {
+  judged: Load
+  plain: Load
+  /** Median, lowest and highest of the slices' judged/unjudged ratios. */
+  ratio: number
+  min: number
+  max: number
+  /** The same median for a second unjudged fake: what the row cannot tell apart from nothing. */
+  control: number
+  /** Server CPU per request over each set's whole run (its pauses included), summed over the sets. */
+  cpuUs: Record<JudgeKind, number>
+}
 
 /**
  * Session updates with `--judge` on against the same fake without it (issue goal: at least 90%): what journaling
- * and the client checks cost on the hot route. Each round runs the two back to back, in turns which goes first, and
- * the ratio is the median of the rounds' own ratios: a round's pair shares the machine's state of the moment, where
- * the medians of each side may come from different moments.
+ * and the client checks cost on the hot route. Three fakes run side by side on the server's CPU: two unjudged, one
+ * judged. Each slice loads the three in turn, the order turning from slice to slice so that each goes first, second
+ * and last equally often, and the row is the median of the slices' own ratios: a slice's three runs share the
+ * machine's state of the moment, where processes started minutes apart may not (on a shared machine whole rounds
+ * of separate processes differed by half). The second unjudged fake is a control. Fresh sets of processes sample
+ * what one process's luck (its heap's layout, where it was placed) may add.
  */
-async function judgeThroughput (dir: string): Promise<{ judged: Load, plain: Load, ratio: number }> {
-  const rounds: Record<'judged' | 'plain', Load[]> = { judged: [], plain: [] }
+async function judgeThroughput (dir: string): Promise<JudgeRow> {
+  const slices: Record<JudgeKind, Load[]> = { plain: [], judged: [], control: [] }
+  const cpu: Record<JudgeKind, number> = { plain: 0, judged: 0, control: 0 }
+  const answered: Record<JudgeKind, number> = { plain: 0, judged: 0, control: 0 }
   const ratios: number[] = []
-  for (let round = 0; round < JUDGE_ROUNDS; round++) {
-    const order = round % 2 === 0 ? (['plain', 'judged'] as const) : (['judged', 'plain'] as const)
-    for (const kind of order) {
-      const extra = kind === 'judged' ? ['--judge', join(dir, `judge-${round}.json`)] : []
-      const server = await launch('orbtest', dir, 300 + round * 2 + (kind === 'judged' ? 1 : 0), extra)
-      const headers = await prepareAdapter(server)
-      rounds[kind].push(await load(server, 'POST', `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, {
-        activity: 'tool',
-        toolLabel: 'npm test',
-        statusDetail: 'running'
-      }))
-      await stop(server)
+  const controls: number[] = []
+  const path = `/a/v1/adapters/${ADAPTER}/sessions/s1`
+  for (let set = 0; set < JUDGE_SETS; set++) {
+    const n = 300 + set * 3
+    const servers: Record<JudgeKind, Server> = {
+      plain: await launch('orbtest', dir, n),
+      judged: await launch('orbtest', dir, n + 1, ['--judge', join(dir, `judge-${set}.json`)]),
+      control: await launch('orbtest', dir, n + 2)
     }
-    ratios.push(rounds.judged[round]!.rps / rounds.plain[round]!.rps)
-    if (process.env.BENCH_ONLY === 'judge') process.stdout.write(`round ${round + 1}: ${(ratios.at(-1)! * 100).toFixed(1)}% (${rounds.judged[round]!.rps.toFixed(0)} / ${rounds.plain[round]!.rps.toFixed(0)}; CPU ${rounds.judged[round]!.cpuUs?.toFixed(1) ?? '?'} / ${rounds.plain[round]!.cpuUs?.toFixed(1) ?? '?'} µs)\n`)
+    try {
+      const headers = {
+        plain: await prepareAdapter(servers.plain),
+        judged: await prepareAdapter(servers.judged),
+        control: await prepareAdapter(servers.control)
+      }
+      const heartbeats = (kind: JudgeKind, warm: number, seconds: number): Promise<Load> =>
+        load(servers[kind], 'POST', path, headers[kind], HEARTBEAT, { warm, seconds })
+      for (const kind of JUDGE_KINDS) await heartbeats(kind, 2, 0)
+      const before = JUDGE_KINDS.map((kind) => cpuMs(servers[kind].child.pid) ?? 0)
+      for (let slice = 0; slice < JUDGE_SLICES; slice++) {
+        const order = [0, 1, 2].map((i) => JUDGE_KINDS[(i + slice + set) % 3]!)
+        const got: Partial<Record<JudgeKind, Load>> = {}
+        for (const kind of order) {
+          got[kind] = await heartbeats(kind, 0, JUDGE_SLICE_S)
+          slices[kind].push(got[kind])
+          answered[kind] += got[kind].requests
+        }
+        const [j, p, c] = [got.judged!, got.plain!, got.control!]
+        ratios.push(j.rps / p.rps)
+        controls.push(c.rps / p.rps)
+        if (process.env.BENCH_ONLY === 'judge') {
+          process.stdout.write(`set ${set + 1} slice ${slice + 1}: judged ${(ratios.at(-1)! * 100).toFixed(1)}%, control ${(controls.at(-1)! * 100).toFixed(1)}% (${j.rps.toFixed(0)} / ${p.rps.toFixed(0)} / ${c.rps.toFixed(0)} req/s; CPU ${j.cpuUs?.toFixed(1) ?? '?'} / ${p.cpuUs?.toFixed(1) ?? '?'} / ${c.cpuUs?.toFixed(1) ?? '?'} µs)\n`)
+        }
+      }
+      JUDGE_KINDS.forEach((kind, i) => { cpu[kind] += (cpuMs(servers[kind].child.pid) ?? 0) - before[i]! })
+    } finally {
+      for (const kind of JUDGE_KINDS) await stop(servers[kind])
+    }
   }
-  return { judged: medianRound(rounds.judged), plain: medianRound(rounds.plain), ratio: median(ratios) }
+  const perRequest = (kind: JudgeKind): number => (cpu[kind] * 1000) / Math.max(1, answered[kind])
+  return {
+    judged: medianRound(slices.judged),
+    plain: medianRound(slices.plain),
+    ratio: median(ratios),
+    min: Math.min(...ratios),
+    max: Math.max(...ratios),
+    control: median(controls),
+    cpuUs: { plain: perRequest('plain'), judged: perRequest('judged'), control: perRequest('control') }
+  }
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'otb-'))
@@ -594,7 +659,7 @@ try {
     const j = await judgeThroughput(dir)
     const a = judgeAlone()
     process.stdout.write(`judge alone: ${a.checks.toFixed(2)} µs per heartbeat with every check, ${a.none.toFixed(2)} µs with none\n`)
-    process.stdout.write(`session update, --judge: judged ${j.judged.rps.toFixed(0)} req/s, unjudged ${j.plain.rps.toFixed(0)} req/s, ratio ${(j.ratio * 100).toFixed(0)}%; server CPU per request ${j.judged.cpuUs?.toFixed(1) ?? '?'} vs ${j.plain.cpuUs?.toFixed(1) ?? '?'} µs\n`)
+    process.stdout.write(`session update, --judge: judged ${j.judged.rps.toFixed(0)} req/s, unjudged ${j.plain.rps.toFixed(0)} req/s, ratio ${(j.ratio * 100).toFixed(0)}% (slices ${(j.min * 100).toFixed(0)}–${(j.max * 100).toFixed(0)}%; unjudged control ${(j.control * 100).toFixed(0)}%); server CPU per request over the runs ${j.cpuUs.judged.toFixed(1)} vs ${j.cpuUs.plain.toFixed(1)} µs (control ${j.cpuUs.control.toFixed(1)})\n`)
     process.exit(0)
   }
   const s = await startup(dir)
@@ -627,7 +692,7 @@ try {
     row('Orb GET /messages (50)', o.read, ratios.orbRead, 'goal >= 50%'),
     `${'Orb event fan-in'.padEnd(26)}${f.bots} bots long-polling: ${f.eventsPerSecond.toFixed(0)} events/s delivered; post sent → event held by its bot: median ${f.median.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms`,
     `${'Orb webhooks'.padEnd(26)}${h.deliveriesPerSecond.toFixed(0)} signed deliveries/s to a local receiver`,
-    `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.ratio * 100).toFixed(0)}%  (goal >= 90%)  server CPU per request ${j.judged.cpuUs?.toFixed(1) ?? '?'} vs ${j.plain.cpuUs?.toFixed(1) ?? '?'} µs`,
+    `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.ratio * 100).toFixed(0)}%  (goal >= 90%; slices ${(j.min * 100).toFixed(0)}–${(j.max * 100).toFixed(0)}%, a second unjudged fake ${(j.control * 100).toFixed(0)}%)  server CPU per request ${j.cpuUs.judged.toFixed(1)} vs ${j.cpuUs.plain.toFixed(1)} µs`,
     `${'judge alone'.padEnd(26)}${ja.checks.toFixed(2)} µs per heartbeat with every check   ${ja.none.toFixed(2)} µs with none (journal, model and views)   ratio ${(ja.checks / ja.none).toFixed(2)}x`,
     `${'fresh fake per scenario'.padEnd(26)}median ${fs.fake.toFixed(1)} ms in-process   bare fastify on a socket ${fs.baseline.toFixed(1)} ms   ratio ${(fs.fake / fs.baseline).toFixed(2)}x  (goal: median < 50 ms)`,
     cs === undefined
