@@ -313,13 +313,16 @@ async function createSessions () {
   nextHeartbeatAt = Date.now() + 3000
   for (const s of sessions.values()) { s.pending = null; s.nextAskAt = Date.now() } // ask at once
   log('sessions s1 and s2 created')
-  if (fault('flood') && !fx.flooded) { // FAULT: 100 heartbeats back to back, past the rate rules (OT-027)
+  if (fault('flood') && !fx.flooded) { // FAULT: 200 heartbeats back to back on 4 connections, past OT-027's rate
     fx.flooded = true
-    for (let i = 0; i < 100; i++) {
-      const r = await send('POST', sessionRoute(sessions.get('s1')), {}).catch(() => null)
-      if (r?.status === 429) noteRateLimit(r) // ... and then it behaves
-      else if (r?.status !== 200) break
+    const stream = async () => {
+      for (let i = 0; i < 50; i++) {
+        const r = await send('POST', sessionRoute(sessions.get('s1')), {}).catch(() => null)
+        if (r?.status === 429) { noteRateLimit(r); return } // ... and then it behaves
+        if (r?.status !== 200) return
+      }
     }
+    await Promise.all([stream(), stream(), stream(), stream()])
   }
 }
 

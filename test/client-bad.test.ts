@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import t from 'tap'
-import { conformance } from '../../conformance/index.js'
-import { UsageError } from '../../src/cli/args.js'
-import { NODE_ADAPTER, run, SEED, verdictOf } from '../helpers/client-run.js'
+import { conformance } from '../conformance/index.js'
+import { UsageError } from '../src/cli/args.js'
+import { NODE_ADAPTER, run, SEED, verdictOf } from './helpers/client-run.js'
 
-const root = join(import.meta.dirname, '..', '..')
+const root = join(import.meta.dirname, '..')
 
 // Every run starts at once, and each test reads its own: the clients mostly wait on the scenarios' clocks.
 const started = performance.now()
