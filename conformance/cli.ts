@@ -209,7 +209,16 @@ function finishRun (results: CaseResult[], o: Finish): number {
   if (values.json !== undefined) {
     writeFileSync(
       values.json as string,
-      jsonIndex(results, { suite: o.suite, seed: o.seed, runs: o.runs, target: o.target, ms: Math.round(ms), requests })
+      jsonIndex(results, {
+        suite: o.suite,
+        kind: 'server',
+        title: o.title,
+        seed: o.seed,
+        runs: o.runs,
+        target: o.target,
+        ms: Math.round(ms),
+        requests
+      })
     )
   }
   return runPassed(results) ? 0 : 1

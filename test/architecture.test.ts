@@ -42,9 +42,9 @@ const graph = new Map(files.map((f) => [f, importsOf(f)]))
 
 /** The conformance core: what every suite, server or client, plugs into. */
 const CORE = [
-  ...['case', 'runner', 'report', 'cli', 'flags', 'strictness', 'suite', 'control', 'errors', 'schema-arbitrary'].map(
-    (name) => `conformance/${name}.ts`
-  ),
+  ...['case', 'runner', 'report', 'cli', 'flags', 'strictness', 'suite', 'control', 'errors', 'schema-arbitrary']
+    .map((name) => `conformance/${name}.ts`),
+  'conformance/summary.ts',
   // The client core: journal, checks' base, process runner, scenario engine, reports.
   ...files.filter((f) => f.startsWith('conformance/client/'))
 ]

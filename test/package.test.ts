@@ -179,3 +179,20 @@ t.test('PKG-01 the client suite runs from the installed package on the reference
   t.match(judged.stdout(), /^ok \d+ - OT-011 /m, 'a check passes')
   t.match(judged.stdout(), /# pass \d+ {2}fail 0 /, 'none fails')
 })
+
+t.test('PKG-01 the bot suite and the summary run from the installed package, on the reference bot it ships', async (t) => {
+  const home = mkdtempSync(join(work, 'home-'))
+  const bot = join(project, 'node_modules', 'orbtest', 'examples', 'orb-bot-events', 'bot.mjs')
+  t.ok(existsSync(bot), 'the events bot is in the package')
+  const report = join(home, 'report.json')
+  const judged = start(
+    ['conformance', '--client', 'orb', '--tour', 'basic', '--scenarios', '0', '--json', report, '--',
+      process.execPath, bot],
+    home
+  )
+  t.equal(await judged.exit, 0, judged.stdout() + judged.stderr())
+  t.match(judged.stdout(), /# pass \d+ {2}fail 0 /, 'none fails')
+  const summary = execFileSync(bin, ['summary', report], { encoding: 'utf8' })
+  const heading = /^## orbtest: Orb bot API: client conformance of a bot that fetches its events \(orbtest\): ✅ passed/m
+  t.match(summary, heading, 'orbtest summary reads the report')
+})

@@ -166,7 +166,11 @@ export async function clientConformance (
   }
   out.write(clientTapSummary(report, checks))
   if (values.junit !== undefined) writeFileSync(values.junit as string, clientJunit(report, checks))
-  if (values.json !== undefined) writeFileSync(values.json as string, clientJson(report, checks))
+  const suiteFlags = [
+    ...(values.webhook === true ? ['--webhook'] : []),
+    ...(typeof values.scopes === 'string' ? ['--scopes', values.scopes] : [])
+  ]
+  if (values.json !== undefined) writeFileSync(values.json as string, clientJson(report, checks, suiteFlags))
   if (values.html !== undefined) writeFileSync(values.html as string, renderHtml({ ...report, checks }))
   return clientRunPassed({ ...report, checks }) ? 0 : 1
 }

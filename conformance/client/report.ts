@@ -80,10 +80,17 @@ export function clientJunit (r: ClientRunReport, shown: readonly CheckSummary[])
 }
 
 /** The JSON report: every check, every scenario's findings, and the journal of each scenario with a violation. */
-export function clientJson (r: ClientRunReport, shown: readonly CheckSummary[]): string {
+/** The JSON report; `suiteFlags` are the suite's own flags of the run (`--webhook`), for a replay command. */
+export function clientJson (
+  r: ClientRunReport,
+  shown: readonly CheckSummary[],
+  suiteFlags: readonly string[] = []
+): string {
   return `${JSON.stringify({
     suite: r.suite,
     kind: 'client',
+    title: r.title,
+    ...(suiteFlags.length === 0 ? {} : { suiteFlags }),
     command: r.command,
     seed: r.seed,
     strict: r.strict,

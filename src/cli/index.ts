@@ -35,6 +35,7 @@ Commands:
   orb       run the fake Orb with the control server
   conformance --target T   run the conformance suite against an Orbtile or an Orb (see 'orbtest conformance --help')
   webhook sign|send        sign a body as Orb does; send a genuine or forged delivery to a bot's endpoint
+  summary REPORT.json      a run's JSON report as Markdown (a CI job's summary page; --github for Actions)
 
 Run 'orbtest <command> --help' for a command's flags. 'orbtest --version' prints the version.
 `
@@ -62,6 +63,18 @@ export async function main (argv: readonly string[]): Promise<number> {
       }
       if (err instanceof TargetError) {
         process.stderr.write(`orbtest: ${err.message}\n`)
+        return 2
+      }
+      throw err
+    }
+  }
+  if (first === 'summary') {
+    const { summary } = await import('./summary.js')
+    try {
+      return await summary(rest)
+    } catch (err) {
+      if (err instanceof UsageError) {
+        process.stderr.write(`orbtest: ${err.message}. Run 'orbtest summary --help'.\n`)
         return 2
       }
       throw err

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The action's first step: finds or makes the orbtest it runs, and names it in $GITHUB_ENV (ORBTEST_CLI) for the
+# steps after it, the stop action's included.
+set -euo pipefail
+if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' 2>/dev/null; then
+  echo "::error title=orbtest::orbtest needs Node 20 or later on the runner; add actions/setup-node before it"
+  exit 1
+fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ -n "${INPUT_ORBTEST:-}" ]; then
+  # A version or a tarball: installed once per job, outside the workspace.
+  prefix="${RUNNER_TEMP:-/tmp}/orbtest-install"
+  mkdir -p "$prefix"
+  npm install --prefix "$prefix" --no-audit --no-fund --no-save "$INPUT_ORBTEST" >&2
+  cli="$prefix/node_modules/orbtest/dist/src/cli/index.js"
+elif [ -f "$here/dist/src/cli/index.js" ]; then
+  cli="$here/dist/src/cli/index.js"
+else
+  # The action's own checkout holds the sources: install and build them once (the build is npm's `prepare`).
+  (cd "$here" && npm ci --no-audit --no-fund >&2)
+  cli="$here/dist/src/cli/index.js"
+fi
+echo "ORBTEST_CLI=$cli" >> "$GITHUB_ENV"
+echo "orbtest $(node "$cli" --version), from $cli"

@@ -1,0 +1,231 @@
+/**
+ * A run's JSON report (`--json` of either suite, server or client, or `orbtest up --judge FILE.json`) as Markdown for
+ * a person: what a CI job shows on its summary page (`$GITHUB_STEP_SUMMARY`). The reports are redacted already (no
+ * token is in them, CLIENT-06), and every text taken from them is escaped here: a client's output or a server's reply
+ * may hold anything, and must not rewrite the page it is shown on.
+ */
+
+/** Verdicts as both kinds of report write them. */
+type AnyVerdict = 'pass' | 'fail' | 'skip' | 'informational' | 'non-strict' | 'not-exercised'
+
+/** One row of the summary: a server case or a client check, in the fields both share. */
+export interface SummaryRow {
+  id: string
+  title: string
+  verdict: AnyVerdict
+  reason?: string
+  expected?: string
+  actual?: string
+  where?: string
+  expectedFailure?: string
+  /** The command that plays this failure again, when there is one. */
+  replay?: string
+}
+
+export interface RunSummary {
+  kind: 'server' | 'client' | 'judge'
+  title: string
+  /** What was judged: the server's target, or the client's command line. */
+  subject: string
+  seed?: number
+  ms: number
+  rows: SummaryRow[]
+  /** True when no required rule failed (expected failures aside): the run's exit code was 0. */
+  passed: boolean
+}
+
+/** The counts a summary shows, by the words the reports use. */
+export interface SummaryCounts {
+  passed: number
+  failed: number
+  expectedFailures: number
+  nonStrict: number
+  notExercised: number
+  skipped: number
+  informational: number
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+
+/** Reads a parsed JSON report of either suite; throws an Error that says what is missing for anything else. */
+export function readRunReport (json: unknown): RunSummary {
+  if (!isObject(json)) throw new Error('not a JSON object')
+  if (Array.isArray(json.cases)) return serverRun(json)
+  if (Array.isArray(json.checks)) return clientRun(json)
+  throw new Error('neither a server report (cases) nor a client report (checks): write it with --json')
+}
+
+function serverRun (json: Record<string, unknown>): RunSummary {
+  const target = str(json.target) ?? '?'
+  const rows = (json.cases as unknown[]).filter(isObject).map((c): SummaryRow => {
+    const replay = isObject(c.replay) ? c.replay : undefined
+    return {
+      id: str(c.id) ?? '?',
+      title: str(c.title) ?? '',
+      verdict: (str(c.verdict) ?? 'fail') as AnyVerdict,
+      ...optional('reason', str(c.reason)),
+      ...optional('expected', str(c.expected)),
+      ...optional('actual', str(c.actual)),
+      ...optional('expectedFailure', str(c.expectedFailure)),
+      ...(c.verdict === 'fail'
+        ? { replay: `npx orbtest conformance --target ${shellWord(target)}${replay === undefined ? '' : ` --seed ${String(replay.seed)}`} --grep ${str(c.id)?.split('.')[0] ?? ''}` }
+        : {})
+    }
+  })
+  return {
+    kind: 'server',
+    title: str(json.title) ?? `${str(json.suite) ?? 'server'} conformance`,
+    subject: target,
+    ...(typeof json.seed === 'number' ? { seed: json.seed } : {}),
+    ms: typeof json.ms === 'number' ? json.ms : 0,
+    rows,
+    passed: rows.every((r) => r.verdict !== 'fail' || r.expectedFailure !== undefined)
+  }
+}
+
+function clientRun (json: Record<string, unknown>): RunSummary {
+  const words = (v: unknown): string[] => Array.isArray(v) ? v.filter((w): w is string => typeof w === 'string') : []
+  const command = words(json.command)
+  const judged = command.length === 0
+  const suiteFlags = words(json.suiteFlags)
+  const base = `npx orbtest conformance --client ${str(json.suite) ?? '?'}${suiteFlags.map((f) => ` ${shellWord(f)}`).join('')}`
+  const rows = (json.checks as unknown[]).filter(isObject).map((c): SummaryRow => {
+    const where = isObject(c.where) ? `${str(c.where.scenario) ?? ''}${typeof c.where.seq === 'number' ? ` #${c.where.seq}` : ''}` : undefined
+    const replay = isObject(c.replay) ? c.replay : undefined
+    const tour = where?.match(/^tour:([^\s#]+)/)?.[1]
+    const flags = replay !== undefined
+      ? `--seed ${String(replay.seed)} --path ${String(replay.path)} --tour none`
+      : tour === undefined ? undefined : `--tour ${tour} --scenarios 0`
+    return {
+      id: str(c.id) ?? '?',
+      title: str(c.title) ?? '',
+      verdict: (str(c.verdict) ?? 'fail') as AnyVerdict,
+      ...optional('reason', str(c.reason) ?? (c.verdict === 'pass' ? undefined : str(c.note))),
+      ...optional('expected', str(c.expected)),
+      ...optional('actual', str(c.actual)),
+      ...optional('where', where),
+      ...optional('expectedFailure', str(c.expectedFailure)),
+      ...(judged || flags === undefined || c.violationCount === 0
+        ? {}
+        : { replay: `${base} ${flags} -- ${command.map(shellWord).join(' ')}` })
+    }
+  })
+  return {
+    kind: judged ? 'judge' : 'client',
+    title: str(json.title) ?? `${str(json.suite) ?? 'client'} client conformance`,
+    subject: judged ? 'live traffic (orbtest up --judge)' : command.join(' '),
+    ...(judged || typeof json.seed !== 'number' ? {} : { seed: json.seed }),
+    ms: typeof json.ms === 'number' ? json.ms : 0,
+    rows,
+    passed: rows.every((r) => r.verdict !== 'fail' || r.expectedFailure !== undefined)
+  }
+}
+
+function optional<K extends string> (key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>)
+}
+
+/** A word as a POSIX shell reads it back: quoted only when it must be. */
+export function shellWord (word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`
+}
+
+export function summaryCounts (run: RunSummary): SummaryCounts {
+  const n = (v: AnyVerdict): number => run.rows.filter((r) => r.verdict === v).length
+  const expectedFailures = run.rows.filter((r) => r.verdict === 'fail' && r.expectedFailure !== undefined).length
+  return {
+    passed: n('pass'),
+    failed: n('fail') - expectedFailures,
+    expectedFailures,
+    nonStrict: n('non-strict'),
+    notExercised: n('not-exercised'),
+    skipped: n('skip'),
+    informational: n('informational')
+  }
+}
+
+/** Words and a mark for each verdict: the mark is never the only signal. */
+const SHOWN: Record<AnyVerdict, string> = {
+  pass: '✅ pass',
+  fail: '❌ fail',
+  skip: '➖ skipped',
+  'not-exercised': '➖ not exercised',
+  'non-strict': '⚠️ non-strict (a SHOULD)',
+  informational: 'ℹ️ informational'
+}
+
+/** Text for a Markdown table cell or line: no markup, no line breaks, at most `max` characters. */
+export function mdText (text: string, max = 300): string {
+  const cut = text.length > max ? `${text.slice(0, max)}…` : text
+  return cut
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!)
+    .replace(/([\\`*_[\]|~])/g, '\\$1')
+    // A mark that opens a heading or a list only at the start of a line.
+    .replace(/^([#>+-])/, '\\$1')
+}
+
+/** Inline code that holds any text: a fence longer than any run of backticks inside it. */
+export function mdCode (text: string, max = 500): string {
+  const cut = (text.length > max ? `${text.slice(0, max)}…` : text).replace(/[\r\n]+/g, ' ')
+  const longest = Math.max(0, ...[...cut.matchAll(/`+/g)].map((m) => m[0].length))
+  const fence = '`'.repeat(longest + 1)
+  const pad = cut.startsWith('`') || cut.endsWith('`') || cut === '' ? ' ' : ''
+  return `${fence}${pad}${cut}${pad}${fence}`
+}
+
+/** The Markdown summary of a run. */
+export function markdownSummary (run: RunSummary): string {
+  const c = summaryCounts(run)
+  const lines: string[] = []
+  const verdict = run.passed ? '✅ passed' : '❌ failed'
+  lines.push(`## orbtest: ${mdText(run.title)}: ${verdict}`, '')
+  const about = [
+    run.kind === 'judge' ? 'judged: live traffic (`orbtest up --judge`)' : `${run.kind === 'server' ? 'target' : 'client'}: ${mdCode(run.subject)}`,
+    ...(run.seed === undefined ? [] : [`seed ${run.seed}`]),
+    `${(run.ms / 1000).toFixed(1)} s`
+  ]
+  lines.push(about.join(' · '), '')
+  const columns: Array<[string, number]> = [
+    ['passed', c.passed],
+    ['failed', c.failed],
+    ...(c.expectedFailures > 0 ? [['expected failures', c.expectedFailures] as [string, number]] : []),
+    ...(run.kind === 'server'
+      ? [['skipped', c.skipped] as [string, number]]
+      : [['non-strict', c.nonStrict] as [string, number], ['not exercised', c.notExercised] as [string, number]]),
+    ['informational', c.informational]
+  ]
+  lines.push(`| ${columns.map(([k]) => k).join(' | ')} |`, `|${columns.map(() => '---:').join('|')}|`)
+  lines.push(`| ${columns.map(([, v]) => String(v)).join(' | ')} |`, '')
+  const failures = run.rows.filter((r) => r.verdict === 'fail' && r.expectedFailure === undefined)
+  if (failures.length > 0) {
+    lines.push(`### Failures (${failures.length})`, '')
+    for (const f of failures) {
+      lines.push(`#### ${mdText(f.id)}: ${mdText(f.title)}`, '')
+      if (f.reason !== undefined) lines.push(mdText(f.reason, 600), '')
+      if (f.where !== undefined) lines.push(`- **Where:** ${mdText(f.where)}`)
+      lines.push(`- **Expected:** ${mdCode(f.expected ?? '(not given)')}`)
+      lines.push(`- **Actual:** ${mdCode(f.actual ?? '(not given)')}`)
+      if (f.replay !== undefined) lines.push(`- **Replay:** ${mdCode(f.replay, 2000)}`)
+      lines.push('')
+    }
+  }
+  const findings = run.rows.filter((r) =>
+    r.verdict === 'non-strict' || (r.verdict === 'informational' && r.reason !== undefined && r.reason !== ''))
+  if (findings.length > 0) {
+    lines.push('### Findings that do not fail the run', '')
+    for (const f of findings) lines.push(`- **${mdText(f.id)}** (${SHOWN[f.verdict]}): ${mdText(f.reason ?? '')}`)
+    lines.push('')
+  }
+  lines.push(`<details${run.passed ? '' : ' open'}><summary>Every ${run.kind === 'server' ? 'case' : 'check'} (${run.rows.length})</summary>`, '')
+  lines.push('| id | verdict | rule |', '|---|---|---|')
+  for (const r of run.rows) {
+    const shown = r.expectedFailure === undefined
+      ? SHOWN[r.verdict]
+      : `☑️ expected failure: ${mdText(r.expectedFailure, 120)}`
+    lines.push(`| ${mdText(r.id)} | ${shown} | ${mdText(r.title, 160)} |`)
+  }
+  lines.push('', '</details>', '')
+  return `${lines.join('\n')}\n`
+}
