@@ -1,3 +1,5 @@
+import { chooseReporter, HumanReporter } from './human.js'
+import { readRunReport } from './summary.js'
 import { randomInt } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -50,6 +52,7 @@ Flags:
                            requests at 20/s); without it they are skipped unless the target's clock is virtual
                            (--control to a target started with --clock virtual), and cases that need time wait
                            seconds of real time at most
+  --reporter tap|human     TAP, or progress and a readable summary (default: human on a terminal, else TAP)
   --help, -h               this help
 `
 
@@ -71,6 +74,7 @@ const FLAGS = {
   'expect-failures': { type: 'string' },
   strict: { type: 'boolean' },
   slow: { type: 'boolean' },
+  reporter: { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -130,7 +134,16 @@ export async function conformance (
   })
   try {
     if (selected.length === 0) throw new UsageError(`--grep ${grep.join(' ')} selects no case; see --list`)
-    out.write(tapHeader(selected.length, prepared.about(`seed ${seed}; ${runs} runs per property`)))
+    let reporter
+    try {
+      reporter = chooseReporter(values.reporter as string | undefined, out)
+    } catch (err) {
+      throw new UsageError((err as Error).message)
+    }
+    const human = reporter === 'human' ? new HumanReporter(out, selected.length) : undefined
+    const about = prepared.about(`seed ${seed}; ${runs} runs per property`)
+    if (human === undefined) out.write(tapHeader(selected.length, about))
+    else human.header(suite.title, about)
     const started = performance.now()
     const results = await runCases(suite.cases, {
       transport: prepared.transport,
@@ -144,7 +157,14 @@ export async function conformance (
       expectFailures,
       caseTimeoutMs: prepared.caseTimeoutMs,
       ...(values.path === undefined ? {} : { path: values.path as string }),
-      onResult: (result, index) => out.write(tapLine(result, index + 1, runs))
+      onStart: (c) => human?.start(c.id),
+      onResult: (result, index) => {
+        if (human === undefined) out.write(tapLine(result, index + 1, runs))
+        else {
+          const failed = result.verdict === 'fail' && result.expectedFailure === undefined
+          human.done(`${result.id} ${result.title}`, failed ? [result.id] : [], result.ms)
+        }
+      }
     })
     return finishRun(results, {
       suite: suite.name,
@@ -155,7 +175,8 @@ export async function conformance (
       started,
       expectFailures,
       values,
-      out
+      out,
+      human
     })
   } finally {
     await prepared.close()
@@ -192,35 +213,26 @@ interface Finish {
   expectFailures: Map<string, string>
   values: Values
   out: NodeJS.WritableStream
+  human: HumanReporter | undefined
 }
 
 function finishRun (results: CaseResult[], o: Finish): number {
-  const { out, expectFailures, values } = o
+  const { out, expectFailures, values, human } = o
+  const note = (text: string): void => { out.write(human === undefined ? `# ${text}\n` : `${text}\n`) }
   for (const id of expectFailures.keys()) {
-    if (!results.some((r) => r.id === id || r.id.split('.')[0] === id)) out.write(`# --expect-failures names ${id}, which this run has no case for\n`)
+    if (!results.some((r) => r.id === id || r.id.split('.')[0] === id)) note(`--expect-failures names ${id}, which this run has no case for`)
   }
   for (const r of results) {
-    if (r.verdict === 'pass' && expectFailures.has(r.id)) out.write(`# ${r.id} was expected to fail and passed: take it out of the expected-failures file\n`)
+    if (r.verdict === 'pass' && expectFailures.has(r.id)) note(`${r.id} was expected to fail and passed: take it out of the expected-failures file`)
   }
   const ms = performance.now() - o.started
   const requests = results.reduce((n, r) => n + r.exchanges.length, 0)
-  out.write(tapSummary(results, ms, requests))
+  const about = { suite: o.suite, kind: 'server', title: o.title, seed: o.seed, runs: o.runs, target: o.target }
+  const json = jsonIndex(results, { ...about, ms: Math.round(ms), requests })
+  if (human === undefined) out.write(tapSummary(results, ms, requests))
+  else human.end(readRunReport(JSON.parse(json)))
   if (values.junit !== undefined) writeFileSync(values.junit as string, junitXml(results, o.title, ms))
-  if (values.json !== undefined) {
-    writeFileSync(
-      values.json as string,
-      jsonIndex(results, {
-        suite: o.suite,
-        kind: 'server',
-        title: o.title,
-        seed: o.seed,
-        runs: o.runs,
-        target: o.target,
-        ms: Math.round(ms),
-        requests
-      })
-    )
-  }
+  if (values.json !== undefined) writeFileSync(values.json as string, json)
   return runPassed(results) ? 0 : 1
 }
 

@@ -43,6 +43,8 @@ export interface RunOptions<C extends RecordingClient> {
   caseTimeoutMs?: number
   /** Called after each case, for streaming reporters. */
   onResult?: (result: CaseResult, index: number, total: number) => void
+  /** A case is about to run (for a person's progress line). */
+  onStart?: (c: { id: string, title: string }, index: number, total: number) => void
 }
 
 /** The cases a run selects, in suite order. */
@@ -63,6 +65,7 @@ export async function runCases<C extends RecordingClient> (
   // same target must not meet the first run's allow and keypad choices.
   const run = randomBytes(3).toString('hex')
   for (const [index, c] of selected.entries()) {
+    options.onStart?.(c, index, selected.length)
     const result = await runOne(c, options, run, () => serial++)
     results.push(result)
     options.onResult?.(result, index, selected.length)

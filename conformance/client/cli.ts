@@ -8,6 +8,8 @@ import { renderHtml } from './html.js'
 import type { CheckSummary } from './journal.js'
 import { clientJson, clientJunit, clientTapLine, clientTapSummary, scenarioComment } from './report.js'
 import { integer, readExpectations } from '../flags.js'
+import { chooseReporter, HumanReporter } from '../human.js'
+import { readRunReport } from '../summary.js'
 
 /** A client suite the command line can load by name, without loading the others. */
 export interface ClientSuiteEntry {
@@ -43,6 +45,7 @@ Flags:
   --html FILE              also write one self-contained page: each scenario as a timeline
   --expect-failures FILE   ids expected to fail, one per line: "OT-027 reason" (# starts a comment)
   --strict                 SHOULDs (non-strict) and orbtest's decisions (informational) fail the run too
+  --reporter tap|human     TAP, or progress and a readable summary (default: human on a terminal, else TAP)
   --webhook                (orb) the bot has an endpoint URL: Orb's events come to it, genuine and forged
   --scopes LIST            (orb) the app's scopes, comma-separated (default: every scope)
   --list                   list the checks and the tours, and exit
@@ -63,6 +66,7 @@ const FLAGS = {
   html: { type: 'string' },
   'expect-failures': { type: 'string' },
   strict: { type: 'boolean' },
+  reporter: { type: 'string' },
   list: { type: 'boolean' },
   webhook: { type: 'boolean' },
   scopes: { type: 'string' },
@@ -129,8 +133,19 @@ export async function clientConformance (
   const total = path !== undefined ? 1 : plannedTours + scenarios
   if (total === 0) throw new UsageError('nothing to play: --tour none with --scenarios 0')
 
+  let reporter
+  try {
+    reporter = chooseReporter(values.reporter as string | undefined, out)
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
   const selected = shown(suite.checks.map((c) => ({ ...c, verdict: 'pass', exercised: 0, violationCount: 0 })))
-  out.write(`TAP version 14\n# ${suite.title}: ${JSON.stringify(command.join(' '))}; seed ${seed}; ${path === undefined ? `${plannedTours} tours and ${scenarios} generated scenarios` : `the scenario at path ${path}`}\n`)
+  const plays = path === undefined
+    ? `${plannedTours} tours and ${scenarios} generated scenarios`
+    : `the scenario at path ${path}`
+  const human = reporter === 'human' ? new HumanReporter(out, total) : undefined
+  if (human === undefined) out.write(`TAP version 14\n# ${suite.title}: ${JSON.stringify(command.join(' '))}; seed ${seed}; ${plays}\n`)
+  else human.header(suite.title, `${command.join(' ')} · seed ${seed} · ${plays}`)
   // Ctrl-C (or SIGTERM to orbtest) stops the clients under way, closes their fakes and removes their folders.
   const interrupt = new AbortController()
   const onSignal = (): void => { interrupt.abort() }
@@ -147,7 +162,15 @@ export async function clientConformance (
     shrinkRuns: values.shrink === undefined ? 8 : integer(values.shrink as string, 'shrink', 0, 1000),
     strict: values.strict === true,
     expectFailures,
-    onScenario: (s, done, all) => out.write(scenarioComment(s, done, all))
+    onStart: (name) => human?.start(name),
+    onScenario: (s, done, all) => {
+      if (human === undefined) {
+        out.write(scenarioComment(s, done, all))
+        return
+      }
+      human.grow(all)
+      human.done(s.name, s.findings.filter((f) => f.violationCount > 0).map((f) => f.id), s.ms)
+    }
   }).finally(() => {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
@@ -157,20 +180,25 @@ export async function clientConformance (
     return 130
   }
   const checks = shown(report.checks)
-  out.write(`1..${selected.length}\n`)
-  checks.forEach((c, i) => out.write(clientTapLine(c, i + 1)))
-  for (const id of expectFailures.keys()) {
-    const c = report.checks.find((x) => x.id === id)
-    if (c === undefined) out.write(`# --expect-failures names ${id}, which this suite has no check for\n`)
-    else if (c.verdict === 'pass') out.write(`# ${id} was expected to fail and passed: take it out of the expected-failures file\n`)
-  }
-  out.write(clientTapSummary(report, checks))
-  if (values.junit !== undefined) writeFileSync(values.junit as string, clientJunit(report, checks))
   const suiteFlags = [
     ...(values.webhook === true ? ['--webhook'] : []),
     ...(typeof values.scopes === 'string' ? ['--scopes', values.scopes] : [])
   ]
-  if (values.json !== undefined) writeFileSync(values.json as string, clientJson(report, checks, suiteFlags))
+  const json = clientJson(report, checks, suiteFlags)
+  const note = (text: string): void => { out.write(human === undefined ? `# ${text}\n` : `${text}\n`) }
+  if (human === undefined) {
+    out.write(`1..${selected.length}\n`)
+    checks.forEach((c, i) => out.write(clientTapLine(c, i + 1)))
+  }
+  for (const id of expectFailures.keys()) {
+    const c = report.checks.find((x) => x.id === id)
+    if (c === undefined) note(`--expect-failures names ${id}, which this suite has no check for`)
+    else if (c.verdict === 'pass') note(`${id} was expected to fail and passed: take it out of the expected-failures file`)
+  }
+  if (human === undefined) out.write(clientTapSummary(report, checks))
+  else human.end(readRunReport(JSON.parse(json)))
+  if (values.junit !== undefined) writeFileSync(values.junit as string, clientJunit(report, checks))
+  if (values.json !== undefined) writeFileSync(values.json as string, json)
   if (values.html !== undefined) writeFileSync(values.html as string, renderHtml({ ...report, checks }))
   return clientRunPassed({ ...report, checks }) ? 0 : 1
 }

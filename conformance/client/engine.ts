@@ -45,6 +45,8 @@ export interface ClientRunOptions {
   /** Scenarios fast-check may play while shrinking a failure. */
   shrinkRuns: number
   onScenario?: (report: ScenarioReport, done: number, total: number) => void
+  /** A scenario is about to be played (for a person's progress line). */
+  onStart?: (name: string) => void
   /** Aborted (Ctrl-C): no scenario starts, those under way stop and clean up. */
   signal?: AbortSignal
 }
@@ -63,6 +65,7 @@ export async function runClientSuite<S> (suite: ClientSuite<S>, o: ClientRunOpti
     while (next < planned.length && o.signal?.aborted !== true) {
       const i = next++
       const p = planned[i]!
+      o.onStart?.(p.name)
       const report = await suite.play(p.scenario, o.command, p.name, o.signal)
       reports[i] = {
         ...report,
