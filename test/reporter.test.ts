@@ -69,7 +69,7 @@ t.test('HUM-01 --reporter human on the client suite: each failure with its id, E
   t.match(out, /^ {4}expected: no Origin header$/m, 'Expected')
   t.match(out, /^ {4}actual: {3}Origin: http:\/\/localhost$/m, 'Actual')
   const replay = 'replay:   npx orbtest conformance --client orbtile --tour basic --scenarios 0 -- '
-  const replayed = out.split('\n').some((l) => l.startsWith(`    ${replay}`) && l.endsWith('adapter.mjs --fault origin'))
+  const replayed = out.split('\n').some((l) => l.startsWith(`    ${replay}`) && l.endsWith('mjs --fault origin'))
   t.ok(replayed, 'the replay command')
   const end = /^\d+ passed, 1 failed, .*\(\d+\.\d s\)\n✗ FAILED: 1 required rule broken\n$/m
   t.match(out, end, 'the counts, then the verdict')
