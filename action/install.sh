@@ -16,8 +16,8 @@ if [ -n "${INPUT_ORBTEST:-}" ]; then
 elif [ -f "$here/dist/src/cli/index.js" ]; then
   cli="$here/dist/src/cli/index.js"
 else
-  # The action's own checkout holds the sources: install and build them once (the build is npm's `prepare`).
-  (cd "$here" && npm ci --no-audit --no-fund >&2)
+  # The action's own checkout holds the sources: install and build them once.
+  (cd "$here" && npm ci --no-audit --no-fund >&2 && npm run build >&2)
   cli="$here/dist/src/cli/index.js"
 fi
 echo "ORBTEST_CLI=$cli" >> "$GITHUB_ENV"

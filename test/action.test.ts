@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { parse } from 'yaml'
 import { Job } from './helpers/actions-runner.js'
 import { EVENTS_BOT, NODE_ADAPTER, WEBHOOK_BOT } from './helpers/client-run.js'
 
@@ -146,4 +147,28 @@ t.test('ACT-06 the stop action with no fakes started fails with a message, not a
   t.equal(s.outcome, 'failure', 'it fails')
   t.match(s.log, /no fakes to stop: start them first/, 'saying why')
   rmSync(job.workspace, { recursive: true, force: true })
+})
+
+t.test('ACT-07 the project dogfoods its action: each reference client on Node 20, 22 and 24, with inputs that exist', async (t) => {
+  const read = (file: string): any => parse(readFileSync(join(root, file), 'utf8'))
+  const action = read('action.yml')
+  const stop = read('stop/action.yml')
+  const job = read('.github/workflows/ci.yml').jobs.action
+  t.same(job.strategy.matrix.node, [20, 22, 24], 'three Node versions')
+  const steps = job.steps as Array<{ uses?: string, with?: Record<string, unknown> }>
+  const uses = steps.filter((s) => s.uses?.startsWith('./'))
+  const suites = uses.filter((s) => s.uses === './' && s.with?.client !== undefined)
+    .map((s) => s.with?.suite ?? 'orbtile')
+  t.same([...new Set(suites)].sort(), ['orb', 'orb-webhook', 'orbtile'], 'judge mode on an adapter, bots of both kinds')
+  t.ok(uses.some((s) => s.uses === './' && s.with?.start === true && s.with?.judge === true), 'service mode, judged')
+  t.ok(uses.some((s) => s.uses === './stop'), 'and the stop action')
+  for (const s of uses) {
+    const declared = Object.keys((s.uses === './stop' ? stop : action).inputs)
+    t.same(Object.keys(s.with ?? {}).filter((k) => !declared.includes(k)), [], `${s.uses} is given only inputs it has`)
+  }
+  for (const [name, def] of [['action.yml', action], ['stop/action.yml', stop]] as const) {
+    const text = readFileSync(join(root, name), 'utf8')
+    const named = [...text.matchAll(/inputs\.([\w-]+)/g)].map((m) => m[1]!)
+    t.same(named.filter((n) => !(n in def.inputs)), [], `${name} reads only inputs it declares`)
+  }
 })

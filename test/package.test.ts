@@ -12,7 +12,7 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 const work = mkdtempSync(join(tmpdir(), 'orbtest-pkg-'))
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
 
-// The tarball is made from a current build: `npm pack` alone would run `prepare`, a full build, every time.
+// The tarball is made from a current build (npm test builds what changed first).
 execFileSync(process.execPath, [join(root, 'scripts', 'build-if-stale.js')], { cwd: root, stdio: 'ignore' })
 const packed = JSON.parse(
   execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' })
@@ -85,8 +85,12 @@ t.test(
       [],
       'no TypeScript sources'
     )
+    t.same(files.filter((f) => f.endsWith('.map')), [], 'no source maps (the sources they map are not shipped)')
+    const scripts = Object.keys(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts as object)
+    t.same(scripts.filter((s) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s)), [],
+      'no script runs at install (npm 11 asks before it runs one)')
     t.same(
-      files.filter((f) => /^(test|bench|scripts|dist\/test|dist\/bench)\//.test(f)),
+      files.filter((f) => /^(test|bench|scripts|action|stop|dist\/test|dist\/bench)\//.test(f)),
       [],
       'no tests, benchmarks or scripts'
     )
