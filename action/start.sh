@@ -38,11 +38,13 @@ if (ready.orbtile !== undefined) lines.push(`ORBTILE_DISCOVERY=${ready.orbtile.d
 if (ready.orb !== undefined) {
   lines.push(`ORB_URL=${ready.orb.url}`)
   const state = await (await fetch(`${ready.control.url}/control/orb/state`)).json()
-  const app = state.apps.find((a) => a.id === 'app_demo') ?? state.apps[0]
-  if (app !== undefined) {
+  // Every demo app's token by its id (ORB_TOKEN_APP_DEMO, ORB_TOKEN_APP_LITE, …); ORB_TOKEN is the demo app's.
+  for (const app of state.apps) {
     process.stderr.write(`::add-mask::${app.token}\n`)
-    lines.push(`ORB_TOKEN=${app.token}`, `ORB_APP_ID=${app.id}`)
+    lines.push(`ORB_TOKEN_${app.id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}=${app.token}`)
   }
+  const app = state.apps.find((a) => a.id === 'app_demo') ?? state.apps[0]
+  if (app !== undefined) lines.push(`ORB_TOKEN=${app.token}`, `ORB_APP_ID=${app.id}`)
 }
 process.stdout.write(`${lines.join('\n')}\n`)
 JS

@@ -117,6 +117,8 @@ t.test('ACT-04 service mode: the fakes start, their addresses are exported, and 
   }
   t.match(job.env.ORB_URL, /^http:\/\/127\.0\.0\.1:\d+$/, 'ORB_URL is the fake Orb on loopback')
   t.equal(job.env.ORB_APP_ID, 'app_demo', 'the demo app')
+  t.equal(job.env.ORB_TOKEN_APP_DEMO, job.env.ORB_TOKEN, 'each demo app\'s token by its id')
+  t.match(job.env.ORB_TOKEN_APP_LITE, /^orb_lite_/, 'the lite app\'s too')
   t.equal(step(stop, 'Stop the fakes').outcome, 'success', 'the stop step passes')
   t.equal(stop.outputs.verdict, 'pass', 'the traffic held the rules')
   const verdicts = /client rules judged on live traffic \(orbtest up --judge\): ✅ passed/

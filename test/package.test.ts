@@ -171,29 +171,32 @@ t.test('PKG-01 orbtest conformance runs from the installed package against its o
   t.equal(await fake.exit, 0)
 })
 
+// The client suites from the installed package, started at once: they mostly wait on their scenarios' clocks.
+const adapter = join(project, 'node_modules', 'orbtest', 'examples', 'orbtile-adapter-node', 'adapter.mjs')
+const adapterRun = start(
+  ['conformance', '--client', 'orbtile', '--tour', 'basic', '--scenarios', '0', '--', process.execPath, adapter],
+  mkdtempSync(join(work, 'home-'))
+)
+const bot = join(project, 'node_modules', 'orbtest', 'examples', 'orb-bot-events', 'bot.mjs')
+const botHome = mkdtempSync(join(work, 'home-'))
+const report = join(botHome, 'report.json')
+const botRun = start(
+  ['conformance', '--client', 'orb', '--tour', 'basic', '--scenarios', '0', '--json', report, '--',
+    process.execPath, bot],
+  botHome
+)
+
 t.test('PKG-01 the client suite runs from the installed package on the reference adapter it ships', async (t) => {
-  const home = mkdtempSync(join(work, 'home-'))
-  const adapter = join(project, 'node_modules', 'orbtest', 'examples', 'orbtile-adapter-node', 'adapter.mjs')
   t.ok(existsSync(adapter), 'the Node reference adapter is in the package')
-  const judged = start(
-    ['conformance', '--client', 'orbtile', '--tour', 'basic', '--scenarios', '0', '--', process.execPath, adapter],
-    home
-  )
+  const judged = adapterRun
   t.equal(await judged.exit, 0, judged.stdout() + judged.stderr())
   t.match(judged.stdout(), /^ok \d+ - OT-011 /m, 'a check passes')
   t.match(judged.stdout(), /# pass \d+ {2}fail 0 /, 'none fails')
 })
 
 t.test('PKG-01 the bot suite and the summary run from the installed package, on the reference bot it ships', async (t) => {
-  const home = mkdtempSync(join(work, 'home-'))
-  const bot = join(project, 'node_modules', 'orbtest', 'examples', 'orb-bot-events', 'bot.mjs')
   t.ok(existsSync(bot), 'the events bot is in the package')
-  const report = join(home, 'report.json')
-  const judged = start(
-    ['conformance', '--client', 'orb', '--tour', 'basic', '--scenarios', '0', '--json', report, '--',
-      process.execPath, bot],
-    home
-  )
+  const judged = botRun
   t.equal(await judged.exit, 0, judged.stdout() + judged.stderr())
   t.match(judged.stdout(), /# pass \d+ {2}fail 0 /, 'none fails')
   const summary = execFileSync(bin, ['summary', report], { encoding: 'utf8' })
