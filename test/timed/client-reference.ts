@@ -1,9 +1,11 @@
 // The reference adapters judged by the client suite: the Node one under five seeds, the Python one (standard library
 // alone), both passing every check that applies to them. The runs start at once and the tests read their results.
 import { rmSync } from 'node:fs'
-import t from 'tap'
+import { group } from './group.js'
 import { join } from 'node:path'
 import { NODE_ADAPTER, pool, PYTHON_ADAPTER, run, SEED } from '../helpers/client-run.js'
+
+const t = group()
 
 const SHELL_ADAPTER = join(import.meta.dirname, '..', '..', 'examples', 'orbtile-adapter-sh', 'adapter.sh')
 

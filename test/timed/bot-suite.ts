@@ -3,9 +3,11 @@
 // and the tests read their results; the bots mostly wait, so many run side by side.
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import t from 'tap'
+import { group } from './group.js'
 import { ORB_CLIENT_CHECKS } from '../../conformance/orb-client/checks.js'
 import { EVENTS_BOT, pool, run, SEED, WEBHOOK_BOT, type Run } from '../helpers/client-run.js'
+
+const t = group()
 
 const seeds = [SEED, SEED + 1, SEED + 2, SEED + 3, SEED + 4]
 const EVENTS = ['orb']

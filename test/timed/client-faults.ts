@@ -1,8 +1,10 @@
 // Each deliberate fault of the Node reference adapter fails the check named for it: proof that the client checks bite.
 import { rmSync } from 'node:fs'
-import t from 'tap'
+import { group } from './group.js'
 import { CHECKS } from '../../conformance/orbtile-client/checks/index.js'
 import { NODE_ADAPTER, pool, run, SEED } from '../helpers/client-run.js'
+
+const t = group()
 
 /**
  * Each fault of the Node reference adapter (its --fault switch), the tour that exercises it, and the check it must

@@ -1,0 +1,12 @@
+// Imported by tap into every test process (package.json, tap's node-arg): every test file but test/_timed.test.ts
+// runs at a lower CPU priority (nice 10), and so do the processes it starts. The timed file's client-suite runs
+// judge real-time behaviour (a heartbeat's gap, a flood's rate, a poll held to its deadline); beside busy files at
+// the same priority they missed deliberate faults. The kernel then gives them the CPU first, and the other files
+// the rest: with them, the two phases of a run (all files, then the timed ones alone) become one.
+import { setPriority } from 'node:os'
+
+if (!process.argv.some((arg) => arg.endsWith('_timed.test.ts'))) {
+  try {
+    setPriority(10)
+  } catch {}
+}
