@@ -294,6 +294,8 @@ export async function sendDelivery (
       if (settled) return
       settled = true
       clearTimeout(timer)
+      // A scenario sends many deliveries on one signal: each takes its listener away when it is over.
+      signal?.removeEventListener('abort', onAbort)
       req.destroy()
       resolve(outcome)
     }

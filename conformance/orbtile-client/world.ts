@@ -35,6 +35,9 @@ export function adapterEnv (place: Place, base: NodeJS.ProcessEnv = process.env)
   return { ...base, HOME: place.home, TMPDIR: place.tmp, ORBTILE_DISCOVERY: place.discoveryPath }
 }
 
+/** OTC-19: how long an adapter may take to make its first connection before the scenario plays without it. */
+export const START_ALLOWANCE_MS = 10_000
+
 /**
  * Plays one scenario: a fresh fake Orbtile in a folder of its own, the adapter started in it, the steps and the
  * user's decisions on schedule, the wire's faults on the fake's tap; then SIGTERM, the secret scan and the checks.
@@ -51,6 +54,9 @@ export async function playScenario (
   const seen = new Set<string>()
   let fake: OrbtileMock | undefined
   const timers: NodeJS.Timeout[] = []
+  // OTC-19: the scenario's clock starts at the adapter's first contact (a connection to the socket).
+  let contact: () => void = () => {}
+  const contacted = new Promise<void>((resolve) => { contact = resolve })
   const later = (ms: number, fn: () => unknown): void => {
     timers.push(setTimeout(() => { Promise.resolve().then(fn).catch(() => {}) }, ms))
   }
@@ -76,7 +82,10 @@ export async function playScenario (
           if (entry !== undefined) userDecides(entry.seq)
         },
         malformed: (connection, reason, bytes) => observer?.malformed(connection, reason, bytes),
-        connection: (_id, open) => observer?.connection(open)
+        connection: (_id, open) => {
+          if (open) contact()
+          observer?.connection(open)
+        }
       }
     })
     const mock = fake
@@ -113,6 +122,28 @@ export async function playScenario (
       () => obs.now(),
       (stream, line) => obs.output(stream, line)
     )
+    // OTC-19: a slow start (a JVM, a loaded machine) must not eat the scenario: its steps and its length count from
+    // the adapter's first connection, or from START_ALLOWANCE_MS after its start if it never connects.
+    let onAbort: (() => void) | undefined
+    const aborted = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined)
+      if (options.signal?.aborted === true) resolve(undefined)
+      options.signal?.addEventListener('abort', onAbort, { once: true })
+    })
+    let allowance: NodeJS.Timeout | undefined
+    const met = await Promise.race([
+      contacted.then(() => true),
+      client.exited.then(() => false),
+      aborted.then(() => false),
+      new Promise<boolean>((resolve) => { allowance = setTimeout(() => resolve(false), START_ALLOWANCE_MS) })
+    ])
+    clearTimeout(allowance)
+    const late = obs.now()
+    if (late >= 100) {
+      obs.action('harness', 'contact', met
+        ? `the adapter's first connection came ${(late / 1000).toFixed(1)} s after its start: the scenario's clock starts here`
+        : `no connection from the adapter within ${(late / 1000).toFixed(1)} s of its start: the scenario plays anyway`)
+    }
     let moves = 0
     for (const step of scenario.steps) {
       later(step.atMs, async () => {
@@ -120,12 +151,6 @@ export async function playScenario (
         await playStep(step, mock, obs, wire, () => join(place.run, `orbtile-${++moves}.sock`))
       })
     }
-    let onAbort: (() => void) | undefined
-    const aborted = new Promise<undefined>((resolve) => {
-      onAbort = () => resolve(undefined)
-      if (options.signal?.aborted === true) resolve(undefined)
-      options.signal?.addEventListener('abort', onAbort, { once: true })
-    })
     let timer: NodeJS.Timeout | undefined
     const ended = await Promise.race([
       client.exited,
