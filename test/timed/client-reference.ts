@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs'
 import { group } from './group.js'
 import { join } from 'node:path'
-import { NODE_ADAPTER, pool, PYTHON_ADAPTER, run, SEED } from '../helpers/client-run.js'
+import { NODE_ADAPTER, pool, PYTHON_ADAPTER, run, SEED, verdictOf } from '../helpers/client-run.js'
 
 const t = group()
 
@@ -24,6 +24,10 @@ const shellRuns = Promise.all([
   run(['--seed', String(SEED), '--scenarios', '3', '--tour', 'none'], ['bash', SHELL_ADAPTER]),
   run(['--seed', String(SEED), '--scenarios', '1'], ['bash', SHELL_ADAPTER, '--poll'])
 ])
+
+// A slow starter (OTC-19): tour:app's new token (1.2 s) and new socket (2.8 s) would have come before it ran.
+const slowRun = run(['--tour', 'app', '--scenarios', '0'],
+  ['bash', '-c', `sleep 4.5; exec ${process.execPath} ${NODE_ADAPTER}`])
 
 t.test('CLIENT-01 the Node reference adapter passes every check that applies, under five seeds', async (t) => {
   const runs = await nodeRuns
@@ -54,4 +58,16 @@ t.test('CLIENT-02 a bash adapter (curl and jq), built differently, passes every 
     t.equal(r.code, 0, 'exit 0')
     rmSync(r.dir, { recursive: true, force: true })
   }
+})
+
+t.test('CLIENT-07 OTC-19: an adapter that takes 4.5 s to start still gets the whole scenario, timed from its first connection', async (t) => {
+  const r = await slowRun
+  const bad = r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
+  t.same(bad, [], 'no finding: the slow start is no fault')
+  t.equal(r.code, 0, 'exit 0')
+  t.equal(verdictOf(r, 'OT-002'), 'pass', 'it reached the socket, the moved one too')
+  // Counted from the adapter's start, the new token and the new socket came before it ran, and the lease it lost
+  // (4.6 s) before it had registered: no re-registration to judge, and OT-064 went unexercised.
+  t.equal(verdictOf(r, 'OT-064'), 'pass', 'the app ended its lease while it ran: it registered again, icon and all')
+  rmSync(r.dir, { recursive: true, force: true })
 })
