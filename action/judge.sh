@@ -4,6 +4,8 @@
 set -uo pipefail
 dir="${INPUT_REPORT_DIR:-orbtest-report}"
 mkdir -p "$dir"
+# An earlier run's reports in the same folder must not stand for this one.
+rm -f "$dir/junit.xml" "$dir/report.json" "$dir/report.html" "$dir/report.tap"
 case "${INPUT_SUITE:-orbtile}" in
   orbtile) suite=(--client orbtile) ;;
   orb) suite=(--client orb) ;;
