@@ -8,11 +8,14 @@ if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ -n "${INPUT_ORBTEST:-}" ]; then
-  # A version or a tarball: installed once per job, outside the workspace.
+  # A version or a tarball: installed outside the workspace, once per job for the same input.
   prefix="${RUNNER_TEMP:-/tmp}/orbtest-install"
-  mkdir -p "$prefix"
-  npm install --prefix "$prefix" --no-audit --no-fund --no-save "$INPUT_ORBTEST" >&2
   cli="$prefix/node_modules/orbtest/dist/src/cli/index.js"
+  if [ ! -f "$cli" ] || [ "$(cat "$prefix/.input" 2>/dev/null)" != "$INPUT_ORBTEST" ]; then
+    mkdir -p "$prefix"
+    npm install --prefix "$prefix" --no-audit --no-fund --no-save "$INPUT_ORBTEST" >&2
+    printf '%s' "$INPUT_ORBTEST" > "$prefix/.input"
+  fi
 elif [ -f "$here/dist/src/cli/index.js" ]; then
   cli="$here/dist/src/cli/index.js"
 else

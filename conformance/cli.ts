@@ -228,7 +228,10 @@ function finishRun (results: CaseResult[], o: Finish): number {
   const ms = performance.now() - o.started
   const requests = results.reduce((n, r) => n + r.exchanges.length, 0)
   const about = { suite: o.suite, kind: 'server', title: o.title, seed: o.seed, runs: o.runs, target: o.target }
-  const json = jsonIndex(results, { ...about, ms: Math.round(ms), requests })
+  // The JSON index, made only when a reader needs it: the --json file, or the human reporter's summary.
+  const json = values.json !== undefined || human !== undefined
+    ? jsonIndex(results, { ...about, ms: Math.round(ms), requests })
+    : ''
   if (human === undefined) out.write(tapSummary(results, ms, requests))
   else human.end(readRunReport(JSON.parse(json)))
   if (values.junit !== undefined) writeFileSync(values.junit as string, junitXml(results, o.title, ms))

@@ -26,7 +26,7 @@ export function tapLine (result: CaseResult, index: number, runs = 20): string {
   const yaml = ['  ---', `  message: ${yamlString(result.reason ?? '')}`]
   if (result.expected !== undefined) yaml.push(`  expected: ${yamlString(result.expected)}`)
   if (result.actual !== undefined) yaml.push(`  actual: ${yamlString(result.actual)}`)
-  if (result.replay !== undefined) yaml.push(`  replay: "--seed ${result.replay.seed} --runs ${runs} --grep ${result.id} --path ${result.replay.path}"`)
+  if (result.replay !== undefined) yaml.push(`  replay: "${caseReplayFlags(result.id, result.replay, runs)}"`)
   if (result.curl !== undefined) yaml.push(`  curl: ${yamlString(result.curl)}`)
   yaml.push('  ...')
   return `${line}\n${yaml.join('\n')}\n`
@@ -78,6 +78,11 @@ export function jsonIndex (results: readonly CaseResult[], about: Record<string,
       ...(r.verdict === 'pass' || r.verdict === 'skip' ? {} : { exchanges: r.exchanges })
     }))
   }, null, 2)}\n`
+}
+
+/** The flags that replay one failing property: its seed and path, with the run's property runs, that case alone. */
+export function caseReplayFlags (id: string, replay: { seed: number, path: string }, runs: number): string {
+  return `--seed ${replay.seed} --runs ${runs} --grep ${id} --path ${replay.path}`
 }
 
 function yamlString (text: string): string {

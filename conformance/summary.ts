@@ -4,6 +4,9 @@
  * token is in them, CLIENT-06), and every text taken from them is escaped here: a client's output or a server's reply
  * may hold anything, and must not rewrite the page it is shown on.
  */
+import { replayFlags } from './client/report.js'
+import type { CheckSummary } from './client/journal.js'
+import { caseReplayFlags } from './report.js'
 
 /** Verdicts as both kinds of report write them. */
 type AnyVerdict = 'pass' | 'fail' | 'skip' | 'informational' | 'non-strict' | 'not-exercised'
@@ -58,19 +61,22 @@ export function readRunReport (json: unknown): RunSummary {
 
 function serverRun (json: Record<string, unknown>): RunSummary {
   const target = str(json.target) ?? '?'
+  const runs = typeof json.runs === 'number' ? json.runs : 20
   const rows = (json.cases as unknown[]).filter(isObject).map((c): SummaryRow => {
-    const replay = isObject(c.replay) ? c.replay : undefined
+    const id = str(c.id) ?? '?'
+    // A failing property replays by its seed and path (as the TAP block says); any other case by the run's seed.
+    const flags = isObject(c.replay) && typeof c.replay.seed === 'number' && typeof c.replay.path === 'string'
+      ? caseReplayFlags(id, { seed: c.replay.seed, path: c.replay.path }, runs)
+      : `${typeof json.seed === 'number' ? `--seed ${json.seed} ` : ''}--grep ${id}`
     return {
-      id: str(c.id) ?? '?',
+      id,
       title: str(c.title) ?? '',
       verdict: (str(c.verdict) ?? 'fail') as AnyVerdict,
       ...optional('reason', str(c.reason)),
       ...optional('expected', str(c.expected)),
       ...optional('actual', str(c.actual)),
       ...optional('expectedFailure', str(c.expectedFailure)),
-      ...(c.verdict === 'fail'
-        ? { replay: `npx orbtest conformance --target ${shellWord(target)}${replay === undefined ? '' : ` --seed ${String(replay.seed)}`} --grep ${str(c.id)?.split('.')[0] ?? ''}` }
-        : {})
+      ...(c.verdict === 'fail' ? { replay: `npx orbtest conformance --target ${shellWord(target)} ${flags}` } : {})
     }
   })
   return {
@@ -91,12 +97,15 @@ function clientRun (json: Record<string, unknown>): RunSummary {
   const suiteFlags = words(json.suiteFlags)
   const base = `npx orbtest conformance --client ${str(json.suite) ?? '?'}${suiteFlags.map((f) => ` ${shellWord(f)}`).join('')}`
   const rows = (json.checks as unknown[]).filter(isObject).map((c): SummaryRow => {
-    const where = isObject(c.where) ? `${str(c.where.scenario) ?? ''}${typeof c.where.seq === 'number' ? ` #${c.where.seq}` : ''}` : undefined
-    const replay = isObject(c.replay) ? c.replay : undefined
-    const tour = where?.match(/^tour:([^\s#]+)/)?.[1]
-    const flags = replay !== undefined
-      ? `--seed ${String(replay.seed)} --path ${String(replay.path)} --tour none`
-      : tour === undefined ? undefined : `--tour ${tour} --scenarios 0`
+    const scenario = isObject(c.where) ? str(c.where.scenario) ?? '' : undefined
+    const where = scenario === undefined
+      ? undefined
+      : `${scenario}${isObject(c.where) && typeof c.where.seq === 'number' ? ` #${c.where.seq}` : ''}`
+    // The TAP block's own replay flags: a generated scenario by its seed and path, a tour by its name.
+    const flags = replayFlags({
+      ...(isObject(c.replay) ? { replay: c.replay as { seed: number, path: string } } : {}),
+      ...(scenario === undefined ? {} : { where: { scenario } })
+    } as CheckSummary)
     return {
       id: str(c.id) ?? '?',
       title: str(c.title) ?? '',

@@ -152,3 +152,24 @@ t.test('SUM-02 orbtest summary --github writes the page and the outputs; a bad r
   writeFileSync(join(work, 'other.json'), '{"hello": 1}')
   t.equal((await cli(['summary', join(work, 'other.json')])).code, 2, 'not a report: exit 2')
 })
+
+t.test('SUM-03 a server run\'s failure replays as its TAP block says: seed, runs, the case alone and its path', async (t) => {
+  const server = {
+    suite: 'orbtile',
+    kind: 'server',
+    title: 'Orbtile Adapter Protocol v1.2',
+    target: 'orbtile:/tmp/a b.json',
+    seed: 9,
+    runs: 50,
+    ms: 10,
+    cases: [
+      { id: 'OT-072', title: 'a property', verdict: 'fail', reason: 'no', replay: { seed: 9, path: '3:1' } },
+      { id: 'OT-011', title: 'an example', verdict: 'fail', reason: 'no' },
+      { id: 'OT-012', title: 'passes', verdict: 'pass' }
+    ]
+  }
+  const md = markdownSummary(readRunReport(server))
+  t.match(md, /`npx orbtest conformance --target 'orbtile:\/tmp\/a b\.json' --seed 9 --runs 50 --grep OT-072 --path 3:1`/, 'a property')
+  t.match(md, /`npx orbtest conformance --target 'orbtile:\/tmp\/a b\.json' --seed 9 --grep OT-011`/, 'any other case')
+  t.match(md, /\| 1 \| 2 \| 0 \| 0 \|/, 'the counts: passed, failed, skipped, informational')
+})

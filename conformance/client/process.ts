@@ -171,3 +171,19 @@ export function exitText (exit: ClientExit): string {
     case 'not-started': return `could not start: ${exit.error ?? 'unknown error'}`
   }
 }
+
+/** A promise that resolves when `signal` aborts (at once if it has), and `dispose` to stop listening to it. */
+export function whenAborted (signal: AbortSignal | undefined): { aborted: Promise<undefined>, dispose: () => void } {
+  let onAbort: (() => void) | undefined
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined)
+    if (signal?.aborted === true) resolve(undefined)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+  return {
+    aborted,
+    dispose: () => {
+      if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort)
+    }
+  }
+}

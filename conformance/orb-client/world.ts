@@ -3,7 +3,7 @@ import { createServer, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ScenarioReport } from '../client/journal.js'
-import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, type ClientExit } from '../client/process.js'
+import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, type ClientExit, whenAborted } from '../client/process.js'
 import { makeDirectory } from '../../src/shared/make-dir.js'
 import { defaultWorld, startOrbMock, type OrbMock } from '../../src/orb-mock/index.js'
 import { isObject, type ChannelInfo } from './model.js'
@@ -224,12 +224,7 @@ export async function playOrbScenario (
     for (const step of scenario.steps) {
       timers.push(setTimeout(() => { play(step).catch(() => {}) }, step.atMs))
     }
-    let onAbort: (() => void) | undefined
-    const aborted = new Promise<undefined>((resolve) => {
-      onAbort = () => resolve(undefined)
-      if (options.signal?.aborted === true) resolve(undefined)
-      options.signal?.addEventListener('abort', onAbort, { once: true })
-    })
+    const { aborted, dispose } = whenAborted(options.signal)
     let timer: NodeJS.Timeout | undefined
     const over = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), scenario.durationMs)
@@ -247,7 +242,7 @@ export async function playOrbScenario (
     })
     const ended = await Promise.race([exitedOnItsOwn, over, aborted])
     clearTimeout(timer)
-    if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort)
+    dispose()
     for (const t of timers) clearTimeout(t)
     const end = o.now()
     if (ended === undefined) o.action('harness', 'stop', 'SIGTERM to the bot')

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ScenarioReport } from '../client/journal.js'
-import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS } from '../client/process.js'
+import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, whenAborted } from '../client/process.js'
 import { makeDirectory } from '../../src/shared/make-dir.js'
 import { SPEC_DISCOVERY_SUFFIX } from '../../src/spec/orbtile.js'
 import { startOrbtileMock, type OrbtileMock } from '../../src/orbtile-mock/index.js'
@@ -124,12 +124,7 @@ export async function playScenario (
     )
     // OTC-19: a slow start (a JVM, a loaded machine) must not eat the scenario: its steps and its length count from
     // the adapter's first connection, or from START_ALLOWANCE_MS after its start if it never connects.
-    let onAbort: (() => void) | undefined
-    const aborted = new Promise<undefined>((resolve) => {
-      onAbort = () => resolve(undefined)
-      if (options.signal?.aborted === true) resolve(undefined)
-      options.signal?.addEventListener('abort', onAbort, { once: true })
-    })
+    const { aborted, dispose } = whenAborted(options.signal)
     let allowance: NodeJS.Timeout | undefined
     const met = await Promise.race([
       contacted.then(() => true),
@@ -158,7 +153,7 @@ export async function playScenario (
       aborted
     ])
     clearTimeout(timer)
-    if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort)
+    dispose()
     for (const t of timers) clearTimeout(t)
     const end = obs.now()
     if (ended === undefined) obs.action('harness', 'stop', 'SIGTERM to the adapter')

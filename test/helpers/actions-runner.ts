@@ -3,7 +3,7 @@
 // GITHUB_OUTPUT and GITHUB_STEP_SUMMARY as files, outputs and environment carried to the later steps and actions.
 // A `uses:` step is recorded with its inputs, not run: the artifact upload is GitHub's own action.
 import { spawn } from 'node:child_process'
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 
@@ -142,7 +142,6 @@ export class Job {
     Object.assign(this.env, keyValues(readFileSync(files.env, 'utf8')))
     const summary = readFileSync(files.summary, 'utf8')
     this.summary += summary
-    appendFileSync(join(this.temp, 'summary.md'), summary)
     const run: StepRun = { name, ...(id === undefined ? {} : { id }), outcome: code === 0 ? 'success' : 'failure', log }
     if (code !== 0 && actionPath === undefined) this.failed = true
     return { run, outputs: keyValues(readFileSync(files.output, 'utf8')) }
@@ -232,24 +231,19 @@ function evaluate (source: string, ctx: Context): unknown {
     }
     return left
   }
-  const and = (): unknown => {
-    let left = compare()
-    while (peek() === '&&') {
+  // `a && b` is b when a is truthy, else a; `a || b` is a when a is truthy, else b (both evaluated here: no side
+  // effects in an expression).
+  const chain = (op: '&&' | '||', operand: () => unknown) => (): unknown => {
+    let left = operand()
+    while (peek() === op) {
       i++
-      const right = compare()
-      left = truthy(left) ? right : left
+      const right = operand()
+      left = truthy(left) === (op === '&&') ? right : left
     }
     return left
   }
-  const or = (): unknown => {
-    let left = and()
-    while (peek() === '||') {
-      i++
-      const right = and()
-      left = truthy(left) ? left : right
-    }
-    return left
-  }
+  const and = chain('&&', compare)
+  const or = chain('||', and)
   const value = or()
   if (i !== tokens.length) throw new Error(`cannot read ${source}`)
   return value
