@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { Changes, reportingClock, reportingControl, reportRequests } from '../shared/changes.js'
 import { createClock, type Clock } from '../shared/clock.js'
 import { StartupError } from '../shared/startup-error.js'
 import { buildOrbApp } from './app.js'
@@ -46,6 +47,8 @@ export interface OrbMock {
   readonly services: OrbServices
   /** What a community's members and admins, and the developer console, can do (the control server's /control/orb). */
   readonly control: OrbControl
+  /** Told whenever the fake's state may have changed (DASH-D01): the dashboard's stream watches it. */
+  readonly changes: Changes
   close(): Promise<void>
 }
 
@@ -56,7 +59,9 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     : options.world === undefined ? defaultWorld() : checkWorld(structuredClone(options.world))
   const ownClock = options.clock === undefined
   const clock = options.clock ?? createClock('real')
-  const services = createOrbServices(world, clock, new OrbFaults(options.faults))
+  const changes = new Changes()
+  // The services' timers report their firing (DASH-D01), and so do webhook attempts when they finish.
+  const services = createOrbServices(world, reportingClock(clock, changes), new OrbFaults(options.faults), changes)
   const { store } = services
   const app = buildOrbApp({
     ...services,
@@ -65,6 +70,7 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     extraRoutes: options.extraRoutes,
     tap: options.tap
   })
+  reportRequests(app, changes)
   const host = options.host ?? '127.0.0.1'
   const wanted = options.port ?? 8787
   try {
@@ -84,7 +90,8 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     app,
     store,
     services,
-    control: new OrbControl(services, world),
+    control: reportingControl(new OrbControl(services, world), changes, ['state', 'deliveries', 'onMemberMessage']),
+    changes,
     close () {
       // Held polls are answered and deliveries aborted first; a request still reading its body is cut (closeApp).
       // Once: a client suite closes its fake before judging, then again on its way out.
@@ -101,6 +108,7 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
 export { OrbStore } from './store.js'
 export { createOrbServices, type OrbServices } from './services.js'
 export { OrbControl } from './control.js'
+export { orbDashboardView, type OrbDashboardView } from './dashboard-view.js'
 export type { CommandInvocation, InstallSpec, MemberPost, NewApp, VoiceChange } from './control-inputs.js'
 export { checkWorld, defaultWorld, loadWorldFile, WorldError, type World } from './world.js'
 export { ORB_ERRORS, OrbError, type OrbErrorName } from './errors.js'

@@ -1,3 +1,4 @@
+import { Changes } from '../shared/changes.js'
 import type { Clock } from '../shared/clock.js'
 import { Events } from './events.js'
 import type { OrbFaults } from './faults.js'
@@ -28,11 +29,12 @@ export interface OrbServices {
  * Builds one fake Orb's services, each given what it uses. Events of apps with an endpoint URL go to the webhooks
  * instead of the log (ORB-051, ORB-090). Each service clears itself when the store is reset or the fake closes.
  */
-export function createOrbServices (world: World, clock: Clock, faults: OrbFaults): OrbServices {
+export function createOrbServices (world: World, clock: Clock, faults: OrbFaults, changes = new Changes()):
+OrbServices {
   const store = new OrbStore(world, clock, faults)
   const interactions = new Interactions(store)
   const events = new Events(store, interactions)
-  const webhooks = new Webhooks(store, interactions)
+  const webhooks = new Webhooks(store, interactions, changes)
   events.setDispatcher((app, event) => webhooks.dispatch(app, event))
   const voice = new Voice(store)
   const music = new Music(store)

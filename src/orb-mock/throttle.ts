@@ -17,6 +17,8 @@ export type WindowVerdict = { ok: true } | { ok: false, retryAfterSeconds: numbe
 export class SlidingWindows {
   readonly #clock: Clock
   readonly #events = new Map<string, number[]>()
+  /** Each counted key's limit and window, for `windows()`. */
+  readonly #limits = new Map<string, OrbWindow>()
   /** Seconds a Retry-After is short by: 0, except under the `retry-after-early` fault. */
   readonly #early: number
 
@@ -47,7 +49,8 @@ export class SlidingWindows {
   /** Counts an admitted event against each limit. */
   record (limits: readonly WindowLimit[]): void {
     const now = this.#clock.now()
-    for (const { key } of limits) {
+    for (const { key, limit, windowMs } of limits) {
+      this.#limits.set(key, { limit, windowMs })
       let times = this.#events.get(key)
       if (times === undefined) this.#events.set(key, times = [])
       times.push(now)
@@ -66,9 +69,25 @@ export class SlidingWindows {
     return this.#live(key, this.#clock.now(), windowMs).length
   }
 
+  /** Every window holding events now: its key, limit and length, how many it holds and when it next frees a slot. */
+  windows (): Array<{ key: string, limit: number, windowMs: number, used: number, freesAt: number }> {
+    const now = this.#clock.now()
+    const open = []
+    for (const [key, { limit, windowMs }] of this.#limits) {
+      const times = this.#live(key, now, windowMs)
+      if (times.length === 0) {
+        this.#limits.delete(key)
+        continue
+      }
+      open.push({ key, limit, windowMs, used: times.length, freesAt: times[0]! + windowMs })
+    }
+    return open
+  }
+
   /** Forgets every counted event (a reset). */
   clear (): void {
     this.#events.clear()
+    this.#limits.clear()
   }
 
   // Drops events that left the window; an event exactly `windowMs` old has left it.

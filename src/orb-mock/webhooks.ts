@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { ClientRequest } from 'node:http'
+import type { Changes } from '../shared/changes.js'
 import type { TimerHandle } from '../shared/clock.js'
 import { ORB_A11_DELIVERY } from '../spec/orb.js'
 import { DeliveryLog, noticeOf, type DeliveryRecord } from './deliveries.js'
@@ -57,9 +58,12 @@ export class Webhooks {
   /** Bumped on reset: callbacks of requests from before it do nothing. */
   #generation = 0
 
-  constructor (store: OrbStore, interactions: Interactions) {
+  readonly #changes: Changes
+
+  constructor (store: OrbStore, interactions: Interactions, changes: Changes) {
     this.#store = store
     this.#interactions = interactions
+    this.#changes = changes
     store.onReset(() => this.#clear())
   }
 
@@ -164,6 +168,7 @@ export class Webhooks {
         started = true
       }
     }
+    this.#changes.notify()
   }
 
   #start (job: Job): void {
@@ -247,6 +252,8 @@ export class Webhooks {
     const retry = job.attempt < ORB_A11_DELIVERY.attempts && !this.#store.faults.has('no-webhook-retry')
     if (result.outcome !== 'delivered' && retry) this.#scheduleRetry(job)
     this.#schedulePump()
+    // An attempt ends outside any request or timer of the fake: the dashboard is told here (DASH-D01).
+    this.#changes.notify()
   }
 
   // ORB-093, ORB-A11: one retry, 2 s after the failure on the fake's clock; none for a command whose member stopped

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http'
 import { resolve } from 'node:path'
 import type { FastifyInstance } from 'fastify'
+import { Changes, reportingClock, reportingControl, reportRequests } from '../shared/changes.js'
 import { createClock, type Clock } from '../shared/clock.js'
 import { SecretComparer } from '../shared/secrets.js'
 import { TokenBuckets } from '../shared/token-bucket.js'
@@ -33,6 +34,8 @@ export interface OrbtileMock extends OrbtileEndpoint {
   /** What the user (and the app's life: restarts, new tokens) can do to the fake: /control/orbtile in-process. */
   readonly control: OrbtileControl
   readonly app: FastifyInstance<Server>
+  /** Told whenever the fake's state may have changed (DASH-D01): the dashboard's stream watches it. */
+  readonly changes: Changes
   close(): Promise<void>
 }
 
@@ -43,8 +46,11 @@ export interface OrbtileMock extends OrbtileEndpoint {
  */
 export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise<OrbtileMock> {
   const options = resolveOrbtileOptions(input)
-  const clock = options.clock ?? createClock(options.clockMode)
+  const given = options.clock ?? createClock(options.clockMode)
   const ownsClock = options.clock === undefined
+  const changes = new Changes()
+  // The services' timers report their firing (DASH-D01); the handle keeps the clock as given, to be advanced.
+  const clock = reportingClock(given, changes)
   const pidCheck = options.pidCheck === 'off'
     ? anyProcess
     : typeof options.pidCheck === 'function' ? options.pidCheck : realProcessCheck
@@ -72,9 +78,11 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
   }
   const { rateLimit, logger, extraRoutes, tap } = options
   const app = buildOrbtileApp({ store, rateLimit, logger, extraRoutes, ...(tap === undefined ? {} : { tap }) })
+  reportRequests(app, changes)
   await app.ready()
   const listener = new OrbtileListener(app.server, endpoint, () => store.token, options.socketPath === undefined)
-  const control = new OrbtileControl(store, listener, clock, endpoint)
+  const control = reportingControl(new OrbtileControl(store, listener, given, endpoint), changes,
+    ['state', 'adapter', 'icon', 'clock'])
 
   if (options.apiEnabled) {
     try {
@@ -92,9 +100,10 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
   return {
     ...endpoint,
     get token () { return store.token },
-    clock,
+    clock: given,
     control,
     app,
+    changes,
     close () {
       closing ??= (async () => {
         await listener.shut()
@@ -105,3 +114,4 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
     }
   }
 }
+export { hueWheel, type HueArc, type HueWheel } from './dashboard-view.js'

@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify'
+import type { Clock, TimerHandle } from './clock.js'
+
+/**
+ * "Something in this fake may have changed": the signal a watcher such as the dashboard's stream (DASH-D01) waits on
+ * instead of polling. It carries no data; a watcher reads the fake's state when it chooses. `notify` is called on the
+ * hot path of every request, so with no watcher it costs one check of a set's size.
+ */
+export class Changes {
+  readonly #watchers = new Set<() => void>()
+
+  /** Calls `fn` on every change until the returned function is called. */
+  watch (fn: () => void): () => void {
+    this.#watchers.add(fn)
+    return () => { this.#watchers.delete(fn) }
+  }
+
+  notify (): void {
+    if (this.#watchers.size === 0) return
+    for (const fn of this.#watchers) fn()
+  }
+}
+
+/**
+ * DASH-D01: every way a fake's state changes, reported. A request may change it when its head arrives (a long poll
+ * is held) and has changed it by the time its reply is sent; both hooks are added after the fake's own.
+ */
+export function reportRequests (app: FastifyInstance, changes: Changes): void {
+  const report = (_request: unknown, _reply: unknown, done: () => void): void => {
+    changes.notify()
+    done()
+  }
+  app.addHook('onRequest', report)
+  app.addHook('onResponse', report)
+}
+
+/** DASH-D01: the clock a fake's services use: `changes` is told after each of their timers fires (an expiry). */
+export function reportingClock (clock: Clock, changes: Changes): Clock {
+  return {
+    get mode () { return clock.mode },
+    now: () => clock.now(),
+    setTimer: (ms: number, fn: () => void): TimerHandle => clock.setTimer(ms, () => {
+      try {
+        fn()
+      } finally {
+        changes.notify()
+      }
+    }),
+    clearTimer: (handle: TimerHandle) => { clock.clearTimer(handle) },
+    pendingTimers: () => clock.pendingTimers(),
+    dispose: () => { clock.dispose() }
+  }
+}
+
+/**
+ * DASH-D01: a fake's control object whose every method but the `reads` tells `changes` once it has returned (or its
+ * promise has settled), so that what a test does in-process shows on the dashboard as what the control server does.
+ */
+export function reportingControl<T extends object> (control: T, changes: Changes, reads: ReadonlyArray<keyof T>): T {
+  const quiet = new Set<PropertyKey>(reads)
+  return new Proxy(control, {
+    get (target, key) {
+      const value: unknown = Reflect.get(target, key, target)
+      if (typeof value !== 'function') return value
+      if (quiet.has(key)) return value.bind(target)
+      return (...args: unknown[]): unknown => {
+        let result: unknown
+        try {
+          result = (value as (...a: unknown[]) => unknown).apply(target, args)
+        } catch (err) {
+          changes.notify()
+          throw err
+        }
+        if (result instanceof Promise) return result.finally(() => { changes.notify() })
+        changes.notify()
+        return result
+      }
+    }
+  })
+}
