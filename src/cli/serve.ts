@@ -170,6 +170,7 @@ function banner (fakes: Orbtest, judgeFile: string | undefined): string {
     lines.push(`  Orb       ${orb.url}/api/bot/v1  (directory: ${orb.url}/api/orb/directory)`)
     for (const app of orb.store.apps.values()) lines.push(`            app ${app.id.padEnd(12)} ${app.name.padEnd(16)} token ${app.token}`)
   }
+  lines.push(`  dashboard ${fakes.control.url}/  (open it in a browser: the fakes live, and their people's hands)`)
   lines.push(`  control   ${fakes.control.url}/control  (OpenAPI: ${fakes.control.url}/control/openapi.json)`)
   if (judgeFile !== undefined) lines.push(`  judge     ${fakes.control.url}/control/judge  (the report goes to ${judgeFile} at stop)`)
   lines.push(`  clock     ${fakes.clock.mode}`)

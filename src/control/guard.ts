@@ -41,6 +41,30 @@ export function checkControlRequest (request: FastifyRequest, own: () => { host:
   if (origin !== undefined && !isOwnOrigin(origin, own())) {
     throw new ControlError('forbidden_origin', `requests from ${JSON.stringify(origin)} are refused; only the control server's own origin may call it`)
   }
+  if (!SAFE_METHODS.has(request.method)) checkStateChange(request)
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * DASH-D04: what a request that changes state must carry. Its body, if typed, is JSON: a form of another site
+ * (urlencoded, multipart, text/plain) is refused, not parsed. A request a browser sends (it has an Origin or a
+ * Sec-Fetch-Site header) must also carry the page's own Origin and the JSON type, which no other site can send
+ * without a CORS preflight this server never grants. A script's request (curl) carries neither and may omit the type.
+ */
+function checkStateChange (request: FastifyRequest): void {
+  const type = request.headers['content-type']
+  if (type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) {
+    throw new ControlError('unsupported_media_type', `a request that changes state takes a JSON body (Content-Type: application/json), not ${JSON.stringify(type)}`)
+  }
+  const browser = request.headers.origin !== undefined || request.headers['sec-fetch-site'] !== undefined
+  if (!browser) return
+  if (request.headers.origin === undefined) {
+    throw new ControlError('forbidden_origin', 'a page\'s request that changes state must carry the Origin of the control server\'s own page')
+  }
+  if (type === undefined) {
+    throw new ControlError('unsupported_media_type', 'a page\'s request that changes state must be sent as application/json, even without a body')
+  }
 }
 
 /** The server's own origin: plain http, the address it is bound to (or `localhost`), and its port. */

@@ -8,6 +8,8 @@ import type { OrbMock } from '../orb-mock/index.js'
 import type { OrbtileMock } from '../orbtile-mock/index.js'
 import { ControlError, rawControlBadRequest, sendControlError } from './errors.js'
 import { checkControlRequest, isLoopbackName } from './guard.js'
+import { dashboardRoutes } from './dashboard/routes.js'
+import type { DashboardHub } from './dashboard/hub.js'
 import { bodyReader, loadControlDocument, registerMethodNotAllowed } from './openapi.js'
 import { clockRoutes } from './routes/clock.js'
 import type { ControlRouteContext } from './routes/context.js'
@@ -39,6 +41,8 @@ export interface ControlServer {
   readonly app: FastifyInstance
   /** Every `METHOD /path` this server answers (405 answers aside), in OpenAPI path syntax. */
   readonly operations: readonly string[]
+  /** The dashboard's live feed (its open streams, the frames built). */
+  readonly dashboard: DashboardHub
   close(): Promise<void>
 }
 
@@ -111,6 +115,12 @@ export async function startControlServer (options: ControlServerOptions): Promis
   orbtileRoutes(app, ctx)
   orbRoutes(app, ctx)
   clockRoutes(app, ctx)
+  const dashboard = dashboardRoutes(app, { clock, orbtile, orb, judge: options.judge })
+  // What the control server changes itself (the clock, a reset) reaches the dashboard as the fakes' changes do.
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (request.method !== 'GET') dashboard.nudge()
+    done()
+  })
   app.get('/control/judge', async () => {
     if (options.judge === undefined) throw new ControlError('not_found', 'orbtest was not started with --judge FILE')
     return options.judge()
@@ -144,6 +154,7 @@ export async function startControlServer (options: ControlServerOptions): Promis
     port,
     app,
     operations,
+    dashboard,
     close: async () => { await closeApp(app) }
   }
 }

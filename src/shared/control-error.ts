@@ -14,6 +14,10 @@ export const CONTROL_ERRORS = {
   not_found: { status: 404, when: 'no such control route, or no such adapter, session, request, app, member or message' },
   method_not_allowed: { status: 405, when: 'a known path with a method it does not serve; `Allow` lists those it does' },
   payload_too_large: { status: 413, when: 'a body over the control server\'s limit of 1 MiB, refused as it arrives' },
+  unsupported_media_type: {
+    status: 415,
+    when: 'DASH-D04: a request that changes state with a body type other than JSON, or from a page without one'
+  },
   conflict: { status: 409, when: 'the fake\'s state forbids the action now: a leased id to forget, a decided request' },
   clock_not_virtual: { status: 409, when: 'advancing the clock of a fake that runs on real time' },
   internal: { status: 500, when: 'an unexpected fault; it is logged and the server keeps serving' }
