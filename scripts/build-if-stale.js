@@ -2,7 +2,7 @@
 // Builds dist/ only when a source is newer than the last build, so that `npm start` and `npm run conformance` with
 // nothing changed cost the fake's own start-up, not a compile. The stamp is written after a build that succeeded.
 import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 const root = join(import.meta.dirname, '..')
@@ -25,5 +25,13 @@ const changed = inputs.map((input) => join(root, input))
 if (changed || process.argv.includes('--force')) {
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
+  // The dashboard's page is compiled for the browser by its own tsconfig; its HTML and CSS are copied beside it.
+  const ui = join(root, 'src', 'dashboard-ui')
+  execFileSync(process.execPath, [tsc, '-p', join(ui, 'tsconfig.json')], { stdio: 'inherit' })
+  const out = join(root, 'dist', 'src', 'dashboard-ui')
+  mkdirSync(out, { recursive: true })
+  for (const name of readdirSync(ui).filter((n) => /\.(html|css)$/.test(n))) {
+    copyFileSync(join(ui, name), join(out, name))
+  }
   writeFileSync(stamp, `${new Date().toISOString()}\n`)
 }
