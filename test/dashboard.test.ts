@@ -1,4 +1,9 @@
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import t from 'tap'
+import { scratch } from './helpers/fake.js'
+import { readPng } from './helpers/png.js'
 import { httpRequest } from './helpers/client.js'
 import { OrbClient, DEMO } from './helpers/orb.js'
 import { adapterCalls, openDashboard, rgb } from './helpers/browser.js'
@@ -355,4 +360,15 @@ t.test("DASH-11 with --judge, the adapter client rules' verdicts are on the page
   await page.waitForFunction(() => /fail/.test(document.querySelector('[data-check="OT-014"]')?.textContent ?? ''))
   t.match(await page.textContent('tbody tr:first-child'), /fail.*OT-014.*Origin: http:\/\/localhost/s)
   t.match(await page.textContent('#judge-title + .status'), /1 broken/)
+})
+
+t.test("DASH-16 the screenshots script draws the README's pictures from a real scene, in a real browser", async (t) => {
+  const dir = scratch(t)
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/screenshots.ts', dir],
+    { encoding: 'utf8', timeout: 90_000 })
+  t.equal(run.status, 0, run.stderr)
+  for (const [name, width, height] of [['orbtile.png', 1280, 800], ['orb.png', 1280, 800], ['judge.png', 1280, 800],
+    ['narrow.png', 390, 844]] as const) {
+    t.same(readPng(readFileSync(join(dir, name))), { width, height }, name)
+  }
 })

@@ -79,9 +79,9 @@ function ClockBar ({ clock, receivedAt }: { clock: ClockState, receivedAt: numbe
       <span><strong>${clock.mode}</strong> clock${' '}
         <time datetime=${new Date(now).toISOString()}>${new Date(now).toISOString().slice(11, 19)}</time></span>
       ${clock.mode === 'virtual'
-? STEPS.map(([ms, label]) => html`<button type="button" aria-label=${`Advance the clock ${label.slice(1)}`}
+        ? STEPS.map(([ms, label]) => html`<button type="button" aria-label=${`Advance the clock ${label.slice(1)}`}
         onClick=${() => act('POST', '/control/clock/advance', { ms }, `clock ${label}`)}>${label}</button>`)
-: null}
+          : null}
       <button type="button" onClick=${() => act('POST', '/control/reset', undefined, 'reset')}>Reset all</button>
     </div>`
 }

@@ -1,7 +1,7 @@
 import { html } from 'htm/preact'
 import { useState } from 'preact/hooks'
 import { act, relative, seg } from './api.js'
-import type { OrbApp, OrbFrame } from './types.js'
+import type { Attempt, OrbApp, OrbFrame } from './types.js'
 
 /** The developer console and the admins' hands: every app, where it is installed, its token, endpoint and log. */
 export function AppsPanel ({ frame, now }: { frame: OrbFrame, now: number }) {
@@ -58,24 +58,42 @@ function AppCard ({ app, frame, now }: { app: OrbApp, frame: OrbFrame, now: numb
           ? 'events: none yet'
           : `events: ${queue.queued} queued, cursor ${queue.lastCursor}, ${queue.polls} polls held`
         : `webhooks to ${app.endpoint}`}</p>
-      ${log === undefined
-? null
-: html`
-        <details>
-          <summary>Delivery log: ${log.length} attempts</summary>
-          ${log.length === 0
-? html`<p class="muted small">No attempt yet.</p>`
-: html`
-            <table class="small">
-              <thead><tr><th scope="col">event</th><th scope="col">try</th><th scope="col">outcome</th>
-                <th scope="col">status</th><th scope="col">ms</th><th scope="col">when</th></tr></thead>
-              <tbody>${log.map((a) => html`<tr class=${`outcome-${a.outcome}`}>
-                <td><code>${a.type}</code></td><td>${a.attempt}</td>
-                <td>${a.outcome}${a.error === null ? '' : `: ${a.error}`}</td>
-                <td>${a.status ?? '–'}</td><td>${a.durationMs}</td><td>${relative(a.at, now)}</td></tr>`)}</tbody>
-            </table>`}
-        </details>`}
+      ${log === undefined ? null : html`<${DeliveryLog} app=${app.id} log=${log} now=${now} />`}
     </article>`
+}
+
+/**
+ * An app's webhook deliveries: the newest attempts live from the frame, and every attempt the log keeps on demand
+ * (one read of GET /control/orb/apps/{app}/deliveries, again when asked).
+ */
+function DeliveryLog ({ app, log, now }: { app: string, log: { total: number, newest: Attempt[] }, now: number }) {
+  const [all, setAll] = useState<Attempt[] | undefined>(undefined)
+  const load = async (): Promise<void> => {
+    const response = await fetch(`/control/orb/apps/${seg(app)}/deliveries`)
+    if (response.ok) setAll(((await response.json()) as { deliveries: Attempt[] }).deliveries)
+  }
+  const shown = all ?? log.newest
+  return html`
+    <details>
+      <summary>Delivery log: ${log.total} attempts</summary>
+      ${shown.length === 0
+        ? html`<p class="muted small">No attempt yet.</p>`
+        : html`
+        <table class="small" aria-label=${`Delivery attempts of ${app}`}>
+          <thead><tr><th scope="col">event</th><th scope="col">try</th><th scope="col">outcome</th>
+            <th scope="col">status</th><th scope="col">ms</th><th scope="col">when</th></tr></thead>
+          <tbody>${shown.map((a) => html`<tr class=${`outcome-${a.outcome}`}>
+            <td><code>${a.type}</code></td><td>${a.attempt}</td>
+            <td>${a.outcome}${a.error === null ? '' : `: ${a.error}`}</td>
+            <td>${a.status ?? '–'}</td><td>${a.durationMs}</td><td>${relative(a.at, now)}</td></tr>`)}</tbody>
+        </table>`}
+      <button type="button" class="link small" onClick=${load}>
+        ${all === undefined ? `Show all ${log.total} attempts` : 'Read the whole log again'}</button>
+      ${all === undefined
+        ? null
+        : html`<button type="button" class="link small" onClick=${() => setAll(undefined)}>
+        Back to the newest, live</button>`}
+    </details>`
 }
 
 /** What the members saw of their commands, the voice channels' seats, the room players and the throttles. */
@@ -89,12 +107,12 @@ export function ServicesPanel ({ frame, now }: { frame: OrbFrame, now: number })
       <section class="card" aria-labelledby="interactions-title">
         <h3 id="interactions-title">Commands, as members saw them</h3>
         ${frame.interactions.length === 0
-? html`<p class="muted small">No command typed yet.</p>`
-: html`
+          ? html`<p class="muted small">No command typed yet.</p>`
+          : html`
           <ol class="small">${frame.interactions.map((i) => html`<li>
             <code>/${i.command?.name ?? '?'}</code> to ${String(i.app ?? '?')}:${' '}
             ${i.answer === null
-? (i.expired === true ? html`<em>no answer (the member stopped waiting)</em>` : html`<em>waiting…</em>`)
+              ? (i.expired === true ? html`<em>no answer (the member stopped waiting)</em>` : html`<em>waiting…</em>`)
               : html`“${i.answer.content ?? ''}” <span class="muted">(${i.answer.via ?? 'answered'})</span>`}
           </li>`)}</ol>`}
       </section>
@@ -104,8 +122,8 @@ export function ServicesPanel ({ frame, now }: { frame: OrbFrame, now: number })
           ${channels.get(c.channel) ?? c.channel}: ${c.participants.length} of ${c.capacity} seats
           ${c.call === null ? '' : ` (call ${c.call})`}
           ${c.participants.length === 0
-? null
-: html`<ul>${c.participants.map((p) => html`<li>${people.get(p.id) ?? p.id}${p.bot ? ' (app)' : ''}
+            ? null
+            : html`<ul>${c.participants.map((p) => html`<li>${people.get(p.id) ?? p.id}${p.bot ? ' (app)' : ''}
             ${p.speaking ? html` <strong>speaking</strong>` : ''}
             ${p.deadline === null ? '' : ` · heartbeat due ${relative(p.deadline, now)}`}</li>`)}</ul>`}
         </li>`)}</ul>
@@ -113,15 +131,15 @@ export function ServicesPanel ({ frame, now }: { frame: OrbFrame, now: number })
       <section class="card" aria-labelledby="music-title">
         <h3 id="music-title">Music players</h3>
         ${frame.music.players.length === 0
-? html`<p class="muted small">No player.</p>`
+          ? html`<p class="muted small">No player.</p>`
           : html`<ul class="small">
               ${frame.music.players.map((p) => html`<li><code>${JSON.stringify(p)}</code></li>`)}</ul>`}
       </section>
       <section class="card" aria-labelledby="throttle-title">
         <h3 id="throttle-title">Throttle windows</h3>
         ${frame.throttles.length === 0
-? html`<p class="muted small">Every window is empty.</p>`
-: html`
+          ? html`<p class="muted small">Every window is empty.</p>`
+          : html`
           <table class="small">
             <thead><tr><th scope="col">window</th><th scope="col">used</th><th scope="col">length</th>
               <th scope="col">next slot</th></tr></thead>

@@ -26,8 +26,8 @@ export function OrbPanel ({ frame, now }: { frame: OrbFrame, now: number }) {
           ${frame.webhooks.retriesScheduled} retries</span>
       </div>
       ${community === undefined
-? html`<p class="empty">This world has no community.</p>`
-: html`
+        ? html`<p class="empty">This world has no community.</p>`
+        : html`
         <${CommunityView} key=${community.id} frame=${frame} community=${community} />`}
       <${AppsPanel} frame=${frame} now=${now} />
       <${ServicesPanel} frame=${frame} now=${now} />
@@ -56,17 +56,17 @@ function CommunityView ({ frame, community }: { frame: OrbFrame, community: Comm
         <h4>Members</h4>
         <ul class="small">${community.members.map((m) => html`<li>${m.name} <span class="muted">${m.rights.length === 0
           ? 'no rights'
-: m.rights.join(', ')}</span></li>`)}</ul>
+          : m.rights.join(', ')}</span></li>`)}</ul>
       </nav>
       ${channel === undefined
-? html`<p class="empty">No text channel.</p>`
-: html`
+        ? html`<p class="empty">No text channel.</p>`
+        : html`
         <div class="channel">
           <h3>#${channel.name}</h3>
           <ol class="messages" aria-label=${`Messages in #${channel.name}`} aria-live="polite">
             ${messages.length === 0
-? html`<li class="muted">No message yet.</li>`
-: messages.map((m) => html`
+              ? html`<li class="muted">No message yet.</li>`
+              : messages.map((m) => html`
               <li class=${m.author.bot ? 'bot' : ''} data-message=${m.id}>
                 <strong>${m.author.name}</strong>${m.author.bot ? html` <span class="tag">app</span>` : ''}
                 <span class="content">${m.encrypted ? html`<em>encrypted</em>` : render(m.body ?? '', names)}</span>

@@ -47,8 +47,8 @@ export function OrbtilePanel ({ frame, now }: { frame: OrbtileFrame, now: number
       ${frame.adapters.length === 0
         ? html`<p class="empty">No adapter has registered yet. Point one at the discovery file above
             (<code>ORBTILE_DISCOVERY</code>).</p>`
-        : frame.adapters.map((adapter) => html`<${AdapterCard} key=${adapter.id} adapter=${adapter} frame=${frame}
-            now=${now} />`)}
+        : html`<div class="adapters">${frame.adapters.map((adapter) => html`<${AdapterCard} key=${adapter.id}
+            adapter=${adapter} frame=${frame} now=${now} />`)}</div>`}
     </section>`
 }
 
@@ -107,7 +107,8 @@ function AdapterCard ({ adapter, frame, now }: { adapter: Adapter, frame: Orbtil
         ? null
         : html`<ul class="notes" aria-label="Warnings and palette notes">
             ${adapter.warnings.map((w) => html`<li class="warning"><strong>warning</strong> ${w}</li>`)}
-            ${adapter.paletteNotes.map((n) => html`<li><strong>note</strong> ${n}</li>`)}
+            ${adapter.paletteNotes.filter((n) => !adapter.warnings.includes(n))
+              .map((n) => html`<li><strong>note</strong> ${n}</li>`)}
           </ul>`}
       ${[...groups].map(([project, sessions]) => html`
         <section class="group" aria-label=${project === '' ? 'Sessions without a project' : `Project ${project}`}>

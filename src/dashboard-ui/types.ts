@@ -164,7 +164,7 @@ export interface OrbFrame {
   music: { players: Array<Record<string, unknown>> }
   messages: Record<string, Message[]>
   commands: Record<string, Command[]>
-  deliveries: Record<string, Attempt[]>
+  deliveries: Record<string, { total: number, newest: Attempt[] }>
   throttles: Array<{ key: string, limit: number, windowMs: number, used: number, freesAt: number }>
 }
 

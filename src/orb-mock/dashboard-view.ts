@@ -2,7 +2,10 @@ import type { DeliveryRecord } from './deliveries.js'
 import { rendered } from './routes/messages.js'
 import type { OrbServices } from './services.js'
 
-/** How many of the newest messages per text channel, and attempts per app, the dashboard shows. */
+/**
+ * How many of the newest messages per text channel, and attempts per app, a frame carries; the page fetches an app's
+ * whole log (GET /control/orb/apps/{app}/deliveries) when asked.
+ */
 export const DASHBOARD_MESSAGES = 50
 export const DASHBOARD_ATTEMPTS = 20
 
@@ -19,8 +22,8 @@ export interface OrbDashboardView {
     community: string | null,
     args: Array<Record<string, unknown>>
   }>>
-  /** Per app with an endpoint or a log, its newest delivery attempts, oldest first. */
-  deliveries: Record<string, DeliveryRecord[]>
+  /** Per app with an endpoint or a log: how many attempts its log holds, and the newest, oldest first. */
+  deliveries: Record<string, { total: number, newest: DeliveryRecord[] }>
   /** ORB-031, ORB-A03: every throttle window holding events now. */
   throttles: ReturnType<OrbServices['store']['throttles']['windows']>
 }
@@ -48,7 +51,9 @@ export function orbDashboardView ({ store, webhooks }: OrbServices): OrbDashboar
       id: c.id, name: c.name, description: c.description, right: c.right, community: c.community, args: c.args
     }))
     const log = webhooks.deliveries(app.id)
-    if (log.length > 0 || app.endpoint !== null) deliveries[app.id] = log.slice(-DASHBOARD_ATTEMPTS)
+    if (log.length > 0 || app.endpoint !== null) {
+      deliveries[app.id] = { total: log.length, newest: log.slice(-DASHBOARD_ATTEMPTS) }
+    }
   }
   return { messages, commands, deliveries, throttles: store.throttles.windows() }
 }
