@@ -5,159 +5,23 @@
  * drift in the machine's load hits both alike.
  * Tunables: BENCH_STARTS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS, BENCH_CLIENT_SUITE=0 (skip
  * the client suite run), BENCH_ONLY=judge (only the `--judge` row, every slice printed), BENCH_SLICE (the seconds
- * of its slices), BENCH_PROF=DIR (CPU profiles of the servers).
+ * of its slices), BENCH_ONLY=dashboard (only the dashboard's rows), BENCH_DASHBOARD=0 (skip them: they need
+ * Chromium), BENCH_PROF=DIR (CPU profiles of the servers).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { availableParallelism, tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import autocannon from 'autocannon'
+import {
+  ADAPTER, BASELINE_ORB, call, CLI, CONNECTIONS, cpuMs, DEMO_TOKEN, launch, load, median, medianRound, percentile,
+  prepareAdapter, ROUNDS, root, SECONDS, spawnServer, STARTS, stop, WAKEUPS, type Kind, type Load, type Server
+} from './harness.js'
+import { dashboardRows, type DashboardRows } from './dashboard.js'
 import { clientSuiteSeconds, fakeStarts } from './client.js'
 import { judgeAlone } from './judge.js'
-
-const here = dirname(fileURLToPath(import.meta.url))
-const root = join(here, '..', '..')
-const CLI = join(root, 'dist', 'src', 'cli', 'index.js')
-const BASELINE = join(here, 'baseline-server.js')
-const BASELINE_ORB = join(here, 'baseline-orb-server.js')
-const DEMO_TOKEN = 'orb_demo_0000000000000000000000000000000000'
-const STARTS = Number(process.env.BENCH_STARTS ?? 9)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
-const WAKEUPS = Number(process.env.BENCH_WAKEUPS ?? 300)
-const ADAPTER = 'com.bench.agent'
-/** BENCH_PROF=DIR: each server started writes a CPU profile into DIR (outside the tree). */
-const PROFILE = process.env.BENCH_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`]
-
-/**
- * BENCH_PIN=0 turns it off: with two CPUs or more and `taskset` on the machine, every server runs on the last CPU
- * and this process (the load generator) on the others, so that the two never take each other's core and a round's
- * figures do not hang on where the scheduler put them.
- */
-const CPUS = availableParallelism()
-const PIN = process.env.BENCH_PIN !== '0' && CPUS >= 2 && spawnSync('taskset', ['-V']).status === 0
-const SERVER_CPU = String(CPUS - 1)
-if (PIN) spawnSync('taskset', ['-a', '-p', '-c', `0-${CPUS - 2}`, String(process.pid)], { stdio: 'ignore' })
-
-/** Spawns a server process (pinned to its CPU when PIN). */
-function spawnServer (args: readonly string[], stdio: 'inherit' | 'ignore' = 'inherit'): ChildProcess {
-  const command = PIN ? ['taskset', '-c', SERVER_CPU, process.execPath] : [process.execPath]
-  return spawn(command[0]!, [...command.slice(1), ...PROFILE, ...args], { stdio: ['ignore', 'ignore', stdio] })
-}
-
-type Kind = 'orbtest' | 'baseline'
-
-interface Server {
-  kind: Kind
-  child: ChildProcess
-  socket: string
-  token: string | undefined
-  control: string | undefined
-  readyMs: number
-}
-
-async function launch (kind: Kind, dir: string, n: number, extra: readonly string[] = []): Promise<Server> {
-  const socket = join(dir, `${kind}-${n}.sock`)
-  const ready = join(dir, `${kind}-${n}.ready`)
-  const discovery = join(dir, `${kind}-${n}.json`)
-  const args =
-    kind === 'orbtest'
-      ? [
-          CLI,
-          'orbtile',
-          '--socket',
-          socket,
-          '--discovery',
-          discovery,
-          '--control-port',
-          '0',
-          '--ready-file',
-          ready,
-          '--rate-limit',
-          'off',
-          '--log-level',
-          'silent',
-          '--auto-allow',
-          ...extra
-        ]
-      : [BASELINE, '--socket', socket, '--ready-file', ready]
-  const started = process.hrtime.bigint()
-  const child = spawnServer(args)
-  while (!existsSync(ready)) {
-    if (child.exitCode !== null) throw new Error(`${kind} exited with ${child.exitCode}`)
-    await new Promise((resolve) => setTimeout(resolve, 1))
-  }
-  const readyMs = Number(process.hrtime.bigint() - started) / 1e6
-  if (kind === 'baseline') return { kind, child, socket, token: undefined, control: undefined, readyMs }
-  const { token } = JSON.parse(readFileSync(discovery, 'utf8')) as { token: string }
-  const { control } = JSON.parse(readFileSync(ready, 'utf8')) as { control: { url: string } }
-  return { kind, child, socket, token, control: control.url, readyMs }
-}
-
-async function stop (server: Server): Promise<void> {
-  const exited = new Promise((resolve) => server.child.once('exit', resolve))
-  server.child.kill('SIGTERM')
-  await exited
-}
-
-function call (options: {
-  socketPath?: string
-  url?: string
-  method: string
-  path: string
-  headers?: Record<string, string>
-  body?: unknown
-}): Promise<{ status: number; json: any }> {
-  const payload = options.body === undefined ? undefined : JSON.stringify(options.body)
-  const target =
-    options.url === undefined
-      ? { socketPath: options.socketPath }
-      : { host: new URL(options.url).hostname, port: new URL(options.url).port }
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        ...target,
-        method: options.method,
-        path: options.path,
-        headers: {
-          host: options.url === undefined ? 'localhost' : new URL(options.url).host,
-          ...(payload === undefined
-            ? {}
-            : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
-          ...options.headers
-        }
-      },
-      (res) => {
-        let text = ''
-        res.on('data', (chunk) => {
-          text += chunk
-        })
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text === '' ? undefined : JSON.parse(text) }))
-      }
-    )
-    req.on('error', reject)
-    req.end(payload)
-  })
-}
-
-// Registers the bench adapter (auto-allowed, with the tap capability) and opens one session; returns its headers.
-async function prepareAdapter (server: Server): Promise<Record<string, string>> {
-  const auth = { authorization: `Bearer ${server.token}` }
-  const reg = await call({ socketPath: server.socket, method: 'PUT', path: `/a/v1/adapters/${ADAPTER}`, headers: auth, body: { name: 'Bench', palette: { baseHue: 250 }, capabilities: ['tap'] } })
-  const headers = { ...auth, 'x-orbtile-adapter-token': reg.json.adapterToken as string }
-  await call({ socketPath: server.socket, method: 'POST', path: `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, body: { title: 'Bench', activity: 'thinking', ttlSeconds: 3600 } })
-  return headers
-}
-
-const median = (xs: number[]): number => percentile(xs, 50)
-function percentile (xs: number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-}
 
 async function startup (dir: string): Promise<Record<Kind, number>> {
   const times: Record<Kind, number[]> = { orbtest: [], baseline: [] }
@@ -170,69 +34,6 @@ async function startup (dir: string): Promise<Record<Kind, number>> {
     }
   }
   return { orbtest: median(times.orbtest), baseline: median(times.baseline) }
-}
-
-interface Load {
-  rps: number
-  /** Requests answered during the measured run. */
-  requests: number
-  p50: number
-  p99: number
-  non2xx: number
-  /** The server process's CPU time per request during the measured run, in µs (Linux only: read from /proc). */
-  cpuUs?: number
-}
-
-/** A process's user + system CPU time in ms, from /proc (undefined where there is none). */
-function cpuMs (pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms (USER_HZ 100)
-  } catch {
-    return undefined
-  }
-}
-
-async function load (
-  server: Server,
-  method: 'GET' | 'POST',
-  path: string,
-  headers: Record<string, string>,
-  body?: unknown,
-  timing: { warm: number, seconds: number } = { warm: 1, seconds: SECONDS }
-): Promise<Load> {
-  const run = (duration: number) =>
-    autocannon({
-      url: `http://localhost${path}`,
-      socketPath: server.socket,
-      connections: CONNECTIONS,
-      duration,
-      method,
-      headers: { host: 'localhost', ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-  if (timing.warm > 0) await run(timing.warm) // warm-up, not counted
-  if (timing.seconds === 0) return { rps: 0, requests: 0, p50: 0, p99: 0, non2xx: 0 }
-  const before = cpuMs(server.child.pid)
-  const result = await run(timing.seconds)
-  const after = cpuMs(server.child.pid)
-  const cpuUs = before === undefined || after === undefined || result.requests.total === 0
-    ? undefined
-    : ((after - before) * 1000) / result.requests.total
-  return {
-    rps: result.requests.average,
-    requests: result.requests.total,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    ...(cpuUs === undefined ? {} : { cpuUs })
-  }
-}
-
-/** The round with the median throughput. */
-function medianRound (rounds: Load[]): Load {
-  return [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
 }
 
 async function throughputs (dir: string): Promise<{ info: Record<Kind, Load>, sessions: Record<Kind, Load> }> {
@@ -652,8 +453,21 @@ async function judgeThroughput (dir: string): Promise<JudgeRow> {
   }
 }
 
+/** The dashboard's rows as the report prints them. */
+function dashboardLine (d: DashboardRows): string[] {
+  return [
+    `${'session update, 10 pages'.padEnd(26)}10 dashboard streams ${d.watched.rps.toFixed(0)} req/s   same fake with none ${d.alone.rps.toFixed(0)} req/s   ratio ${(d.ratio * 100).toFixed(0)}%  (goal >= 95%; slices ${(d.min * 100).toFixed(0)}–${(d.max * 100).toFixed(0)}%)  server CPU per request ${d.cpuUs.watched.toFixed(1)} vs ${d.cpuUs.alone.toFixed(1)} µs; each stream ${d.framesPerSecond.toFixed(1)} frames/s, ${(d.bytesPerSecond / 1024).toFixed(1)} KiB/s`,
+    `${'dashboard first paint'.padEnd(26)}median ${d.firstPaint.median.toFixed(0)} ms, max ${d.firstPaint.max.toFixed(0)} ms (goal < 300 ms); first frame drawn: median ${d.firstFrame.median.toFixed(0)} ms, max ${d.firstFrame.max.toFixed(0)} ms`,
+    `${'change on screen'.padEnd(26)}an adapter's update sent → shown on the page: median ${d.onScreen.median.toFixed(1)} ms, p99 ${d.onScreen.p99.toFixed(1)} ms  (goal < 100 ms)`
+  ]
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'otb-'))
 try {
+  if (process.env.BENCH_ONLY === 'dashboard') {
+    process.stdout.write(`${dashboardLine(await dashboardRows(dir)).join('\n')}\n`)
+    process.exit(0)
+  }
   if (process.env.BENCH_ONLY === 'judge') {
     // The one row, for work on the judge: nothing is written to bench/results.
     const j = await judgeThroughput(dir)
@@ -670,6 +484,7 @@ try {
   const h = await webhookRate(dir)
   const j = await judgeThroughput(dir)
   const ja = judgeAlone()
+  const d = process.env.BENCH_DASHBOARD === '0' ? undefined : await dashboardRows(dir)
   const fs = await fakeStarts()
   const cs = process.env.BENCH_CLIENT_SUITE === '0' ? undefined : await clientSuiteSeconds(CLI, root)
   const ratios = {
@@ -694,6 +509,7 @@ try {
     `${'Orb webhooks'.padEnd(26)}${h.deliveriesPerSecond.toFixed(0)} signed deliveries/s to a local receiver`,
     `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.ratio * 100).toFixed(0)}%  (goal >= 90%; slices ${(j.min * 100).toFixed(0)}–${(j.max * 100).toFixed(0)}%, a second unjudged fake ${(j.control * 100).toFixed(0)}%)  server CPU per request ${j.cpuUs.judged.toFixed(1)} vs ${j.cpuUs.plain.toFixed(1)} µs`,
     `${'judge alone'.padEnd(26)}${ja.checks.toFixed(2)} µs per heartbeat with every check   ${ja.none.toFixed(2)} µs with none (journal, model and views)   ratio ${(ja.checks / ja.none).toFixed(2)}x`,
+    ...(d === undefined ? [`${'dashboard'.padEnd(26)}skipped (BENCH_DASHBOARD=0)`] : dashboardLine(d)),
     `${'fresh fake per scenario'.padEnd(26)}median ${fs.fake.toFixed(1)} ms in-process   bare fastify on a socket ${fs.baseline.toFixed(1)} ms   ratio ${(fs.fake / fs.baseline).toFixed(2)}x  (goal: median < 50 ms)`,
     cs === undefined
       ? `${'client suite (Node)'.padEnd(26)}skipped (BENCH_CLIENT_SUITE=0)`
@@ -702,7 +518,7 @@ try {
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, dashboard: d, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

@@ -137,3 +137,24 @@ t.test('ARCH-04 no source file in src/ or conformance/ is over 400 lines', async
     .map(({ f, lines }) => `${f}: ${lines} lines`)
   t.same(long, [], 'files over 400 lines')
 })
+
+t.test('ARCH-05 the control server and the CLI load a fake only when it runs: their imports of a fake are type-only', async (t) => {
+  // `orbtest orbtile` must not load the fake Orb, nor `orbtest orb` the fake Orbtile; src/orbtest.ts starts each
+  // fake it runs (the Orb by a dynamic import, which the pre-processor lists too, so it is named here).
+  // The CLI's clean-up after a crash removes a discovery file with the fake's own helper, a leaf of node:fs.
+  const allowed = new Set(['src/orbtest.ts -> src/orbtile-mock/index.ts', 'src/orbtest.ts -> src/orb-mock/index.ts',
+    'src/cli/serve.ts -> src/orbtile-mock/discovery.ts'])
+  const loads = files.filter((f) => /^src\/(control|cli)\//.test(f) || f === 'src/orbtest.ts')
+    .flatMap((f) => graph.get(f)!.filter((e) => !e.typeOnly && /^src\/(orbtile-mock|orb-mock)\//.test(e.to))
+      .map((e) => `${f} -> ${e.to}`))
+    .filter((edge) => !allowed.has(edge))
+  t.same(loads, [], 'value imports of a fake from the control server or the CLI')
+})
+
+t.test('ARCH-06 the dashboard\'s page imports nothing of the rest: it knows the fakes by their frames alone', async (t) => {
+  const page = files.filter((f) => f.startsWith('src/dashboard-ui/'))
+  t.ok(page.length > 5, `${page.length} files of the page`)
+  const out = page.flatMap((f) => graph.get(f)!.filter((e) => !e.to.startsWith('src/dashboard-ui/'))
+    .map((e) => `${f} -> ${e.to}`))
+  t.same(out, [], 'imports from the page to the rest of the tree')
+})

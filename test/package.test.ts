@@ -75,6 +75,9 @@ t.test(
       'specs/orbtile-adapter-protocol-v1.2.schema.json',
       'fixtures/orb-world.json',
       'src/control/openapi.json',
+      'dist/src/dashboard-ui/main.js',
+      'dist/src/dashboard-ui/index.html',
+      'dist/src/dashboard-ui/style.css',
       'package.json',
       'LICENSE'
     ]) {
@@ -128,6 +131,14 @@ for (const command of ['up', 'orbtile', 'orb']) {
       const info = await ready(file, run)
       const clock = await fetch(`${info.control.url}/control/clock`)
       t.equal(clock.status, 200, 'the control server answers')
+      // The dashboard is served from the installed package: its page, its modules and the library it imports.
+      const page = await (await fetch(`${info.control.url}/`)).text()
+      const files = [...page.matchAll(/(?:href|src)="(\/dashboard\/[^"]+)"/g)].map((m) => m[1]!)
+      const named = files.includes('/dashboard/vendor/preact.mjs') && files.includes('/dashboard/main.js')
+      t.ok(named, 'the page names its files')
+      for (const file of files) t.equal((await fetch(`${info.control.url}${file}`)).status, 200, `serves ${file}`)
+      const frame = await (await fetch(`${info.control.url}/control/dashboard`)).json() as Record<string, unknown>
+      t.equal(frame.orbtile === null, command === 'orb', 'the frame holds the fakes that run')
       if (command !== 'orbtile') {
         const directory = await fetch(`${info.orb.url}/api/orb/directory`)
         t.equal(directory.status, 200, 'the fake Orb answers its directory')

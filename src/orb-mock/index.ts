@@ -5,6 +5,7 @@ import { createClock, type Clock } from '../shared/clock.js'
 import { StartupError } from '../shared/startup-error.js'
 import { buildOrbApp } from './app.js'
 import { OrbControl } from './control.js'
+import { orbDashboardView } from './dashboard-view.js'
 import { OrbFaults, type OrbFault } from './faults.js'
 import type { OrbRoute } from './route.js'
 import { createOrbServices, type OrbServices } from './services.js'
@@ -49,6 +50,8 @@ export interface OrbMock {
   readonly control: OrbControl
   /** Told whenever the fake's state may have changed (DASH-D01): the dashboard's stream watches it. */
   readonly changes: Changes
+  /** The fake's part of a dashboard frame: the state route's answer, with the channels, commands, logs, throttles. */
+  dashboard(): Record<string, unknown>
   close(): Promise<void>
 }
 
@@ -83,6 +86,7 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     throw new StartupError('ORBTEST_ORB_LISTEN', `the fake Orb could not listen on ${host}:${wanted}: ${(err as Error).message}`)
   }
   const port = (app.server.address() as AddressInfo).port
+  const control = reportingControl(new OrbControl(services, world), changes, ['state', 'deliveries', 'onMemberMessage'])
   let closing: Promise<void> | undefined
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
@@ -90,8 +94,9 @@ export async function startOrbMock (options: OrbMockOptions = {}): Promise<OrbMo
     app,
     store,
     services,
-    control: reportingControl(new OrbControl(services, world), changes, ['state', 'deliveries', 'onMemberMessage']),
+    control,
     changes,
+    dashboard: () => ({ ...control.state(), ...orbDashboardView(services) }),
     close () {
       // Held polls are answered and deliveries aborted first; a request still reading its body is cut (closeApp).
       // Once: a client suite closes its fake before judging, then again on its way out.

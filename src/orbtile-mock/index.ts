@@ -17,6 +17,8 @@ import { anyProcess, realProcessCheck } from './sessions/process-table.js'
 import { Sessions } from './sessions/registry.js'
 import { defaultSocketPath } from './socket.js'
 import { OrbtileStore } from './store.js'
+import { hueWheel, type HueWheel } from './dashboard-view.js'
+import type { OrbtileState } from './control.js'
 
 export type { OrbtileMockOptions } from './options.js'
 export type { OrbtileRoute } from './app.js'
@@ -36,6 +38,8 @@ export interface OrbtileMock extends OrbtileEndpoint {
   readonly app: FastifyInstance<Server>
   /** Told whenever the fake's state may have changed (DASH-D01): the dashboard's stream watches it. */
   readonly changes: Changes
+  /** The fake's part of a dashboard frame: the state route's answer, and the hue wheel's arcs. */
+  dashboard(): OrbtileState & { wheel: HueWheel }
   close(): Promise<void>
 }
 
@@ -104,6 +108,7 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
     control,
     app,
     changes,
+    dashboard: () => ({ ...control.state(), wheel: hueWheel() }),
     close () {
       closing ??= (async () => {
         await listener.shut()

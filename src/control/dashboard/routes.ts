@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { clockState, type Clock } from '../../shared/clock.js'
 import type { Changes } from '../../shared/changes.js'
-import { orbDashboardView, type OrbMock } from '../../orb-mock/index.js'
-import { hueWheel, type OrbtileMock } from '../../orbtile-mock/index.js'
+// Types only: `orbtest orbtile` must not load the fake Orb, nor `orbtest orb` the fake Orbtile (each fake's handle
+// builds its own part of a frame).
+import type { OrbMock } from '../../orb-mock/index.js'
+import type { OrbtileMock } from '../../orbtile-mock/index.js'
 import { ControlError } from '../errors.js'
 import { dashboardAssets, type Asset } from './assets.js'
 import { DashboardHub, MAX_STREAMS } from './hub.js'
@@ -19,8 +21,8 @@ export interface DashboardSources {
 export function dashboardFrame ({ clock, orbtile, orb, judge }: DashboardSources): string {
   return JSON.stringify({
     clock: clockState(clock),
-    orbtile: orbtile === undefined ? null : { ...orbtile.control.state(), wheel: hueWheel() },
-    orb: orb === undefined ? null : { ...orb.control.state(), ...orbDashboardView(orb.services) },
+    orbtile: orbtile === undefined ? null : orbtile.dashboard(),
+    orb: orb === undefined ? null : orb.dashboard(),
     judge: judge === undefined ? null : judge()
   })
 }

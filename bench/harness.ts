@@ -1,0 +1,215 @@
+// The bench's harness: where the servers are, how they are spawned (pinned apart from the load generator), and how
+// each is loaded and measured. bench/index.ts runs the rows; bench/dashboard.ts and the others add theirs.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { availableParallelism } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+
+export const here = dirname(fileURLToPath(import.meta.url))
+export const root = join(here, '..', '..')
+export const CLI = join(root, 'dist', 'src', 'cli', 'index.js')
+export const BASELINE = join(here, 'baseline-server.js')
+export const BASELINE_ORB = join(here, 'baseline-orb-server.js')
+export const DEMO_TOKEN = 'orb_demo_0000000000000000000000000000000000'
+export const STARTS = Number(process.env.BENCH_STARTS ?? 9)
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
+export const WAKEUPS = Number(process.env.BENCH_WAKEUPS ?? 300)
+export const ADAPTER = 'com.bench.agent'
+/** BENCH_PROF=DIR: each server started writes a CPU profile into DIR (outside the tree). */
+export const PROFILE = process.env.BENCH_PROF === undefined
+  ? []
+  : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`]
+
+/**
+ * BENCH_PIN=0 turns it off: with two CPUs or more and `taskset` on the machine, every server runs on the last CPU
+ * and this process (the load generator) on the others, so that the two never take each other's core and a round's
+ * figures do not hang on where the scheduler put them.
+ */
+export const CPUS = availableParallelism()
+export const PIN = process.env.BENCH_PIN !== '0' && CPUS >= 2 && spawnSync('taskset', ['-V']).status === 0
+export const SERVER_CPU = String(CPUS - 1)
+if (PIN) spawnSync('taskset', ['-a', '-p', '-c', `0-${CPUS - 2}`, String(process.pid)], { stdio: 'ignore' })
+
+/** Spawns a server process (pinned to its CPU when PIN). */
+export function spawnServer (args: readonly string[], stdio: 'inherit' | 'ignore' = 'inherit'): ChildProcess {
+  const command = PIN ? ['taskset', '-c', SERVER_CPU, process.execPath] : [process.execPath]
+  return spawn(command[0]!, [...command.slice(1), ...PROFILE, ...args], { stdio: ['ignore', 'ignore', stdio] })
+}
+
+export type Kind = 'orbtest' | 'baseline'
+
+export interface Server {
+  kind: Kind
+  child: ChildProcess
+  socket: string
+  token: string | undefined
+  control: string | undefined
+  readyMs: number
+}
+
+export async function launch (kind: Kind, dir: string, n: number, extra: readonly string[] = []): Promise<Server> {
+  const socket = join(dir, `${kind}-${n}.sock`)
+  const ready = join(dir, `${kind}-${n}.ready`)
+  const discovery = join(dir, `${kind}-${n}.json`)
+  const args =
+    kind === 'orbtest'
+      ? [
+          CLI,
+          'orbtile',
+          '--socket',
+          socket,
+          '--discovery',
+          discovery,
+          '--control-port',
+          '0',
+          '--ready-file',
+          ready,
+          '--rate-limit',
+          'off',
+          '--log-level',
+          'silent',
+          '--auto-allow',
+          ...extra
+        ]
+      : [BASELINE, '--socket', socket, '--ready-file', ready]
+  const started = process.hrtime.bigint()
+  const child = spawnServer(args)
+  while (!existsSync(ready)) {
+    if (child.exitCode !== null) throw new Error(`${kind} exited with ${child.exitCode}`)
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  const readyMs = Number(process.hrtime.bigint() - started) / 1e6
+  if (kind === 'baseline') return { kind, child, socket, token: undefined, control: undefined, readyMs }
+  const { token } = JSON.parse(readFileSync(discovery, 'utf8')) as { token: string }
+  const { control } = JSON.parse(readFileSync(ready, 'utf8')) as { control: { url: string } }
+  return { kind, child, socket, token, control: control.url, readyMs }
+}
+
+export async function stop (server: Server): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve))
+  server.child.kill('SIGTERM')
+  await exited
+}
+
+export function call (options: {
+  socketPath?: string
+  url?: string
+  method: string
+  path: string
+  headers?: Record<string, string>
+  body?: unknown
+}): Promise<{ status: number; json: any }> {
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body)
+  const target =
+    options.url === undefined
+      ? { socketPath: options.socketPath }
+      : { host: new URL(options.url).hostname, port: new URL(options.url).port }
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        ...target,
+        method: options.method,
+        path: options.path,
+        headers: {
+          host: options.url === undefined ? 'localhost' : new URL(options.url).host,
+          ...(payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+          ...options.headers
+        }
+      },
+      (res) => {
+        let text = ''
+        res.on('data', (chunk) => {
+          text += chunk
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text === '' ? undefined : JSON.parse(text) }))
+      }
+    )
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+// Registers the bench adapter (auto-allowed, with the tap capability) and opens one session; returns its headers.
+export async function prepareAdapter (server: Server): Promise<Record<string, string>> {
+  const auth = { authorization: `Bearer ${server.token}` }
+  const reg = await call({ socketPath: server.socket, method: 'PUT', path: `/a/v1/adapters/${ADAPTER}`, headers: auth, body: { name: 'Bench', palette: { baseHue: 250 }, capabilities: ['tap'] } })
+  const headers = { ...auth, 'x-orbtile-adapter-token': reg.json.adapterToken as string }
+  await call({ socketPath: server.socket, method: 'POST', path: `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, body: { title: 'Bench', activity: 'thinking', ttlSeconds: 3600 } })
+  return headers
+}
+
+export const median = (xs: number[]): number => percentile(xs, 50)
+export function percentile (xs: number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+}
+
+export interface Load {
+  rps: number
+  /** Requests answered during the measured run. */
+  requests: number
+  p50: number
+  p99: number
+  non2xx: number
+  /** The server process's CPU time per request during the measured run, in µs (Linux only: read from /proc). */
+  cpuUs?: number
+}
+
+/** A process's user + system CPU time in ms, from /proc (undefined where there is none). */
+export function cpuMs (pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms (USER_HZ 100)
+  } catch {
+    return undefined
+  }
+}
+
+export async function load (
+  server: Server,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+  timing: { warm: number, seconds: number } = { warm: 1, seconds: SECONDS }
+): Promise<Load> {
+  const run = (duration: number) =>
+    autocannon({
+      url: `http://localhost${path}`,
+      socketPath: server.socket,
+      connections: CONNECTIONS,
+      duration,
+      method,
+      headers: { host: 'localhost', ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+  if (timing.warm > 0) await run(timing.warm) // warm-up, not counted
+  if (timing.seconds === 0) return { rps: 0, requests: 0, p50: 0, p99: 0, non2xx: 0 }
+  const before = cpuMs(server.child.pid)
+  const result = await run(timing.seconds)
+  const after = cpuMs(server.child.pid)
+  const cpuUs = before === undefined || after === undefined || result.requests.total === 0
+    ? undefined
+    : ((after - before) * 1000) / result.requests.total
+  return {
+    rps: result.requests.average,
+    requests: result.requests.total,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    ...(cpuUs === undefined ? {} : { cpuUs })
+  }
+}
+
+/** The round with the median throughput. */
+export function medianRound (rounds: Load[]): Load {
+  return [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
+}
