@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { packageRoot } from '../../shared/paths.js'
+import { ControlError } from '../errors.js'
 
 /** One file the dashboard serves, read once. */
 export interface Asset {
@@ -50,7 +51,7 @@ export function dashboardAssets (): DashboardAssets {
   if (loaded !== undefined) return loaded
   const dir = join(packageRoot(), ...DASHBOARD_BUILD)
   if (!existsSync(join(dir, 'main.js'))) {
-    throw new Error(`the dashboard is not built (no ${DASHBOARD_BUILD.join('/')}/main.js); run npm run build`)
+    throw new ControlError('internal', `the dashboard is not built (no ${DASHBOARD_BUILD.join('/')}/main.js); run npm run build`)
   }
   const files = new Map<string, Asset>()
   for (const name of readdirSync(dir)) {
