@@ -8,13 +8,12 @@ import { request } from 'node:http'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { chromium } from 'playwright-core'
+import { pathToFileURL } from 'node:url'
+import { chromium, type Browser } from 'playwright-core'
 import { PNG } from 'pngjs'
 import { startJudge } from '../conformance/orbtile-client/judge.js'
 import { defaultWorld } from '../src/orb-mock/index.js'
 import { startOrbtest, type Orbtest } from '../src/orbtest.js'
-
-const out = resolve(process.argv[2] ?? join(import.meta.dirname, '..', 'docs', 'screenshots'))
 
 /** A JSON request on the fake Orbtile's socket, as an adapter sends it. */
 function adapterCall (fakes: Orbtest, method: string, path: string, body?: unknown, lease?: string): Promise<any> {
@@ -115,7 +114,8 @@ async function scene (fakes: Orbtest): Promise<void> {
   await bot('GET', '/events')
 }
 
-async function main (): Promise<void> {
+/** Plays the scene and writes the four pictures into `out`, with the given browser or one of its own. */
+export async function takeScreenshots (out: string, given?: Browser): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'orbtest-shots-'))
   let fakes: Orbtest | undefined // eslint-disable-line prefer-const -- read by the judge before it is set
   const judge = startJudge(join(dir, 'judge.json'), () => fakes?.orbtile?.token ?? '')
@@ -129,7 +129,7 @@ async function main (): Promise<void> {
     judge: () => judge.state()
   })
   const args = ['--no-sandbox', '--disable-dev-shm-usage']
-  const browser = await chromium.launch({ executablePath: chromiumPath(), args })
+  const browser = given ?? await chromium.launch({ executablePath: chromiumPath(), args })
   try {
     await scene(fakes)
     mkdirSync(out, { recursive: true })
@@ -145,9 +145,8 @@ async function main (): Promise<void> {
     await shoot('orb.png', 1280, 800, 'orb')
     await shoot('judge.png', 1280, 800, 'judge')
     await shoot('narrow.png', 390, 844, 'orbtile')
-    process.stdout.write(`screenshots written to ${out}\n`)
   } finally {
-    await browser.close()
+    if (given === undefined) await browser.close()
     await fakes.close()
     judge.finish()
     rmSync(dir, { recursive: true, force: true })
@@ -164,4 +163,8 @@ function chromiumPath (): string {
   throw new Error('no Chromium or Chrome on the PATH; set ORBTEST_CHROMIUM')
 }
 
-await main()
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const out = resolve(process.argv[2] ?? join(import.meta.dirname, '..', 'docs', 'screenshots'))
+  await takeScreenshots(out)
+  process.stdout.write(`screenshots written to ${out}\n`)
+}

@@ -6,6 +6,10 @@
 import t from 'tap'
 import { enter } from './timed/group.js'
 import { voiceTests } from './timed/voice.js'
+import { markTimedRunning } from './helpers/timed-marker.js'
+
+// The browser's tests wait for this file to end (test/helpers/timed-marker.ts).
+t.teardown(markTimedRunning())
 
 for (const [name, part] of [
   ['the bot suite on the reference bots', './timed/bot-suite.js'],

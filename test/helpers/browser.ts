@@ -7,6 +7,7 @@ import { startOrbtest, type Orbtest } from '../../src/orbtest.js'
 import type { World } from '../../src/orb-mock/index.js'
 import { SocketClient } from './client.js'
 import { scratch, type Teardown } from './fake.js'
+import { afterTimedFile } from './timed-marker.js'
 
 /**
  * The browser the dashboard tests drive: the one ORBTEST_CHROMIUM names, else Debian's `chromium` (`.ci/run` installs
@@ -26,17 +27,20 @@ function findBrowser (): string {
 
 let launched: Promise<Browser> | undefined
 
-/** One headless browser per test file, closed when the file's tests end. */
+/**
+ * One headless browser per test file, closed when the file's tests end; launched once test/_timed.test.ts of the
+ * same run has ended (test/helpers/timed-marker.ts).
+ */
 export function browser (t: Teardown): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`no browser at ${CHROMIUM}: apt-get install -y chromium, or set ORBTEST_CHROMIUM`)
   }
   if (launched === undefined) {
-    launched = chromium.launch({
+    launched = afterTimedFile().then(() => chromium.launch({
       executablePath: CHROMIUM,
       // A container's root user has no sandbox to give; /dev/shm is small there.
       args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu']
-    })
+    }))
     t.teardown(async () => {
       const done = launched
       launched = undefined
@@ -77,7 +81,8 @@ export async function openDashboard (t: Teardown, options: {
   world?: World
   /** Judge the adapter client rules on every request, as `orbtest up --judge` does. */
   judge?: boolean
-  reducedMotion?: boolean
+  /** Let the page move (CSS animations, typing); off by default: the tests read state, not motion. */
+  motion?: boolean
 } = {}): Promise<DashboardSetup> {
   const dir = scratch(t)
   let fakes: Orbtest | undefined // eslint-disable-line prefer-const -- read by the judge before it is set
@@ -103,7 +108,7 @@ export async function openDashboard (t: Teardown, options: {
   t.teardown(() => adapter.close())
   const context = await (await browser(t)).newContext({
     viewport: { width: options.width ?? 1280, height: options.height ?? 800 },
-    reducedMotion: options.reducedMotion === true ? 'reduce' : 'no-preference'
+    reducedMotion: options.motion === true ? 'no-preference' : 'reduce'
   })
   t.teardown(() => context.close())
   const page = await context.newPage()
