@@ -5,8 +5,8 @@
  * drift in the machine's load hits both alike.
  * Tunables: BENCH_STARTS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS, BENCH_CLIENT_SUITE=0 (skip
  * the client suite run), BENCH_ONLY=judge (only the `--judge` row, every slice printed), BENCH_SLICE (the seconds
- * of its slices), BENCH_ONLY=dashboard (only the dashboard's rows), BENCH_DASHBOARD=0 (skip them: they need
- * Chromium), BENCH_PROF=DIR (CPU profiles of the servers).
+ * of its slices), BENCH_ONLY=startup (only the `orbtest up` start-up row), BENCH_ONLY=dashboard (only the
+ * dashboard's rows), BENCH_DASHBOARD=0 (skip them: they need Chromium), BENCH_PROF=DIR (CPU profiles of the servers).
  */
 import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -20,6 +20,7 @@ import {
   prepareAdapter, ROUNDS, root, SECONDS, spawnServer, STARTS, stop, WAKEUPS, type Kind, type Load, type Server
 } from './harness.js'
 import { dashboardRows, type DashboardRows } from './dashboard.js'
+import { upStartup, type Spread, type UpStartup } from './startup-up.js'
 import { clientSuiteSeconds, fakeStarts } from './client.js'
 import { judgeAlone } from './judge.js'
 
@@ -453,6 +454,12 @@ async function judgeThroughput (dir: string): Promise<JudgeRow> {
   }
 }
 
+/** The `orbtest up` start-up row as the report prints it. */
+function upLine (u: UpStartup): string {
+  const ms = (s: Spread): string => `${s.median.toFixed(0)} ms (${s.min.toFixed(0)}–${s.max.toFixed(0)})`
+  return `${'orbtest up to ready file'.padEnd(26)}orbtest up ${ms(u.up)}   three bare fastify listeners ${ms(u.baseline)}   ratio ${u.ratio.toFixed(2)}x  (goal <= 1.3x)`
+}
+
 /** The dashboard's rows as the report prints them. */
 function dashboardLine (d: DashboardRows): string[] {
   return [
@@ -464,6 +471,11 @@ function dashboardLine (d: DashboardRows): string[] {
 
 const dir = mkdtempSync(join(tmpdir(), 'otb-'))
 try {
+  if (process.env.BENCH_ONLY === 'startup') {
+    const u = await upStartup(dir)
+    process.stdout.write(`${upLine(u)}\n`)
+    process.exit(0)
+  }
   if (process.env.BENCH_ONLY === 'dashboard') {
     process.stdout.write(`${dashboardLine(await dashboardRows(dir)).join('\n')}\n`)
     process.exit(0)
@@ -477,6 +489,7 @@ try {
     process.exit(0)
   }
   const s = await startup(dir)
+  const u = await upStartup(dir)
   const t = await throughputs(dir)
   const w = await wakeups(dir)
   const o = await orbThroughputs(dir)
@@ -500,6 +513,7 @@ try {
     `orbtest bench (node ${process.version}; ${STARTS} starts each; ${ROUNDS} alternating rounds of ${SECONDS} s x ${CONNECTIONS} connections per load, median round; ${WAKEUPS} wake-ups)`,
     '',
     `${'start-up to ready file'.padEnd(26)}orbtest ${s.orbtest.toFixed(0)} ms   bare fastify ${s.baseline.toFixed(0)} ms   ratio ${ratios.startup.toFixed(2)}x  (goal <= 1.5x)`,
+    upLine(u),
     row('GET /info', t.info, ratios.info, 'goal >= 70%'),
     row('POST session update', t.sessions, ratios.sessions, 'goal >= 60%'),
     `${'long-poll wake-up'.padEnd(26)}median ${w.median.toFixed(2)} ms   p99 ${w.p99.toFixed(2)} ms  (goal: median < 5 ms; includes the control request)`,
@@ -518,7 +532,7 @@ try {
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, dashboard: d, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, dashboard: d, upStartup: u, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

@@ -67,20 +67,32 @@ function compileParams (ajv: Ajv, op: OrbOperation, where: 'query' | 'path'): Pa
 }
 
 /**
- * Every operation's validators by `METHOD path`, compiled once when the fake's code loads: one ajv instance holds the
- * document, and each body validator is a `$ref` into it. Never changed after.
+ * Every operation's validators by `METHOD path`, each compiled on its first use: a start-up pays for no schema, and a
+ * run for those its requests need (compiling all of them when the module loaded cost a start about 30 ms). One ajv
+ * instance holds the document, made with the first validator, and each body validator is a `$ref` into it. A memo
+ * of pure results of a fixed document: every fake in the process shares it.
  */
-const VALIDATORS: ReadonlyMap<string, OperationValidator> = (() => {
-  const ajv = createAjv({ useDefaults: true })
-  ajv.addSchema({ $id: 'orb', paths: ORB_SPEC.paths, components: ORB_SPEC.components })
-  const compiled = new Map<string, OperationValidator>()
-  for (const [path, ops] of Object.entries(ORB_SPEC.paths)) {
-    for (const [method, op] of Object.entries(ops)) {
-      compiled.set(`${method.toUpperCase()} ${path}`, compileOperation(ajv, method, path, op))
+let documentAjv: Ajv | undefined
+const VALIDATORS: ReadonlyMap<string, OperationValidator> = new Map(
+  Object.entries(ORB_SPEC.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => {
+    let compiled: OperationValidator | undefined
+    const get = (): OperationValidator => {
+      if (compiled !== undefined) return compiled
+      if (documentAjv === undefined) {
+        documentAjv = createAjv({ useDefaults: true })
+        documentAjv.addSchema({ $id: 'orb', paths: ORB_SPEC.paths, components: ORB_SPEC.components })
+      }
+      compiled = compileOperation(documentAjv, method, path, op)
+      return compiled
     }
-  }
-  return compiled
-})()
+    const validator: OperationValidator = {
+      query: (raw) => get().query(raw),
+      params: (raw) => get().params(raw),
+      body: (raw) => get().body(raw)
+    }
+    return [`${method.toUpperCase()} ${path}`, validator] as const
+  }))
+)
 
 /** The compiled validators of one operation of the spec; an operation the spec lacks is a programming error. */
 export function operation (method: string, path: string): OperationValidator {
