@@ -7,7 +7,7 @@ import { join } from 'node:path'
 
 const root = join(import.meta.dirname, '..')
 const stamp = join(root, 'dist', '.build-stamp')
-const inputs = ['src', 'conformance', 'bench', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
+const inputs = ['src', 'conformance', 'bench', 'fixtures', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
 
 /** The newest modification time under `path` (a file or a folder). */
 function newest (path) {
@@ -33,5 +33,8 @@ if (changed || process.argv.includes('--force')) {
   for (const name of readdirSync(ui).filter((n) => /\.(html|css)$/.test(n))) {
     copyFileSync(join(ui, name), join(out, name))
   }
+  // The demo world, checked once here rather than at every start of the fake Orb (its schema is not compiled then).
+  const { checkedDefaultWorld, CHECKED_WORLD_FILE } = await import(join(root, 'dist', 'src', 'orb-mock', 'world.js'))
+  writeFileSync(join(root, CHECKED_WORLD_FILE), checkedDefaultWorld())
   writeFileSync(stamp, `${new Date().toISOString()}\n`)
 }

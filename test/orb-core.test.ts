@@ -3,7 +3,9 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
 import { createAjv } from '../src/shared/ajv.js'
-import { checkWorld, defaultWorld, WorldError, type World } from '../src/orb-mock/world.js'
+import {
+  CHECKED_WORLD_FILE, checkWorld, DEFAULT_WORLD_FILE, defaultWorld, demoWorld, WorldError, type World
+} from '../src/orb-mock/world.js'
 import { orbRoutes } from '../src/orb-mock/app.js'
 import { DEMO, isOrbError, startOrb } from './helpers/orb.js'
 import { fcParams } from './helpers/fc.js'
@@ -495,4 +497,19 @@ t.test('ORB-A04 a world is checked by its JSON Schema and its references; every 
     [],
     'http to this machine is fine'
   )
+})
+
+t.test('ORB-A04 the demo world the build checked is the fixture checked now, used only while the fixture is the one it checked', async (t) => {
+  const fixture = readFileSync(join(import.meta.dirname, '..', DEFAULT_WORLD_FILE), 'utf8')
+  const built = readFileSync(join(import.meta.dirname, '..', CHECKED_WORLD_FILE), 'utf8')
+  const fresh = checkWorld(JSON.parse(fixture), DEFAULT_WORLD_FILE)
+  t.same(defaultWorld(), fresh, "the world a fake starts with is the fixture with the schema's defaults")
+  t.same(demoWorld(fixture, built), fresh)
+  t.not(demoWorld(fixture, built), demoWorld(fixture, built), 'a fresh copy each call')
+  // Another text (a fixture edited since the build) is checked afresh: a broken one is refused, not trusted.
+  const edited = fixture.replace('"name": "orbtest demo world"', '"name": "edited"')
+  t.not(edited, fixture)
+  t.equal(demoWorld(edited, built).name, 'edited')
+  const broken = JSON.stringify({ ...JSON.parse(fixture), apps: 'none' })
+  t.throws(() => demoWorld(broken, built), WorldError)
 })

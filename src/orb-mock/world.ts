@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs'
-import type { ErrorObject } from 'ajv'
+import { createHash } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ErrorObject, ValidateFunction } from 'ajv'
 import { createAjv } from '../shared/ajv.js'
-import { readPackageJson } from '../shared/paths.js'
+import { packageRoot, readPackageJson } from '../shared/paths.js'
 import { StartupError } from '../shared/startup-error.js'
 
 /** The channel rights a role or a member can hold (CommandInput.right's vocabulary). */
@@ -96,6 +98,16 @@ export const WORLD_SCHEMA_FILE = 'src/orb-mock/world.schema.json'
 /** The demo world `npm start` runs. */
 export const DEFAULT_WORLD_FILE = 'fixtures/orb-world.json'
 
+/** The demo world as the build checked it, with the fixture's SHA-256: `{sha256, world}`. */
+export const CHECKED_WORLD_FILE = 'dist/src/orb-mock/default-world.json'
+
+/** What the build writes to CHECKED_WORLD_FILE: the demo world checked (defaults filled in), and its fixture's hash. */
+export function checkedDefaultWorld (): string {
+  const text = readFileSync(join(packageRoot(), DEFAULT_WORLD_FILE), 'utf8')
+  const world = checkWorld(JSON.parse(text), DEFAULT_WORLD_FILE)
+  return `${JSON.stringify({ sha256: createHash('sha256').update(text).digest('hex'), world })}\n`
+}
+
 /** A world that is not valid: `problems` name each bad place by its path, for example `apps[1].scopes[0]`. */
 export class WorldError extends Error {
   readonly problems: string[]
@@ -106,12 +118,13 @@ export class WorldError extends Error {
   }
 }
 
-// Compiled once when the module loads, and never changed after.
-const validateWorld = createAjv({ allErrors: true, useDefaults: true })
-  .compile(readPackageJson<object>(WORLD_SCHEMA_FILE))
+// Compiled on the first world that needs it (never at import), and never changed after.
+let validateWorld: ValidateFunction | undefined
 
 /** Checks a parsed world against the schema, then that every reference names something that exists (ORB-A04). */
 export function checkWorld (value: unknown, source = 'the world'): World {
+  validateWorld ??= createAjv({ allErrors: true, useDefaults: true })
+    .compile(readPackageJson<object>(WORLD_SCHEMA_FILE))
   if (!validateWorld(value)) throw new WorldError(source, (validateWorld.errors ?? []).map(describeSchemaError))
   const world = value as World
   const problems = references(world)
@@ -143,7 +156,22 @@ export function loadWorldFile (file: string): World {
 
 /** The demo world, a fresh copy each call. */
 export function defaultWorld (): World {
-  return checkWorld(readPackageJson(DEFAULT_WORLD_FILE), DEFAULT_WORLD_FILE)
+  const checked = join(packageRoot(), CHECKED_WORLD_FILE)
+  return demoWorld(readFileSync(join(packageRoot(), DEFAULT_WORLD_FILE), 'utf8'),
+    existsSync(checked) ? readFileSync(checked, 'utf8') : undefined)
+}
+
+/**
+ * The demo world from its fixture's text. The build checks it once (scripts/build-if-stale.js writes
+ * CHECKED_WORLD_FILE): while the fixture is the one it checked, byte for byte, that checked form (defaults filled
+ * in) is used and no schema is compiled; any other text is checked now.
+ */
+export function demoWorld (text: string, checked: string | undefined): World {
+  if (checked !== undefined) {
+    const built = JSON.parse(checked) as { sha256: string, world: World }
+    if (built.sha256 === createHash('sha256').update(text).digest('hex')) return built.world
+  }
+  return checkWorld(JSON.parse(text), DEFAULT_WORLD_FILE)
 }
 
 /** ORB-A05: an endpoint URL is `https`, except that the fake also allows `http` to this machine. */
