@@ -3,10 +3,12 @@
 //   of the same process (each slice's ratio to the "none" slices beside it; the median of them);
 // - the page's first paint, and its first frame drawn, in headless Chromium, on a fresh browser context each time;
 // - a change on screen: an adapter's update sent, to the DOM showing it (a MutationObserver in the page).
-import { execFileSync } from 'node:child_process'
 import { request, type ClientRequest } from 'node:http'
 import { chromium } from 'playwright-core'
-import { ADAPTER, call, cpuMs, launch, load, median, percentile, prepareAdapter, stop, type Load } from './harness.js'
+import { chromiumPath } from './chromium.js'
+import {
+  ADAPTER, call, cpuMs, launch, load, median, medianRound, percentile, prepareAdapter, stop, type Load
+} from './harness.js'
 
 // The page's globals, for the function that runs in it: the bench's tsconfig has no DOM lib.
 declare const document: { body: { textContent: string | null } }
@@ -53,16 +55,6 @@ function stream (url: string, seen: { frames: number, bytes: number }): ClientRe
   req.on('error', () => {})
   req.end()
   return req
-}
-
-function chromiumPath (): string {
-  if (process.env.ORBTEST_CHROMIUM !== undefined) return process.env.ORBTEST_CHROMIUM
-  for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim()
-    } catch {}
-  }
-  throw new Error('no Chromium or Chrome on the PATH; set ORBTEST_CHROMIUM (or BENCH_DASHBOARD=0)')
 }
 
 export async function dashboardRows (dir: string): Promise<DashboardRows> {
@@ -144,8 +136,8 @@ export async function dashboardRows (dir: string): Promise<DashboardRows> {
       ratio: median(ratios),
       min: Math.min(...ratios),
       max: Math.max(...ratios),
-      watched: slices.watched.sort((a, b) => a.rps - b.rps)[Math.floor(SLICES / 2)]!,
-      alone: slices.alone.sort((a, b) => a.rps - b.rps)[Math.floor(SLICES / 2)]!,
+      watched: medianRound(slices.watched),
+      alone: medianRound(slices.alone),
       cpuUs: cpu,
       framesPerSecond: perSecond(seen.frames),
       bytesPerSecond: perSecond(seen.bytes),

@@ -1,9 +1,8 @@
 // `npm run screenshots [-- OUT_DIR]`: the dashboard's pictures for the README, taken in a real browser from a real
 // scene: every fake of `orbtest up` (virtual clock, so each run draws the same), two adapters and their sessions on
 // the Unix socket, a bot that registered a command, members who spoke and typed it, and the --judge verdicts.
-// Writes orbtile.png, orb.png, judge.png and narrow.png (default: docs/screenshots/). Needs Chromium (ORBTEST_CHROMIUM,
-// or chromium / google-chrome on the PATH), driven by playwright-core.
-import { execFileSync } from 'node:child_process'
+// Writes orbtile.png, orb.png, judge.png and narrow.png (default: docs/screenshots/). Needs Chromium
+// (bench/chromium.ts), driven by playwright-core.
 import { request } from 'node:http'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,6 +10,7 @@ import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { chromium, type Browser } from 'playwright-core'
 import { PNG } from 'pngjs'
+import { chromiumPath } from '../bench/chromium.js'
 import { startJudge } from '../conformance/orbtile-client/judge.js'
 import { defaultWorld } from '../src/orb-mock/index.js'
 import { startOrbtest, type Orbtest } from '../src/orbtest.js'
@@ -151,16 +151,6 @@ export async function takeScreenshots (out: string, given?: Browser): Promise<vo
     judge.finish()
     rmSync(dir, { recursive: true, force: true })
   }
-}
-
-function chromiumPath (): string {
-  if (process.env.ORBTEST_CHROMIUM !== undefined) return process.env.ORBTEST_CHROMIUM
-  for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim()
-    } catch {}
-  }
-  throw new Error('no Chromium or Chrome on the PATH; set ORBTEST_CHROMIUM')
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -16,7 +16,7 @@ import { defaultWorld } from '../src/orb-mock/index.js'
 // The page's globals, for the functions that run in the browser (page.evaluate and the like): the tests' tsconfig
 // has no DOM lib, and giving it one would hide a stray `document` in src/.
 declare const document: any
-declare const getComputedStyle: (el: unknown) => { backgroundColor: string, opacity: string }
+declare const getComputedStyle: (el: unknown) => { backgroundColor: string, opacity: string, animationName: string }
 declare const innerWidth: number
 type HTMLInputElement = { labels: { length: number } | null }
 
@@ -26,8 +26,8 @@ t.setTimeout(360_000)
 
 const ballOf = (session: string) => `[data-session="${session}"] .ball`
 
-t.test('DASH-01 an adapter registers and posts a session: its orb appears, live, in the palette snapshot\'s colour for the activity', async (t) => {
-  const setup = await openDashboard(t)
+t.test("DASH-01 an adapter registers and posts a session: its orb appears, live, in the palette snapshot's colour for the activity, moving as it does", async (t) => {
+  const setup = await openDashboard(t, { motion: true })
   const { page, fakes } = setup
   const agent = adapterCalls(setup)
   await agent.register()
@@ -37,6 +37,7 @@ t.test('DASH-01 an adapter registers and posts a session: its orb appears, live,
   t.equal(await page.$eval(ballOf('s1'), (el) => getComputedStyle(el).backgroundColor), rgb(palette.colours.thinking))
   t.match(await page.textContent('[data-session="s1"]'), /Fix the build.*thinking/s, 'the activity is written too')
   t.equal(await page.getAttribute('[data-session="s1"] .orb', 'data-activity'), 'thinking', 'and drives the motion')
+  t.equal(await page.$eval(ballOf('s1'), (el) => getComputedStyle(el).animationName), 'breathe', 'thinking breathes')
   t.ok(await page.getByRole('region', { name: 'Project orbtest' }).isVisible(), 'grouped under its project')
 
   // Every activity change arrives without a reload, in that activity's colour.
@@ -136,7 +137,7 @@ t.test('DASH-04 the hue override changes the orb\'s colour: set by typing, by th
   t.equal(fakes.orbtile!.control.adapter(agent.id)!.user.baseHue, null, 'back to the registered hue')
 })
 
-t.test('DASH-05 changes arrive by the event stream alone: the page polls nothing, and a reply to one change is one frame', async (t) => {
+t.test('DASH-05 changes arrive by the event stream alone: the page polls nothing, and a burst of changes comes as fewer frames', async (t) => {
   const setup = await openDashboard(t)
   const { page, requests, url, fakes } = setup
   const agent = adapterCalls(setup)
@@ -280,6 +281,8 @@ t.test('DASH-07 keyboard and labels: every control has a name, a question is ans
   await page.keyboard.press('Enter')
   const reply = await poll
   t.match(reply.json.events, [{ type: 'question', picks: [[1], [0, 2]], requestId: 'q1' }])
+  // With prefers-reduced-motion (this page's default), nothing moves; the words stay.
+  t.equal(await page.$eval('[data-session="s2"] .orb', (el) => getComputedStyle(el).animationName), 'none')
   // The orb says what it is doing in words, not only in its colour and motion.
   t.match(await page.getByRole('button', { name: /^Tap Choose: / }).getAttribute('aria-label'), 'waiting for an answer')
   await page.getByRole('button', { name: /^Tap Choose: / }).press('Enter')

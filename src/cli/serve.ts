@@ -22,7 +22,7 @@ export const COMMON_FLAGS: FlagSpecs = {
     placeholder: 'PORT',
     parse: parse.port,
     default: '8788',
-    help: 'control server port on 127.0.0.1; 0 picks a free one'
+    help: 'control server port on 127.0.0.1, which also serves the dashboard at /; 0 picks a free one'
   },
   clock: {
     type: 'string',

@@ -160,7 +160,8 @@ function Typing ({ text }: { text: string }) {
       setShown(text.length)
       return
     }
-    setShown((n) => (n <= text.length ? Math.min(n, text.length) : 0))
+    // A longer text goes on from what is shown; another, shorter one starts over.
+    setShown((n) => (n <= text.length ? n : 0))
     const timer = setInterval(() => {
       setShown((n) => {
         if (n >= text.length) clearInterval(timer)

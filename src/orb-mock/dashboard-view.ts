@@ -3,8 +3,8 @@ import { rendered } from './routes/messages.js'
 import type { OrbServices } from './services.js'
 
 /**
- * How many of the newest messages per text channel, and attempts per app, a frame carries; the page fetches an app's
- * whole log (GET /control/orb/apps/{app}/deliveries) when asked.
+ * DASH-D05: how many of the newest messages per text channel, and attempts per app, a frame carries; the page
+ * fetches an app's whole log (GET /control/orb/apps/{app}/deliveries) when asked.
  */
 export const DASHBOARD_MESSAGES = 50
 export const DASHBOARD_ATTEMPTS = 20

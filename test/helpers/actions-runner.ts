@@ -65,15 +65,17 @@ export class Job {
     const steps: Record<string, { outputs: Record<string, string>, outcome: string }> = {}
     const runs: StepRun[] = []
     let actionFailed = false
+    // What `${{ }}` sees, read afresh for each step (the env steps before wrote, whether one failed) and at the end.
+    const context = (): Context => ({
+      inputs,
+      steps,
+      env: this.#environment(),
+      runner: { temp: this.temp },
+      github: { action_path: dir, workspace: this.workspace },
+      failed: actionFailed || this.failed
+    })
     for (const step of def.runs.steps) {
-      const ctx: Context = {
-        inputs,
-        steps,
-        env: this.#environment(),
-        runner: { temp: this.temp },
-        github: { action_path: dir, workspace: this.workspace },
-        failed: actionFailed || this.failed
-      }
+      const ctx = context()
       const name = step.name ?? step.uses ?? step.run?.split('\n')[0] ?? '?'
       if (!condition(step.if ?? '', ctx)) {
         runs.push({ name, ...(step.id === undefined ? {} : { id: step.id }), outcome: 'skipped', log: '' })
@@ -95,14 +97,7 @@ export class Job {
       if (result.run.outcome === 'failure') actionFailed = true
     }
     const outputs: Record<string, string> = {}
-    const end: Context = {
-      inputs,
-      steps,
-      env: this.#environment(),
-      runner: { temp: this.temp },
-      github: { action_path: dir, workspace: this.workspace },
-      failed: actionFailed || this.failed
-    }
+    const end = context()
     for (const [k, v] of Object.entries(def.outputs ?? {})) outputs[k] = substitute(v.value, end)
     if (actionFailed) this.failed = true
     return { steps: runs, outputs }

@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromiumPath } from '../../bench/chromium.js'
 import { startJudge, type Judge } from '../../conformance/orbtile-client/judge.js'
 import { startOrbtest, type Orbtest } from '../../src/orbtest.js'
 import type { World } from '../../src/orb-mock/index.js'
@@ -9,35 +8,18 @@ import { SocketClient } from './client.js'
 import { scratch, type Teardown } from './fake.js'
 import { afterTimedFile } from './timed-marker.js'
 
-/**
- * The browser the dashboard tests drive: the one ORBTEST_CHROMIUM names, else Debian's `chromium` (`.ci/run` installs
- * it when no Chromium or Chrome is on the PATH), else a Chrome already there (GitHub's runners carry one).
- * playwright-core drives it and downloads nothing. A missing browser fails the tests, never skips them.
- */
-export const CHROMIUM = process.env.ORBTEST_CHROMIUM ?? findBrowser()
-
-function findBrowser (): string {
-  for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim()
-    } catch {}
-  }
-  return '/usr/bin/chromium'
-}
-
 let launched: Promise<Browser> | undefined
 
 /**
- * One headless browser per test file, closed when the file's tests end; launched once test/_timed.test.ts of the
- * same run has ended (test/helpers/timed-marker.ts).
+ * One headless browser per test file (bench/chromium.ts finds it; a machine without one fails the tests, never skips
+ * them), closed when the file's tests end; launched once test/_timed.test.ts of the same run has ended
+ * (test/helpers/timed-marker.ts).
  */
 export function browser (t: Teardown): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no browser at ${CHROMIUM}: apt-get install -y chromium, or set ORBTEST_CHROMIUM`)
-  }
   if (launched === undefined) {
+    const executablePath = chromiumPath()
     launched = afterTimedFile().then(() => chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath,
       // A container's root user has no sandbox to give; /dev/shm is small there.
       args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu']
     }))

@@ -32,8 +32,7 @@ export class DashboardHub {
   #lastSent = 0
   #last = ''
   #building = false
-  /** Frames built so far (for the tests and the bench). */
-  frames = 0
+  #frames = 0
 
   /** `frame` builds the JSON of one frame; it is called only when a stream is open. */
   constructor (sources: readonly Changes[], frame: () => string) {
@@ -43,6 +42,11 @@ export class DashboardHub {
 
   get streams (): number {
     return this.#streams.size
+  }
+
+  /** Frames built so far (for the tests). */
+  get frames (): number {
+    return this.#frames
   }
 
   /** Starts a stream on `response`, whose head is not yet written: the current frame at once, then every change. */
@@ -113,7 +117,7 @@ export class DashboardHub {
     } finally {
       this.#building = false
     }
-    this.frames++
+    this.#frames++
     this.#lastSent = performance.now()
     return this.#last
   }
