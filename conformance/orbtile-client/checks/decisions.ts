@@ -1,5 +1,5 @@
 import { seconds, Tally } from '../../client/check.js'
-import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
+import type { JournalEntry, JournalExchange, Millis, Violation } from '../../client/journal.js'
 import {
   carriesRequest, isObject, updates, view, type ExchangeView, type OrbtileModel, type PendingRequest
 } from '../model.js'
@@ -145,6 +145,8 @@ interface Cursor {
   /** One invalid_cursor for a cursor carried over from the last lease is allowed (OT-A23, OTC-10). */
   grace: boolean
   previous: number
+  /** The last lease's cursor, for a verdict on the grace that waits for the journal (OTC-20). */
+  before: Cursor | undefined
 }
 
 /** The highest sequence the adapter had received by `at`. */
@@ -236,6 +238,8 @@ export const DECISION_CHECKS: readonly OrbtileCheckDef[] = [
     (info) =>
       new class extends Tally<OrbtileModel> {
         readonly #cursor = new Map<string, Cursor>()
+        /** OTC-20: graces the journal could not yet settle, judged once every exchange is in. */
+        readonly #unsettled: Array<{ c: Cursor, after: number, by: Millis, violation: Violation }> = []
 
         observe (entry: JournalEntry, model: OrbtileModel): void {
           if (entry.kind !== 'exchange') return
@@ -244,7 +248,7 @@ export const DECISION_CHECKS: readonly OrbtileCheckDef[] = [
           const token = model.leaseBefore?.token ?? ''
           let c = this.#cursor.get(v.adapterId)
           if (c === undefined || c.token !== token) {
-            c = { token, received: [], ack: 0, ackAt: -1, grace: true, previous: highestBy(c, Infinity) }
+            c = { token, received: [], ack: 0, ackAt: -1, grace: true, previous: highestBy(c, Infinity), before: c }
             this.#cursor.set(v.adapterId, c)
           }
           const body = isObject(v.body) ? v.body : {}
@@ -274,15 +278,20 @@ export const DECISION_CHECKS: readonly OrbtileCheckDef[] = [
           if (after > highest) {
             // OT-A23: one poll with the last lease's cursor, refused as invalid_cursor, is how an adapter learns
             // of a new lease.
-            if (c.grace && v.code === 'invalid_cursor' && after <= c.previous) {
+            const violation = {
+              ...at,
+              message: `after ${after} is past the highest sequence received, ${highest}`,
+              expected: `after <= ${highest}`,
+              actual: `after ${after}`
+            }
+            if (c.grace && v.code === 'invalid_cursor') {
               c.grace = false
+              // OTC-20: the last lease's poll that delivered this cursor may end in the journal after this one (its
+              // connection cut by the restart is reported late): settled at the end, from every reply that ended
+              // before this poll began.
+              if (after > c.previous) this.#unsettled.push({ c, after, by: entry.at, violation })
             } else {
-              this.violate({
-                ...at,
-                message: `after ${after} is past the highest sequence received, ${highest}`,
-                expected: `after <= ${highest}`,
-                actual: `after ${after}`
-              })
+              this.violate(violation)
             }
           }
           if (ack > c.ack) {
@@ -304,6 +313,13 @@ export const DECISION_CHECKS: readonly OrbtileCheckDef[] = [
               const old = c.received.splice(0, c.received.length - 31)
               c.received.unshift({ upTo: Math.max(...old.map((r) => r.upTo)), at: old.at(-1)!.at })
             }
+          }
+        }
+
+        override finish (): void {
+          for (const { c, after, by, violation } of this.#unsettled) {
+            // A late reply is filed under the lease the journal had reached: the new one or the last.
+            if (after > Math.max(highestBy(c, by), highestBy(c.before, by))) this.violate(violation)
           }
         }
       }(info)
