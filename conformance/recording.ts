@@ -23,6 +23,8 @@ export interface Outgoing {
   headers: Record<string, string>
   payload: Buffer | undefined
   timeoutMs: number
+  /** Aborting it ends the request as a client that goes away would: the connection is destroyed. */
+  signal?: AbortSignal
   /** Offer the body with `Expect: 100-continue` (a large body the server may refuse from the head alone). */
   expectContinue?: boolean
 }
@@ -118,6 +120,9 @@ export abstract class RecordingHttpClient implements RecordingClient {
         res.on('error', reject)
       })
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`no reply to ${method} ${target} within ${timeoutMs} ms`)))
+      out.signal?.addEventListener('abort', () => req.destroy(new Error(`${method} ${target}: the client went away`)), {
+        once: true
+      })
       req.on('error', reject)
       if (out.expectContinue === true) offerBody(req, payload)
       else req.end(payload)

@@ -28,6 +28,8 @@ export interface RequestOptions {
   body?: unknown
   /** Milliseconds to wait for the reply (default 30 s). */
   timeoutMs?: number
+  /** Aborting it closes the connection before the reply: a client that goes away, at a moment the case picks. */
+  signal?: AbortSignal
   /**
    * A `429 rate_limited` reply is waited out (Retry-After) and the request sent again, up to 5 times, so that cases
    * run against a target with the spec's rate limit on. The rate-limit cases themselves set this false.
@@ -109,7 +111,7 @@ export class OrbtileClient extends RecordingHttpClient {
     const timeoutMs = options.timeoutMs ?? 30_000
     const { socketPath } = this.target
     return this.exchange(
-      { method, target, headers, payload, timeoutMs, expectContinue },
+      { method, target, headers, payload, timeoutMs, expectContinue, signal: options.signal },
       (opts, callback) => request({ ...opts, socketPath, path: target, setHost: false }, callback)
     )
   }

@@ -12,13 +12,18 @@ import { agentWith, events, expectControl, keypadAgent, tappedAgent } from './su
 async function race (ctx: CaseContext, a: Agent, s: fc.Scheduler, n: number, leave: boolean): Promise<void> {
   await mustPost(a, 's1', newSession())
   let answered = 0
+  const holder = new AbortController()
   const polls = Array.from({ length: n }, (_, i) => s.schedule(Promise.resolve(i), `poll ${i}`)
-    .then(() => settle(a.poll({ waitSeconds: 2 }, { timeoutMs: leave ? 250 : 10_000 })))
+    .then(() => settle(a.poll({ waitSeconds: 2 }, { timeoutMs: 10_000, signal: holder.signal })))
     .then((reply) => { answered++; return reply }))
   await s.waitAll()
   const replies: Array<Reply | Error> = []
   if (leave) {
-    // The holder goes away (its client times out): the others were refused, and the adapter may poll again at once.
+    // The holder goes away (its client closes the connection once the others were refused and it is seen held), and
+    // the adapter may poll again at once.
+    await until(() => answered >= n - 1, 1500)
+    await waitHeld(ctx, a.id)
+    holder.abort()
     replies.push(...await Promise.all(polls))
     const next = await until(async () => (await a.poll({})).status === 200, 1000)
     expectThat(next, 'a poll after the held one\'s client went away', '200 (not poll_pending)', 'poll_pending')
