@@ -10,7 +10,7 @@ import autocannon from 'autocannon'
 
 export const here = dirname(fileURLToPath(import.meta.url))
 export const root = join(here, '..', '..')
-export const CLI = join(root, 'dist', 'src', 'cli', 'index.js')
+export const CLI = join(root, 'dist', 'cli', 'orbtest.js')
 export const BASELINE = join(here, 'baseline-server.js')
 export const BASELINE_ORB = join(here, 'baseline-orb-server.js')
 export const DEMO_TOKEN = 'orb_demo_0000000000000000000000000000000000'

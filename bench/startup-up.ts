@@ -10,7 +10,7 @@ const BASELINE_UP = join(here, 'baseline-up-server.js')
 export interface Spread { min: number, median: number, max: number }
 export interface UpStartup { up: Spread, baseline: Spread, ratio: number }
 
-const spread = (xs: number[]): Spread => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) })
+export const spread = (xs: number[]): Spread => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) })
 
 async function readyAfter (args: readonly string[], ready: string): Promise<number> {
   const started = process.hrtime.bigint()

@@ -4,8 +4,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { readDiscovery, scratch } from './helpers/fake.js'
 import { SocketClient } from './helpers/client.js'
-
-const CLI = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'src', 'cli', 'index.ts')
+import { CLI } from './helpers/cli.js'
 
 interface Run {
   child: ChildProcess
@@ -15,7 +14,7 @@ interface Run {
 }
 
 function run (args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, ['--import=tsx', CLI, ...args], {
+  const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ORBTILE_DISCOVERY: '', XDG_RUNTIME_DIR: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })

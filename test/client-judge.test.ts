@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { JournalRecorder, Secrets } from '../conformance/client/recorder.js'
+import { CLI } from './helpers/cli.js'
 
 const root = join(import.meta.dirname, '..')
-const CLI = join(root, 'src', 'cli', 'index.ts')
 const NODE_ADAPTER = join(root, 'examples', 'orbtile-adapter-node', 'adapter.mjs')
 
 interface Judged {
@@ -26,7 +26,6 @@ async function judged (adapterArgs: string[], reportName: string): Promise<Judge
   const fake = spawn(
     process.execPath,
     [
-      '--import=tsx',
       CLI,
       'orbtile',
       '--discovery',

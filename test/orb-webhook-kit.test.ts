@@ -16,10 +16,10 @@ import {
 } from '../conformance/orb-client/webhook-kit.js'
 import { webhook } from '../src/cli/webhook.js'
 import { signature as fakeSignature } from '../src/orb-mock/webhook-signing.js'
+import { CLI } from './helpers/cli.js'
 
 const here = import.meta.dirname ?? new URL('.', import.meta.url).pathname
 const BOT = join(here, '..', 'examples', 'orb-bot-webhook', 'bot.mjs')
-const CLI = join(here, '..', 'src', 'cli', 'index.ts')
 const TOKEN = 'orb_kit_token_0000000000000000000000000000'
 
 interface Bot { url: string, stdout: () => string, child: ChildProcess }
@@ -158,7 +158,7 @@ t.test('CLI-05 orbtest webhook sign and send, as a person runs them', async (t) 
   const body = join(dir, 'event.json')
   writeFileSync(body, '{"id":"evt_1","type":"app.test"}')
   const cli = async (args: string[], stdin?: string): Promise<{ code: number | null, out: string, err: string }> => {
-    const child = spawn(process.execPath, ['--import=tsx', CLI, 'webhook', ...args], {
+    const child = spawn(process.execPath, [CLI, 'webhook', ...args], {
       stdio: ['pipe', 'pipe', 'pipe']
     })
     let out = ''

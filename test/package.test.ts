@@ -69,7 +69,7 @@ t.test(
   async (t) => {
     const files: string[] = packed.files.map((f: { path: string }) => f.path)
     for (const needed of [
-      'dist/src/cli/index.js',
+      'dist/cli/orbtest.js',
       'dist/conformance/index.js',
       'specs/orb-bot-api.openapi.json',
       'specs/orbtile-adapter-protocol-v1.2.schema.json',

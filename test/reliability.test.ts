@@ -10,8 +10,7 @@ import { startOrbtest, type Orbtest } from '../src/orbtest.js'
 import { removeStaleTemps } from '../src/orbtile-mock/discovery.js'
 import { DEMO } from './helpers/orb.js'
 import { readDiscovery, scratch, type Teardown } from './helpers/fake.js'
-
-const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'index.ts')
+import { CLI } from './helpers/cli.js'
 
 interface Target {
   name: string
@@ -252,7 +251,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       const ready = join(dir, 'ready.json')
       const args = ['up', '--orb-port', '0', '--control-port', '0', '--discovery', join(dir, 'd.json'),
         '--socket', join(dir, 'o.sock'), '--ready-file', ready]
-      const child = spawn(process.execPath, ['--import=tsx', CLI, ...args], { stdio: 'ignore' })
+      const child = spawn(process.execPath, [CLI, ...args], { stdio: 'ignore' })
       const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
       t.teardown(() => child.kill('SIGKILL'))
       for (let i = 0; i < 400 && !existsSync(ready); i++) await new Promise((resolve) => setTimeout(resolve, 25))
@@ -327,7 +326,7 @@ t.test('REL-10 RFC 9112 §9.6 a body refused before it is read still lets the up
   // The fake runs in a process of its own, as an adapter meets it: in one process the reset rarely shows.
   const dir = scratch(t)
   const ready = join(dir, 'ready.json')
-  const child = spawn(process.execPath, ['--import=tsx', CLI, 'orbtile', '--rate-limit', 'off', '--control-port', '0',
+  const child = spawn(process.execPath, [CLI, 'orbtile', '--rate-limit', 'off', '--control-port', '0',
     '--discovery', join(dir, 'd.json'), '--socket', join(dir, 'o.sock'), '--ready-file', ready], { stdio: 'ignore' })
   t.teardown(() => child.kill('SIGKILL'))
   for (let i = 0; i < 400 && !existsSync(ready); i++) await new Promise((resolve) => setTimeout(resolve, 25))

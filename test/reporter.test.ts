@@ -11,7 +11,7 @@ import { markdownSummary, mdCode, readRunReport } from '../conformance/summary.j
 import { NODE_ADAPTER } from './helpers/client-run.js'
 
 const root = join(import.meta.dirname, '..')
-const CLI = join(root, 'dist', 'src', 'cli', 'index.js')
+const CLI = join(root, 'dist', 'cli', 'orbtest.js')
 const run = promisify(execFile)
 /** The terminal's escape character, which colour and the progress line start with. */
 const ESC = '\u001b'
