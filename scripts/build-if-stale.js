@@ -71,6 +71,14 @@ async function buildIfStale () {
   for (const name of readdirSync(ui).filter((n) => /\.(html|css)$/.test(n))) {
     copyFileSync(join(ui, name), join(out, name))
   }
+  // The fakes' validators as ajv's standalone code (dist/validators/*.cjs): a run loads functions, compiles nothing.
+  const { standaloneModule, VALIDATORS_DIR } = await import(join(root, 'dist', 'src', 'shared', 'ajv.js'))
+  const { validatorFamilies } = await import(join(root, 'dist', 'src', 'validator-families.js'))
+  rmSync(join(root, VALIDATORS_DIR), { recursive: true, force: true })
+  mkdirSync(join(root, VALIDATORS_DIR), { recursive: true })
+  for (const family of validatorFamilies()) {
+    writeFileSync(join(root, VALIDATORS_DIR, `${family.name}.cjs`), standaloneModule(family))
+  }
   // The demo world, checked once here rather than at every start of the fake Orb (its schema is not compiled then).
   const { checkedDefaultWorld, CHECKED_WORLD_FILE } = await import(join(root, 'dist', 'src', 'orb-mock', 'world.js'))
   writeFileSync(join(root, CHECKED_WORLD_FILE), checkedDefaultWorld())

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { ClockNotVirtualError, type Clock } from '../shared/clock.js'
-import { answerClientError, closeApp, createFakeServer, inviteBody } from '../shared/http-server.js'
+import { answerClientError, closeApp, createFakeServer, inviteBody, NO_ROUTE_SCHEMAS } from '../shared/http-server.js'
 import { packageVersion } from '../shared/paths.js'
 import { StartupError } from '../shared/startup-error.js'
 import type { OrbMock } from '../orb-mock/index.js'
@@ -57,6 +57,7 @@ export async function startControlServer (options: ControlServerOptions): Promis
   const app = Fastify({
     logger: options.logger ?? false,
     exposeHeadRoutes: false,
+    schemaController: NO_ROUTE_SCHEMAS,
     // The same hardening as the fakes: every answer in the control API's JSON, even for bytes no route sees.
     serverFactory: (handler) => createFakeServer(handler, rawControlBadRequest),
     clientErrorHandler: (err, socket) => answerClientError(err, socket, rawControlBadRequest),

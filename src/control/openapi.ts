@@ -1,6 +1,5 @@
-import type { ValidateFunction } from 'ajv/dist/2020.js'
 import type { FastifyInstance, HTTPMethods } from 'fastify'
-import { createAjv } from '../shared/ajv.js'
+import { familyValidators, type ValidatorFamily } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
 import { ControlError } from './errors.js'
 
@@ -21,18 +20,18 @@ export function loadControlDocument (): OpenApiDocument {
 /** Checks a request body against one of the document's schemas; returns it typed, or throws bad_request. */
 export type BodyReader = <T>(schema: string, value: unknown) => T
 
-/** A BodyReader for the document's `components.schemas`, each validator compiled on first use. */
+/** The control API's request schemas as a validator family: each a `$ref` into the document's components. */
+export const controlFamily = (document: OpenApiDocument): ValidatorFamily => ({
+  name: 'control-bodies',
+  options: {},
+  documents: [{ $id: 'control', components: document.components }],
+  entries: Object.fromEntries(Object.keys(document.components.schemas)
+    .map((name) => [name, { $ref: `control#/components/schemas/${name}` }]))
+})
+
+/** A BodyReader for the document's `components.schemas` (compiled by the build; see ValidatorFamily). */
 export function bodyReader (document: OpenApiDocument): BodyReader {
-  const ajv = createAjv().addSchema({ $id: 'control', components: document.components })
-  const cache = new Map<string, ValidateFunction>()
-  const validatorFor = (name: string): ValidateFunction => {
-    let validate = cache.get(name)
-    if (validate === undefined) {
-      validate = ajv.compile({ $ref: `control#/components/schemas/${name}` })
-      cache.set(name, validate)
-    }
-    return validate
-  }
+  const validatorFor = familyValidators(() => controlFamily(document))
   return <T>(schema: string, value: unknown): T => {
     const validate = validatorFor(schema)
     if (!validate(value)) {

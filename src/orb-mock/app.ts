@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import type { Duplex } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { answerClientError, createFakeServer } from '../shared/http-server.js'
+import { answerClientError, createFakeServer, NO_ROUTE_SCHEMAS } from '../shared/http-server.js'
 import { installTap, tapBody, type WireTap } from '../shared/tap.js'
 import { OrbError, orbErrors, rawOrbBadRequest, sendOrbError } from './errors.js'
 import { BODY_LIMIT, bodyError, registerPipeline } from './pipeline.js'
@@ -52,6 +52,7 @@ export function buildOrbApp (options: OrbAppOptions): FastifyInstance<Server> {
     logger: options.logger,
     serverFactory: (handler) => createFakeServer(handler, rawOrbBadRequest),
     exposeHeadRoutes: false,
+    schemaController: NO_ROUTE_SCHEMAS,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: false,
     routerOptions: { maxParamLength: 512 },

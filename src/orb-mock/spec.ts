@@ -1,5 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv'
-import { createAjv } from '../shared/ajv.js'
+import { familyValidators, type ValidatorFamily } from '../shared/ajv.js'
 import { ORB_SPEC, type OrbOperation } from '../spec/orb.js'
 import { orbErrors } from './errors.js'
 import { jsonPointerToPath } from './world.js'
@@ -16,43 +16,74 @@ export interface OperationValidator {
 }
 
 type PartValidator = (raw: unknown) => Record<string, unknown>
-type Ajv = ReturnType<typeof createAjv>
+
+/** A part's schema: the request body's, or an object of the query's or the path's parameters. */
+function paramsSchema (op: OrbOperation, where: 'query' | 'path'): object {
+  const params = (op.parameters ?? []).filter((p) => p.in === where)
+  return {
+    type: 'object',
+    properties: Object.fromEntries(params.map((p) => [p.name, structuredClone(p.schema)])),
+    required: params.filter((p) => p.required === true).map((p) => p.name)
+  }
+}
+
+const operations = (): Array<[string, string, OrbOperation]> =>
+  Object.entries(ORB_SPEC.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) =>
+    [method, path, op] as [string, string, OrbOperation]))
+
+const key = (method: string, path: string, part: string): string => `${method.toUpperCase()} ${path} ${part}`
 
 /**
- * The validators of one operation, compiled from the spec document itself (its parameter and request-body schemas).
- * Query and path values are strings on the wire: one that spells an integer becomes that integer where the schema
- * wants one, anything else stays a string and fails the schema (so `limit=abc` and `limit=1.5` are 400). A query's
- * defaults are filled in (ORB-033's `limit` of 50, ORB-044's `after` of 0).
+ * Every operation's part schemas as one validator family, compiled by the build (dist/validators/orb-operations.cjs;
+ * see ValidatorFamily): a body schema is a `$ref` into the document, so nothing is copied. Defaults are filled in
+ * (ORB-033's `limit` of 50, ORB-044's `after` of 0).
  */
-function compileOperation (ajv: Ajv, method: string, path: string, op: OrbOperation): OperationValidator {
-  const pointer = `orb#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}/requestBody/content/application~1json/schema`
-  const media = op.requestBody?.content['application/json']
-  const bodyValidate: ValidateFunction | undefined = media === undefined ? undefined : ajv.compile({ $ref: pointer })
+export const orbOperationsFamily = (): ValidatorFamily => ({
+  name: 'orb-operations',
+  options: { useDefaults: true },
+  documents: [{ $id: 'orb', paths: ORB_SPEC.paths, components: ORB_SPEC.components }],
+  entries: Object.fromEntries(operations().flatMap(([method, path, op]) => [
+    [key(method, path, 'query'), paramsSchema(op, 'query')],
+    [key(method, path, 'path'), paramsSchema(op, 'path')],
+    ...(op.requestBody?.content['application/json'] === undefined
+      ? []
+      : [[key(method, path, 'body'), {
+          $ref: `orb#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}/requestBody/content/application~1json/schema`
+        }]])
+  ]))
+})
+
+const validators = familyValidators(orbOperationsFamily)
+
+/**
+ * The validators of one operation, from the spec document itself (its parameter and request-body schemas). Query
+ * and path values are strings on the wire: one that spells an integer becomes that integer where the schema wants
+ * one, anything else stays a string and fails the schema (so `limit=abc` and `limit=1.5` are 400).
+ */
+function operationValidator (method: string, path: string, op: OrbOperation): OperationValidator {
+  const hasBody = op.requestBody?.content['application/json'] !== undefined
   const required = op.requestBody?.required === true
   return {
-    query: compileParams(ajv, op, 'query'),
-    params: compileParams(ajv, op, 'path'),
+    query: paramsValidator(method, path, op, 'query'),
+    params: paramsValidator(method, path, op, 'path'),
     body: (raw) => {
-      if (bodyValidate === undefined) return (raw ?? {}) as Record<string, unknown>
+      if (!hasBody) return (raw ?? {}) as Record<string, unknown>
       if (raw === undefined || raw === null) {
         if (required) throw orbErrors.bad('A JSON body is required')
         return {}
       }
-      if (!bodyValidate(raw)) throw orbErrors.bad(describe('body', bodyValidate.errors))
+      const validate = validators(key(method, path, 'body'))
+      if (!validate(raw)) throw orbErrors.bad(describe('body', validate.errors))
       return raw as Record<string, unknown>
     }
   }
 }
 
-function compileParams (ajv: Ajv, op: OrbOperation, where: 'query' | 'path'): PartValidator {
+function paramsValidator (method: string, path: string, op: OrbOperation, where: 'query' | 'path'): PartValidator {
   const params = (op.parameters ?? []).filter((p) => p.in === where)
-  const validate = ajv.compile({
-    type: 'object',
-    properties: Object.fromEntries(params.map((p) => [p.name, structuredClone(p.schema)])),
-    required: params.filter((p) => p.required === true).map((p) => p.name)
-  })
   const integers = new Set(params.filter((p) => p.schema.type === 'integer').map((p) => p.name))
   const declared = new Set(params.map((p) => p.name))
+  let validate: ValidateFunction | undefined
   return (raw) => {
     // ORB-A23: parameters the operation does not declare are ignored, however often they come.
     const value: Record<string, unknown> = {}
@@ -61,37 +92,15 @@ function compileParams (ajv: Ajv, op: OrbOperation, where: 'query' | 'path'): Pa
       if (Array.isArray(given)) throw orbErrors.bad(`${where}.${name} is given more than once`)
       value[name] = integers.has(name) && typeof given === 'string' && INTEGER.test(given) ? toInteger(given) : given
     }
+    validate ??= validators(key(method, path, where))
     if (!validate(value)) throw orbErrors.bad(describe(where, validate.errors))
     return value
   }
 }
 
-/**
- * Every operation's validators by `METHOD path`, each compiled on its first use: a start-up pays for no schema, and a
- * run for those its requests need (compiling all of them when the module loaded cost a start about 30 ms). One ajv
- * instance holds the document, made with the first validator, and each body validator is a `$ref` into it. A memo
- * of pure results of a fixed document: every fake in the process shares it.
- */
-let documentAjv: Ajv | undefined
+/** Every operation's validators by `METHOD path`. A memo of pure results of a fixed document, shared in the process. */
 const VALIDATORS: ReadonlyMap<string, OperationValidator> = new Map(
-  Object.entries(ORB_SPEC.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => {
-    let compiled: OperationValidator | undefined
-    const get = (): OperationValidator => {
-      if (compiled !== undefined) return compiled
-      if (documentAjv === undefined) {
-        documentAjv = createAjv({ useDefaults: true })
-        documentAjv.addSchema({ $id: 'orb', paths: ORB_SPEC.paths, components: ORB_SPEC.components })
-      }
-      compiled = compileOperation(documentAjv, method, path, op)
-      return compiled
-    }
-    const validator: OperationValidator = {
-      query: (raw) => get().query(raw),
-      params: (raw) => get().params(raw),
-      body: (raw) => get().body(raw)
-    }
-    return [`${method.toUpperCase()} ${path}`, validator] as const
-  }))
+  operations().map(([method, path, op]) => [`${method.toUpperCase()} ${path}`, operationValidator(method, path, op)])
 )
 
 /** The compiled validators of one operation of the spec; an operation the spec lacks is a programming error. */

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream'
 import Fastify, {
   type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod
 } from 'fastify'
-import { answerClientError, createFakeServer, inviteBody } from '../shared/http-server.js'
+import { answerClientError, createFakeServer, inviteBody, NO_ROUTE_SCHEMAS } from '../shared/http-server.js'
 import { BASE_PATH, LIMITS } from '../spec/orbtile.js'
 import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
 import { parseBody, parseBodyShown, pipelineContext, runHeadPipeline, type RouteConfig } from './pipeline.js'
@@ -70,6 +70,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     // OT-A05: a missing Host must get the spec's JSON body, so Node may not answer it with a bare 400 first.
     serverFactory: (handler) => createFakeServer(handler, rawBadRequest),
     exposeHeadRoutes: false,
+    schemaController: NO_ROUTE_SCHEMAS,
     // Long ids must reach the adapterId check (invalid_field), not fail routing (not_found).
     routerOptions: { maxParamLength: 4096 },
     bodyLimit: LIMITS.maxBodyBytes,

@@ -3,7 +3,7 @@ import type { Clock, ClockMode } from '../shared/clock.js'
 import type { OrbtileRoute } from './app.js'
 import type { ProcessCheck } from './sessions/process-table.js'
 import type { OrbtileTap } from './tap.js'
-import { optionsValidator } from '../shared/options.js'
+import { optionsFamily, optionsValidator } from '../shared/options.js'
 import { FAULTS, type Fault } from './faults.js'
 
 /** Options of `startOrbtileMock`. Every one has a default. */
@@ -70,7 +70,10 @@ const schema = {
   }
 }
 
+/** The options schema as a validator family (compiled by the build). */
+export const orbtileOptionsFamily = optionsFamily('orbtile', schema)
+
 /** Validates, defaults and freezes the options of one fake Orbtile. */
 export const resolveOrbtileOptions = optionsValidator<ResolvedOrbtileOptions>(
-  'orbtile', schema, ['clock', 'logger', 'extraRoutes', 'pidCheck', 'tap']
+  'orbtile', orbtileOptionsFamily, ['clock', 'logger', 'extraRoutes', 'pidCheck', 'tap']
 )

@@ -1,19 +1,25 @@
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js'
-import { createAjv } from './ajv.js'
+import type { ErrorObject } from 'ajv/dist/2020.js'
+import { familyValidators, type ValidatorFamily } from './ajv.js'
 import { StartupError } from './startup-error.js'
 
-const ajv = createAjv({ useDefaults: true, strict: true })
+/** An options schema as a validator family of one (`options`), compiled by the build like the spec's. */
+export const optionsFamily = (name: string, schema: object): ValidatorFamily => ({
+  name: `${name}-options`,
+  options: { useDefaults: true, strict: true },
+  documents: [],
+  entries: { options: schema }
+})
 
 /**
- * Compiles an options schema into a function that fills in defaults, validates, and freezes, failing with one
- * coded StartupError that names the bad option (fastify's habit: options are validated once, at the door).
- * Keys listed in `passThrough` hold live objects (a clock, a logger) and are not validated by the schema.
+ * An options schema as a function that fills in defaults, validates, and freezes, failing with one coded
+ * StartupError that names the bad option (fastify's habit: options are validated once, at the door). Keys listed in
+ * `passThrough` hold live objects (a clock, a logger) and are not validated by the schema.
  */
-export function optionsValidator<T extends object> (what: string, schema: object, passThrough: readonly string[] = []):
-(input: object) => Readonly<T> {
-  let validate: ValidateFunction | undefined
+export function optionsValidator<T extends object> (what: string, family: ValidatorFamily,
+  passThrough: readonly string[] = []): (input: object) => Readonly<T> {
+  const validators = familyValidators(() => family)
   return (input) => {
-    validate ??= ajv.compile(schema)
+    const validate = validators('options')
     const copy: Record<string, unknown> = {}
     const kept: Record<string, unknown> = {}
     for (const [key, value] of Object.entries(input)) {

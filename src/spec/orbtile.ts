@@ -1,7 +1,7 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js'
-import { createAjv } from '../shared/ajv.js'
+import type { ValidateFunction } from 'ajv/dist/2020.js'
+import { familyValidators, type ValidatorFamily } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
 
 /**
@@ -31,25 +31,26 @@ export function def (name: string): Record<string, unknown> {
   return found
 }
 
-// One ajv instance holds the whole document; each validator is a `$ref` into its `$defs`, so nothing is copied.
-// Made on first use, so start-up pays only for validators a request has needed. It collects every error (with the
-// failing schema) so that the reported field can be the first in the request's own order (OT-A02). A memo of pure
-// results of a fixed document: it holds no fake's state, so every fake in the process may share it.
-const compiled: { ajv: Ajv2020 | undefined, validators: Map<string, ValidateFunction> } = {
-  ajv: undefined,
-  validators: new Map()
-}
+/**
+ * Every `$defs` entry of the document as one validator family: a `$ref` into the document each, so nothing is copied.
+ * The build compiles them (dist/validators/orbtile-spec.cjs); a source run compiles each on first use. They collect
+ * every error (with the failing schema) so that the reported field can be the first in the request's own order
+ * (OT-A02). Pure results of a fixed document: every fake in the process may share them.
+ */
+export const orbtileSpecFamily = (): ValidatorFamily => ({
+  name: 'orbtile-spec',
+  options: { allErrors: true, verbose: true },
+  documents: [document],
+  entries: Object.fromEntries(Object.keys(document.$defs)
+    .map((name) => [name, { $ref: `${document.$id}#/$defs/${name}` }]))
+})
 
-/** A validator compiled from `$defs/<name>` of the spec document. */
+const validators = familyValidators(orbtileSpecFamily)
+
+/** A validator of `$defs/<name>` of the spec document. */
 export function validatorFor (name: string): ValidateFunction {
-  let validate = compiled.validators.get(name)
-  if (validate === undefined) {
-    if (!(name in document.$defs)) throw new Error(`the Orbtile spec has no $defs/${name}`)
-    compiled.ajv ??= createAjv({ allErrors: true, verbose: true }).addSchema(document)
-    validate = compiled.ajv.compile({ $ref: `${document.$id}#/$defs/${name}` })
-    compiled.validators.set(name, validate)
-  }
-  return validate
+  if (!(name in document.$defs)) throw new Error(`the Orbtile spec has no $defs/${name}`)
+  return validators(name)
 }
 
 type Properties = Record<string, Record<string, unknown>>
