@@ -213,3 +213,45 @@ export async function load (
 export function medianRound (rounds: Load[]): Load {
   return [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
 }
+
+/** One route's alternating rounds: each side's median round and the spread of the rounds' own ratios. */
+export interface Paired {
+  orbtest: Load
+  baseline: Load
+  /** orbtest/baseline throughput of each round (the two measured back to back): lowest, median, highest. */
+  ratio: { min: number, median: number, max: number }
+  /** Server CPU per request (µs), the median over the rounds of each side, where /proc tells. */
+  cpuUs?: { orbtest: number, baseline: number }
+}
+
+/** `ratios`: each round's own ratio, where a round measured more than one pair (else each pair's rps). */
+export function paired (
+  rounds: Record<Kind, Load[]>,
+  ratios = rounds.orbtest.map((l, i) => l.rps / rounds.baseline[i]!.rps)
+): Paired {
+  const cpu = (kind: Kind): number[] => rounds[kind].flatMap((l) => l.cpuUs === undefined ? [] : [l.cpuUs])
+  return {
+    orbtest: medianRound(rounds.orbtest),
+    baseline: medianRound(rounds.baseline),
+    ratio: { min: Math.min(...ratios), median: median(ratios), max: Math.max(...ratios) },
+    ...(cpu('orbtest').length === 0 || cpu('baseline').length === 0
+      ? {}
+      : { cpuUs: { orbtest: median(cpu('orbtest')), baseline: median(cpu('baseline')) } })
+  }
+}
+
+/** One side's slices of a round as one Load: the median slice's throughput, the whole run's requests and CPU. */
+export function mergeSlices (slices: Load[]): Load {
+  const requests = slices.reduce((n, l) => n + l.requests, 0)
+  const cpu = slices.every((l) => l.cpuUs !== undefined)
+    ? slices.reduce((n, l) => n + l.cpuUs! * l.requests, 0) / Math.max(1, requests)
+    : undefined
+  return {
+    rps: median(slices.map((l) => l.rps)),
+    requests,
+    p50: median(slices.map((l) => l.p50)),
+    p99: Math.max(...slices.map((l) => l.p99)),
+    non2xx: slices.reduce((n, l) => n + l.non2xx, 0),
+    ...(cpu === undefined ? {} : { cpuUs: cpu })
+  }
+}

@@ -17,7 +17,8 @@ import { join } from 'node:path'
 import autocannon from 'autocannon'
 import {
   ADAPTER, BASELINE_ORB, call, CLI, CONNECTIONS, cpuMs, DEMO_TOKEN, launch, load, median, medianRound, percentile,
-  prepareAdapter, ROUNDS, root, SECONDS, spawnServer, STARTS, stop, WAKEUPS, type Kind, type Load, type Server
+  mergeSlices, paired, prepareAdapter, ROUNDS, root, SECONDS, spawnServer, STARTS, stop, WAKEUPS, type Kind, type Load,
+  type Paired, type Server
 } from './harness.js'
 import { dashboardRows, type DashboardRows } from './dashboard.js'
 import { spread, upStartup, type Spread, type UpStartup } from './startup-up.js'
@@ -25,6 +26,12 @@ import { clientSuiteSeconds, fakeStarts } from './client.js'
 import { judgeAlone } from './judge.js'
 
 /** `orbtest orbtile` against one bare fastify on a socket (bench/baseline-server.ts): spawn to ready file. */
+const KINDS = ['baseline', 'orbtest'] as const
+const SESSION_PATH = `/a/v1/adapters/${ADAPTER}/sessions/s1`
+/** The hot routes' slices per round and their length in seconds (BENCH_SLICES, BENCH_SLICE_S). */
+const SLICES = Number(process.env.BENCH_SLICES ?? 5)
+const SLICE_S = Number(process.env.BENCH_SLICE_S ?? 1)
+
 async function startup (dir: string): Promise<UpStartup> {
   const times: Record<Kind, number[]> = { orbtest: [], baseline: [] }
   // Alternate the two so that drift of the machine's load hits both alike.
@@ -40,34 +47,47 @@ async function startup (dir: string): Promise<UpStartup> {
   return { up, baseline, ratio: up.median / baseline.median }
 }
 
-async function throughputs (dir: string): Promise<{ info: Record<Kind, Load>, sessions: Record<Kind, Load> }> {
+/**
+ * The Orbtile's hot routes: in each round a fresh orbtest and a fresh bare fastify run side by side on the server's
+ * CPU, and each route is loaded in SLICES slices of SLICE_S seconds, the two in turn (the order turning), so that a
+ * slice's pair shares the machine's state of the moment. A round's ratio is the median of its slices' ratios.
+ */
+async function throughputs (dir: string): Promise<{ info: Paired, sessions: Paired }> {
   const info: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
   const sessions: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
+  const ratios = { info: [] as number[], sessions: [] as number[] }
   // The baseline gets the very same bytes (headers of the same size) that orbtest needs; it just ignores them.
   const stand = { authorization: `Bearer ${'t'.repeat(43)}`, 'x-orbtile-adapter-token': 'a'.repeat(43) }
+  const update = { activity: 'tool', toolLabel: 'npm test', statusDetail: 'running' }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const kind of ['baseline', 'orbtest'] as const) {
-      const server = await launch(kind, dir, 100 + round)
-      const auth: Record<string, string> =
-        server.token === undefined
-          ? { authorization: stand.authorization }
-          : { authorization: `Bearer ${server.token}` }
-      info[kind].push(await load(server, 'GET', '/a/v1/info', auth))
-      const headers = kind === 'orbtest' ? await prepareAdapter(server) : stand
-      sessions[kind].push(
-        await load(server, 'POST', `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers, {
-          activity: 'tool',
-          toolLabel: 'npm test',
-          statusDetail: 'running'
-        })
-      )
-      await stop(server)
+    const servers = {
+      baseline: await launch('baseline', dir, 100 + round),
+      orbtest: await launch('orbtest', dir, 100 + round)
+    }
+    try {
+      const headers = { baseline: stand, orbtest: await prepareAdapter(servers.orbtest) }
+      const auth = (kind: Kind): Record<string, string> =>
+        ({ authorization: kind === 'baseline' ? stand.authorization : `Bearer ${servers.orbtest.token}` })
+      const routes = {
+        info: (kind: Kind, seconds: number) =>
+          load(servers[kind], 'GET', '/a/v1/info', auth(kind), undefined, { warm: 0, seconds }),
+        sessions: (kind: Kind, seconds: number) =>
+          load(servers[kind], 'POST', SESSION_PATH, headers[kind], update, { warm: 0, seconds })
+      }
+      for (const [name, run] of Object.entries(routes) as Array<[keyof typeof routes, typeof routes.info]>) {
+        for (const kind of KINDS) await run(kind, 1) // warm-up, not counted
+        const slices: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
+        for (let slice = 0; slice < SLICES; slice++) {
+          for (const kind of slice % 2 === 0 ? KINDS : [...KINDS].reverse()) slices[kind].push(await run(kind, SLICE_S))
+        }
+        ratios[name].push(median(slices.orbtest.map((l, i) => l.rps / slices.baseline[i]!.rps)))
+        for (const kind of KINDS) (name === 'info' ? info : sessions)[kind].push(mergeSlices(slices[kind]))
+      }
+    } finally {
+      for (const kind of KINDS) await stop(servers[kind])
     }
   }
-  return {
-    info: { orbtest: medianRound(info.orbtest), baseline: medianRound(info.baseline) },
-    sessions: { orbtest: medianRound(sessions.orbtest), baseline: medianRound(sessions.baseline) }
-  }
+  return { info: paired(info, ratios.info), sessions: paired(sessions, ratios.sessions) }
 }
 
 interface OrbServer {
@@ -103,7 +123,8 @@ async function launchOrb (kind: Kind, dir: string, n: number): Promise<OrbServer
   return { child, url: orb.url }
 }
 
-async function loadHttp (url: string, method: 'GET' | 'POST', body?: unknown): Promise<Load> {
+async function loadHttp (url: string, method: 'GET' | 'POST', pid: number | undefined, body?: unknown,
+  timing = { warm: 1, seconds: SECONDS }): Promise<Load> {
   const run = (duration: number) =>
     autocannon({
       url,
@@ -116,32 +137,62 @@ async function loadHttp (url: string, method: 'GET' | 'POST', body?: unknown): P
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
-  await run(1) // warm-up, not counted
-  const result = await run(SECONDS)
+  if (timing.warm > 0) await run(timing.warm) // warm-up, not counted
+  const before = cpuMs(pid)
+  const result = await run(timing.seconds)
+  const after = cpuMs(pid)
   const { requests, latency } = result
-  return { rps: requests.average, requests: requests.total, p50: latency.p50, p99: latency.p99, non2xx: result.non2xx }
+  const cpuUs = before === undefined || after === undefined || requests.total === 0
+    ? undefined
+    : ((after - before) * 1000) / requests.total
+  return {
+    rps: requests.average,
+    requests: requests.total,
+    p50: latency.p50,
+    p99: latency.p99,
+    non2xx: result.non2xx,
+    ...(cpuUs === undefined ? {} : { cpuUs })
+  }
 }
 
-// The fake Orb's message routes (throttles off) beside the bare baseline, in alternating rounds.
-async function orbThroughputs (dir: string): Promise<{ post: Record<Kind, Load>, read: Record<Kind, Load> }> {
+// The fake Orb's message routes (throttles off) beside the bare baseline: fresh pairs each round, loaded in
+// alternating slices as throughputs() does.
+async function orbThroughputs (dir: string): Promise<{ post: Paired, read: Paired }> {
   const post: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
   const read: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
+  const ratios = { post: [] as number[], read: [] as number[] }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const kind of ['baseline', 'orbtest'] as const) {
-      const server = await launchOrb(kind, dir, round)
-      const messages = `${server.url}/api/bot/v1/messages`
-      post[kind].push(await loadHttp(messages, 'POST', { channel: 'ch_general', content: 'tick' }))
-      // By now the channel holds far more than a page: every read answers 50 messages.
-      read[kind].push(await loadHttp(`${messages}?channel=ch_general`, 'GET'))
-      const exited = new Promise((resolve) => server.child.once('exit', resolve))
-      server.child.kill('SIGTERM')
-      await exited
+    const servers = {
+      baseline: await launchOrb('baseline', dir, round),
+      orbtest: await launchOrb('orbtest', dir, round)
+    }
+    try {
+      const messages = (kind: Kind): string => `${servers[kind].url}/api/bot/v1/messages`
+      const routes = {
+        post: (kind: Kind, seconds: number) => loadHttp(messages(kind), 'POST', servers[kind].child.pid,
+          { channel: 'ch_general', content: 'tick' }, { warm: 0, seconds }),
+        // By then the channel holds far more than a page: every read answers 50 messages.
+        read: (kind: Kind, seconds: number) => loadHttp(`${messages(kind)}?channel=ch_general`, 'GET',
+          servers[kind].child.pid, undefined, { warm: 0, seconds })
+      }
+      for (const [name, run] of Object.entries(routes) as Array<[keyof typeof routes, typeof routes.post]>) {
+        for (const kind of KINDS) await run(kind, 1) // warm-up, not counted
+        const slices: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
+        for (let slice = 0; slice < SLICES; slice++) {
+          for (const kind of slice % 2 === 0 ? KINDS : [...KINDS].reverse()) slices[kind].push(await run(kind, SLICE_S))
+        }
+        ratios[name].push(median(slices.orbtest.map((l, i) => l.rps / slices.baseline[i]!.rps)))
+        for (const kind of KINDS) (name === 'post' ? post : read)[kind].push(mergeSlices(slices[kind]))
+      }
+    } finally {
+      for (const kind of KINDS) {
+        const exited = new Promise((resolve) => servers[kind].child.once('exit', resolve))
+        servers[kind].child.kill('SIGTERM')
+        await exited
+      }
     }
   }
-  return {
-    post: { orbtest: medianRound(post.orbtest), baseline: medianRound(post.baseline) },
-    read: { orbtest: medianRound(read.orbtest), baseline: medianRound(read.baseline) }
-  }
+  return { post: paired(post, ratios.post), read: paired(read, ratios.read) }
 }
 
 const BOTS = Number(process.env.BENCH_BOTS ?? 100)
@@ -457,6 +508,15 @@ async function judgeThroughput (dir: string): Promise<JudgeRow> {
   }
 }
 
+/** A hot route's row: the median rounds, the rounds' ratios, the server's CPU per request. */
+function routeLine (name: string, p: Paired, goal: string): string {
+  const pct = (x: number): string => `${(x * 100).toFixed(0)}%`
+  const cpu = p.cpuUs === undefined
+    ? ''
+    : `  CPU/request ${p.cpuUs.orbtest.toFixed(1)} vs ${p.cpuUs.baseline.toFixed(1)} µs (${(p.cpuUs.orbtest / p.cpuUs.baseline).toFixed(2)}x)`
+  return `${name.padEnd(26)}orbtest ${p.orbtest.rps.toFixed(0)} req/s   bare fastify ${p.baseline.rps.toFixed(0)} req/s   ratio ${pct(p.ratio.median)} (rounds ${pct(p.ratio.min)}–${pct(p.ratio.max)}; ${goal})${cpu}  p99 ${p.orbtest.p99}/${p.baseline.p99} ms, non-2xx ${p.orbtest.non2xx}/${p.baseline.non2xx}`
+}
+
 const ms = (s: Spread): string => `${s.median.toFixed(0)} ms (${s.min.toFixed(0)}–${s.max.toFixed(0)})`
 
 /** The `orbtest orbtile` start-up row as the report prints it. */
@@ -487,6 +547,12 @@ try {
     process.stdout.write(`${upLine(u)}\n`)
     process.exit(0)
   }
+  if (process.env.BENCH_ONLY === 'routes') {
+    const t = await throughputs(dir)
+    const o = await orbThroughputs(dir)
+    process.stdout.write(`${[routeLine('GET /info', t.info, 'goal >= 90%'), routeLine('POST session update', t.sessions, 'goal >= 75% every round; CPU <= 1.3x'), routeLine('Orb POST /messages', o.post, 'goal >= 85%'), routeLine('Orb GET /messages (50)', o.read, 'goal >= 50%')].join('\n')}\n`)
+    process.exit(0)
+  }
   if (process.env.BENCH_ONLY === 'dashboard') {
     process.stdout.write(`${dashboardLine(await dashboardRows(dir)).join('\n')}\n`)
     process.exit(0)
@@ -513,23 +579,21 @@ try {
   const cs = process.env.BENCH_CLIENT_SUITE === '0' ? undefined : await clientSuiteSeconds(CLI, root)
   const ratios = {
     startup: s.ratio,
-    info: t.info.orbtest.rps / t.info.baseline.rps,
-    sessions: t.sessions.orbtest.rps / t.sessions.baseline.rps,
-    orbPost: o.post.orbtest.rps / o.post.baseline.rps,
-    orbRead: o.read.orbtest.rps / o.read.baseline.rps
+    info: t.info.ratio.median,
+    sessions: t.sessions.ratio.median,
+    orbPost: o.post.ratio.median,
+    orbRead: o.read.ratio.median
   }
-  const row = (name: string, l: Record<Kind, Load>, ratio: number, goal: string) =>
-    `${name.padEnd(26)}orbtest ${l.orbtest.rps.toFixed(0)} req/s   bare fastify ${l.baseline.rps.toFixed(0)} req/s   ratio ${(ratio * 100).toFixed(0)}%  (${goal})  p50/p99 ${l.orbtest.p50}/${l.orbtest.p99} vs ${l.baseline.p50}/${l.baseline.p99} ms, non-2xx ${l.orbtest.non2xx}/${l.baseline.non2xx}`
   const lines = [
     `orbtest bench (node ${process.version}; ${STARTS} starts each; ${ROUNDS} alternating rounds of ${SECONDS} s x ${CONNECTIONS} connections per load, median round; ${WAKEUPS} wake-ups)`,
     '',
     startupLine(s),
     upLine(u),
-    row('GET /info', t.info, ratios.info, 'goal >= 70%'),
-    row('POST session update', t.sessions, ratios.sessions, 'goal >= 60%'),
+    routeLine('GET /info', t.info, 'goal >= 90%'),
+    routeLine('POST session update', t.sessions, 'goal >= 75% every round; CPU <= 1.3x'),
     `${'long-poll wake-up'.padEnd(26)}median ${w.median.toFixed(2)} ms   p99 ${w.p99.toFixed(2)} ms  (goal: median < 5 ms; includes the control request)`,
-    row('Orb POST /messages', o.post, ratios.orbPost, 'goal >= 50%'),
-    row('Orb GET /messages (50)', o.read, ratios.orbRead, 'goal >= 50%'),
+    routeLine('Orb POST /messages', o.post, 'goal >= 85%'),
+    routeLine('Orb GET /messages (50)', o.read, 'goal >= 50%'),
     `${'Orb event fan-in'.padEnd(26)}${f.bots} bots long-polling: ${f.eventsPerSecond.toFixed(0)} events/s delivered; post sent → event held by its bot: median ${f.median.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms`,
     `${'Orb webhooks'.padEnd(26)}${h.deliveriesPerSecond.toFixed(0)} signed deliveries/s to a local receiver`,
     `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.ratio * 100).toFixed(0)}%  (goal >= 90%; slices ${(j.min * 100).toFixed(0)}–${(j.max * 100).toFixed(0)}%, a second unjudged fake ${(j.control * 100).toFixed(0)}%)  server CPU per request ${j.cpuUs.judged.toFixed(1)} vs ${j.cpuUs.plain.toFixed(1)} µs`,
