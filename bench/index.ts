@@ -24,6 +24,7 @@ import { dashboardRows, type DashboardRows } from './dashboard.js'
 import { spread, upStartup, type Spread, type UpStartup } from './startup-up.js'
 import { clientSuiteSeconds, fakeStarts } from './client.js'
 import { judgeAlone } from './judge.js'
+import { memoryLines, memoryRows } from './memory.js'
 
 /** `orbtest orbtile` against one bare fastify on a socket (bench/baseline-server.ts): spawn to ready file. */
 const KINDS = ['baseline', 'orbtest'] as const
@@ -545,6 +546,10 @@ try {
     process.stdout.write(`${startupLine(s)}\n`)
     const u = await upStartup(dir)
     process.stdout.write(`${upLine(u)}\n`)
+    process.exit(0)
+  }
+  if (process.env.BENCH_ONLY === 'memory') {
+    process.stdout.write(`${memoryLines(await memoryRows(dir)).join('\n')}\n`)
     process.exit(0)
   }
   if (process.env.BENCH_ONLY === 'routes') {
