@@ -580,6 +580,7 @@ try {
   const j = await judgeThroughput(dir)
   const ja = judgeAlone()
   const d = process.env.BENCH_DASHBOARD === '0' ? undefined : await dashboardRows(dir)
+  const m = await memoryRows(dir)
   const fs = await fakeStarts()
   const cs = process.env.BENCH_CLIENT_SUITE === '0' ? undefined : await clientSuiteSeconds(CLI, root)
   const ratios = {
@@ -604,6 +605,7 @@ try {
     `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.ratio * 100).toFixed(0)}%  (goal >= 90%; slices ${(j.min * 100).toFixed(0)}–${(j.max * 100).toFixed(0)}%, a second unjudged fake ${(j.control * 100).toFixed(0)}%)  server CPU per request ${j.cpuUs.judged.toFixed(1)} vs ${j.cpuUs.plain.toFixed(1)} µs`,
     `${'judge alone'.padEnd(26)}${ja.checks.toFixed(2)} µs per heartbeat with every check   ${ja.none.toFixed(2)} µs with none (journal, model and views)   ratio ${(ja.checks / ja.none).toFixed(2)}x`,
     ...(d === undefined ? [`${'dashboard'.padEnd(26)}skipped (BENCH_DASHBOARD=0)`] : dashboardLine(d)),
+    ...memoryLines(m),
     `${'fresh fake per scenario'.padEnd(26)}median ${fs.fake.toFixed(1)} ms in-process   bare fastify on a socket ${fs.baseline.toFixed(1)} ms   ratio ${(fs.fake / fs.baseline).toFixed(2)}x  (goal: median < 50 ms)`,
     cs === undefined
       ? `${'client suite (Node)'.padEnd(26)}skipped (BENCH_CLIENT_SUITE=0)`
@@ -612,7 +614,7 @@ try {
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, dashboard: d, upStartup: u, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, dashboard: d, memory: m, upStartup: u, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
