@@ -591,7 +591,7 @@ try {
     orbRead: o.read.ratio.median
   }
   const lines = [
-    `orbtest bench (node ${process.version}; ${STARTS} starts each; ${ROUNDS} alternating rounds of ${SECONDS} s x ${CONNECTIONS} connections per load, median round; ${WAKEUPS} wake-ups)`,
+    `orbtest bench (node ${process.version}; ${STARTS} starts each; ${ROUNDS} paired rounds of ${SLICES} alternating ${SLICE_S} s slices x ${CONNECTIONS} connections per route; ${WAKEUPS} wake-ups)`,
     '',
     startupLine(s),
     upLine(u),
