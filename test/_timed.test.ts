@@ -8,11 +8,8 @@ import { enter } from './timed/group.js'
 import { voiceTests } from './timed/voice.js'
 import { markTimedRunning } from './helpers/timed-marker.js'
 
-// The browser's tests wait while this file's CPU-bound groups run (test/helpers/timed-marker.ts): its mark is
-// cleared when they end, or when the file ends. The voice tour's runs, which only wait out their 93 s and judge gaps
-// of 30 s against a limit of 90, may then have the browser beside them (#19: about 10 s of every npm test).
-const clearMark = markTimedRunning()
-t.teardown(clearMark)
+// The browser's tests wait for this file to end (test/helpers/timed-marker.ts).
+t.teardown(markTimedRunning())
 
 for (const [name, part] of [
   ['the bot suite on the reference bots', './timed/bot-suite.js'],
@@ -24,7 +21,4 @@ for (const [name, part] of [
     await import(part)
   })
 }
-t.test('the voice tour', async (t) => {
-  clearMark()
-  voiceTests(t)
-})
+t.test('the voice tour', async (t) => { voiceTests(t) })

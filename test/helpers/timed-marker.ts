@@ -1,8 +1,8 @@
 // test/_timed.test.ts and the browser's tests, kept apart: the timed file marks itself running (a file named after
-// the tap run it belongs to, holding its pid, cleared when its CPU-bound groups end), and the dashboard's browser
-// tests wait until it is gone. With nice 19 the browser still took enough of the machine, beside the timed file, to
-// make its judged runs miss a seat and a fault; after them, the browser costs the others nothing they need. Run
-// alone, a browser test finds no mark and starts at once.
+// the tap run it belongs to, holding its pid), and the dashboard's browser tests wait until it is gone. With nice 19
+// the browser still took enough of the machine, beside the timed file, to make its judged runs miss a seat and a
+// fault; after it, the browser costs the others nothing they need. Run alone, a browser test finds no mark and
+// starts at once.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
