@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import tap from 'tap'
 import { chromiumPath } from '../../bench/chromium.js'
 import { startJudge, type Judge } from '../../conformance/orbtile-client/judge.js'
 import { startOrbtest, type Orbtest } from '../../src/orbtest.js'
@@ -13,9 +14,10 @@ let launched: Promise<Browser> | undefined
 /**
  * One headless browser per test file (bench/chromium.ts finds it; a machine without one fails the tests, never skips
  * them), closed when the file's tests end; launched once test/_timed.test.ts of the same run has ended
- * (test/helpers/timed-marker.ts).
+ * (test/helpers/timed-marker.ts). Its close hangs on the file (`tap`), not on the test that first asked: on that
+ * test, every test launched a browser of its own (#19: about a second each).
  */
-export function browser (t: Teardown): Promise<Browser> {
+export function browser (_t: Teardown): Promise<Browser> {
   if (launched === undefined) {
     const executablePath = chromiumPath()
     launched = afterTimedFile().then(() => chromium.launch({
@@ -23,7 +25,7 @@ export function browser (t: Teardown): Promise<Browser> {
       // A container's root user has no sandbox to give; /dev/shm is small there.
       args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu']
     }))
-    t.teardown(async () => {
+    tap.teardown(async () => {
       const done = launched
       launched = undefined
       await (await done!).close()
