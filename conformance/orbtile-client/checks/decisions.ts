@@ -251,6 +251,11 @@ export const DECISION_CHECKS: readonly OrbtileCheckDef[] = [
             c = { token, received: [], ack: 0, ackAt: -1, grace: true, previous: highestBy(c, Infinity), before: c }
             this.#cursor.set(v.adapterId, c)
           }
+          // OTC-21: a poll belongs to the lease whose token it carries, whenever its reply ended. A held poll that
+          // the app's restart cut can reach the journal after the new lease's registration; it is judged by the
+          // last lease's cursor, which it was sent with.
+          const sent = entry.headers['x-orbtile-adapter-token']
+          if (sent !== undefined && sent !== c.token && sent === c.before?.token) c = c.before
           const body = isObject(v.body) ? v.body : {}
           const after = typeof body.after === 'number' ? body.after : 0
           const ack = typeof body.ack === 'number' ? body.ack : 0
