@@ -49,10 +49,20 @@ const soft = FAULTS.filter((f) => f.fault === 'hue-205' || f.fault === 'unknown-
 // Every run starts at once, six at a time (at ten, a fresh clone once missed apply-expired), and the tests read them:
 // the adapters mostly wait on the tours' clocks.
 const plays = [...FAULTS, ...soft.map((f) => ({ ...f, strict: undefined }))]
-const strictRuns = pool(plays, 6, async (f) => await run(
+const play = async (f: (typeof plays)[number]): Promise<Awaited<ReturnType<typeof run>>> => await run(
   ['--seed', String(SEED), '--tour', f.tour, '--scenarios', '0', ...(f.strict === true ? ['--strict'] : [])],
   [process.execPath, NODE_ADAPTER, '--fault', f.fault]
-))
+)
+// A fault whose finding waits on a window the judge widens by its own stalls (OTC-17) is played after the others,
+// alone: beside five other runs judged in this process, on a slow machine, the judge was starved enough to abstain
+// from freeze-on-unknown-field (OT-008) in one fresh-clone run after another (#19).
+const ALONE = new Set(['freeze-on-unknown-field'])
+const strictRuns = pool(plays.filter((f) => !ALONE.has(f.fault)), 6, play).then(async (crowd) => {
+  const results: Array<Awaited<ReturnType<typeof run>>> = []
+  let next = 0
+  for (const f of plays) results.push(ALONE.has(f.fault) ? await play(f) : crowd[next++]!)
+  return results
+})
 
 t.test('CLIENT-03 each deliberate fault of the Node adapter fails the check named for it', async (t) => {
   const results = (await strictRuns).slice(0, FAULTS.length)
