@@ -41,7 +41,9 @@ export function spawnServer (args: readonly string[], stdio: 'inherit' | 'ignore
   return spawn(command[0]!, [...command.slice(1), ...PROFILE, ...args], { stdio: ['ignore', 'ignore', stdio] })
 }
 
-export type Kind = 'orbtest' | 'baseline'
+/** A pair's two sides, in the order a round starts them. */
+export const KINDS = ['baseline', 'orbtest'] as const
+export type Kind = (typeof KINDS)[number]
 
 export interface Server {
   kind: Kind
@@ -241,7 +243,7 @@ export function paired (
 }
 
 /** One side's slices of a round as one Load: the median slice's throughput, the whole run's requests and CPU. */
-export function mergeSlices (slices: Load[]): Load {
+function mergeSlices (slices: Load[]): Load {
   const requests = slices.reduce((n, l) => n + l.requests, 0)
   const cpu = slices.every((l) => l.cpuUs !== undefined)
     ? slices.reduce((n, l) => n + l.cpuUs! * l.requests, 0) / Math.max(1, requests)
@@ -255,3 +257,32 @@ export function mergeSlices (slices: Load[]): Load {
     ...(cpu === undefined ? {} : { cpuUs: cpu })
   }
 }
+
+/** Loads one side (`kind`) of a round's pair for `seconds`. */
+export type SliceRun = (kind: Kind, seconds: number) => Promise<Load>
+
+/** One round of one route: each side's slices as one Load, and the median of the slices' own ratios. */
+export interface SlicedRound { loads: Record<Kind, Load>, ratio: number }
+
+/**
+ * One round of one route on a pair of servers side by side: a second of warm-up each, then `slices` slices of
+ * `seconds` each, the two in turn and the order turning, so that a slice's pair shares the machine's state of the
+ * moment.
+ */
+export async function slicedRound (run: SliceRun, slices: number, seconds: number): Promise<SlicedRound> {
+  for (const kind of KINDS) await run(kind, 1) // warm-up, not counted
+  const got: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
+  for (let slice = 0; slice < slices; slice++) {
+    for (const kind of slice % 2 === 0 ? KINDS : [...KINDS].reverse()) got[kind].push(await run(kind, seconds))
+  }
+  return {
+    loads: { baseline: mergeSlices(got.baseline), orbtest: mergeSlices(got.orbtest) },
+    ratio: median(got.orbtest.map((l, i) => l.rps / got.baseline[i]!.rps))
+  }
+}
+
+/** A route's rounds as its row. */
+export const pairedRounds = (rounds: SlicedRound[]): Paired => paired(
+  { orbtest: rounds.map((r) => r.loads.orbtest), baseline: rounds.map((r) => r.loads.baseline) },
+  rounds.map((r) => r.ratio)
+)

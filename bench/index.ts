@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import {
-  ADAPTER, BASELINE_ORB, call, CLI, CONNECTIONS, cpuMs, DEMO_TOKEN, launch, load, median, medianRound, percentile,
-  mergeSlices, paired, prepareAdapter, ROUNDS, root, SECONDS, spawnServer, STARTS, stop, WAKEUPS, type Kind, type Load,
-  type Paired, type Server
+  ADAPTER, BASELINE_ORB, call, CLI, CONNECTIONS, cpuMs, DEMO_TOKEN, KINDS, launch, load, median, medianRound,
+  pairedRounds, percentile, prepareAdapter, ROUNDS, root, SECONDS, slicedRound, spawnServer, STARTS, stop, WAKEUPS,
+  type Kind, type Load, type Paired, type Server, type SlicedRound
 } from './harness.js'
 import { dashboardRows, type DashboardRows } from './dashboard.js'
 import { spread, upStartup, type Spread, type UpStartup } from './startup-up.js'
@@ -27,7 +27,6 @@ import { judgeAlone } from './judge.js'
 import { memoryLines, memoryRows } from './memory.js'
 
 /** `orbtest orbtile` against one bare fastify on a socket (bench/baseline-server.ts): spawn to ready file. */
-const KINDS = ['baseline', 'orbtest'] as const
 const SESSION_PATH = `/a/v1/adapters/${ADAPTER}/sessions/s1`
 /** The hot routes' slices per round and their length in seconds (BENCH_SLICES, BENCH_SLICE_S). */
 const SLICES = Number(process.env.BENCH_SLICES ?? 5)
@@ -54,9 +53,7 @@ async function startup (dir: string): Promise<UpStartup> {
  * slice's pair shares the machine's state of the moment. A round's ratio is the median of its slices' ratios.
  */
 async function throughputs (dir: string): Promise<{ info: Paired, sessions: Paired }> {
-  const info: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
-  const sessions: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
-  const ratios = { info: [] as number[], sessions: [] as number[] }
+  const rounds: { info: SlicedRound[], sessions: SlicedRound[] } = { info: [], sessions: [] }
   // The baseline gets the very same bytes (headers of the same size) that orbtest needs; it just ignores them.
   const stand = { authorization: `Bearer ${'t'.repeat(43)}`, 'x-orbtile-adapter-token': 'a'.repeat(43) }
   const update = { activity: 'tool', toolLabel: 'npm test', statusDetail: 'running' }
@@ -75,20 +72,13 @@ async function throughputs (dir: string): Promise<{ info: Paired, sessions: Pair
         sessions: (kind: Kind, seconds: number) =>
           load(servers[kind], 'POST', SESSION_PATH, headers[kind], update, { warm: 0, seconds })
       }
-      for (const [name, run] of Object.entries(routes) as Array<[keyof typeof routes, typeof routes.info]>) {
-        for (const kind of KINDS) await run(kind, 1) // warm-up, not counted
-        const slices: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
-        for (let slice = 0; slice < SLICES; slice++) {
-          for (const kind of slice % 2 === 0 ? KINDS : [...KINDS].reverse()) slices[kind].push(await run(kind, SLICE_S))
-        }
-        ratios[name].push(median(slices.orbtest.map((l, i) => l.rps / slices.baseline[i]!.rps)))
-        for (const kind of KINDS) (name === 'info' ? info : sessions)[kind].push(mergeSlices(slices[kind]))
-      }
+      rounds.info.push(await slicedRound(routes.info, SLICES, SLICE_S))
+      rounds.sessions.push(await slicedRound(routes.sessions, SLICES, SLICE_S))
     } finally {
       for (const kind of KINDS) await stop(servers[kind])
     }
   }
-  return { info: paired(info, ratios.info), sessions: paired(sessions, ratios.sessions) }
+  return { info: pairedRounds(rounds.info), sessions: pairedRounds(rounds.sessions) }
 }
 
 interface OrbServer {
@@ -159,9 +149,7 @@ async function loadHttp (url: string, method: 'GET' | 'POST', pid: number | unde
 // The fake Orb's message routes (throttles off) beside the bare baseline: fresh pairs each round, loaded in
 // alternating slices as throughputs() does.
 async function orbThroughputs (dir: string): Promise<{ post: Paired, read: Paired }> {
-  const post: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
-  const read: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
-  const ratios = { post: [] as number[], read: [] as number[] }
+  const rounds: { post: SlicedRound[], read: SlicedRound[] } = { post: [], read: [] }
   for (let round = 0; round < ROUNDS; round++) {
     const servers = {
       baseline: await launchOrb('baseline', dir, round),
@@ -176,15 +164,8 @@ async function orbThroughputs (dir: string): Promise<{ post: Paired, read: Paire
         read: (kind: Kind, seconds: number) => loadHttp(`${messages(kind)}?channel=ch_general`, 'GET',
           servers[kind].child.pid, undefined, { warm: 0, seconds })
       }
-      for (const [name, run] of Object.entries(routes) as Array<[keyof typeof routes, typeof routes.post]>) {
-        for (const kind of KINDS) await run(kind, 1) // warm-up, not counted
-        const slices: Record<Kind, Load[]> = { orbtest: [], baseline: [] }
-        for (let slice = 0; slice < SLICES; slice++) {
-          for (const kind of slice % 2 === 0 ? KINDS : [...KINDS].reverse()) slices[kind].push(await run(kind, SLICE_S))
-        }
-        ratios[name].push(median(slices.orbtest.map((l, i) => l.rps / slices.baseline[i]!.rps)))
-        for (const kind of KINDS) (name === 'post' ? post : read)[kind].push(mergeSlices(slices[kind]))
-      }
+      rounds.post.push(await slicedRound(routes.post, SLICES, SLICE_S))
+      rounds.read.push(await slicedRound(routes.read, SLICES, SLICE_S))
     } finally {
       for (const kind of KINDS) {
         const exited = new Promise((resolve) => servers[kind].child.once('exit', resolve))
@@ -193,7 +174,7 @@ async function orbThroughputs (dir: string): Promise<{ post: Paired, read: Paire
       }
     }
   }
-  return { post: paired(post, ratios.post), read: paired(read, ratios.read) }
+  return { post: pairedRounds(rounds.post), read: pairedRounds(rounds.read) }
 }
 
 const BOTS = Number(process.env.BENCH_BOTS ?? 100)

@@ -5,9 +5,8 @@
 //   them, and after the reset.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { request } from 'node:http'
 import { join } from 'node:path'
-import { CLI, here, spawnServer, STARTS } from './harness.js'
+import { call, CLI, here, spawnServer, STARTS } from './harness.js'
 import { spread, type Spread } from './startup-up.js'
 
 const BASELINE_UP = join(here, 'baseline-up-server.js')
@@ -99,17 +98,6 @@ function timed (args: readonly string[]): Promise<{ seconds: number, code: numbe
   }))
 }
 
-function post (url: string, path: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode ?? 0))
-    })
-    req.on('error', reject)
-    req.end('{}')
-  })
-}
-
 async function suiteRows (dir: string): Promise<MemoryRows['suites']> {
   const child = await started(upArgs(dir, 'suites', ['--clock', 'virtual']), join(dir, 'suites.ready'))
   try {
@@ -126,7 +114,8 @@ async function suiteRows (dir: string): Promise<MemoryRows['suites']> {
       runs.orbtile.push(await timed(['conformance', '--target', `orbtile:${ready.orbtile.discovery}`, ...common]))
       runs.orb.push(await timed(['conformance', '--target', ready.orb.url, ...common]))
       if (round === 0) after = rssMiB(child.pid)
-      if (await post(ready.control.url, '/control/reset') !== 200) throw new Error('POST /control/reset failed')
+      const reset = await call({ url: ready.control.url, method: 'POST', path: '/control/reset', body: {} })
+      if (reset.status !== 200) throw new Error('POST /control/reset failed')
       await sleep(SETTLE_MS)
       resets.push(rssMiB(child.pid))
     }

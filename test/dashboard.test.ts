@@ -371,7 +371,7 @@ t.test("DASH-11 with --judge, the adapter client rules' verdicts are on the page
 
 t.test("DASH-16 the screenshots script (npm run screenshots) draws the README's pictures from a real scene, in a real browser", async (t) => {
   const dir = scratch(t)
-  await takeScreenshots(dir, await browser(t))
+  await takeScreenshots(dir, await browser())
   for (const [name, width, height] of [['orbtile.png', 1280, 800], ['orb.png', 1280, 800], ['judge.png', 1280, 800],
     ['narrow.png', 390, 844]] as const) {
     t.same(readPng(readFileSync(join(dir, name))), { width, height }, name)

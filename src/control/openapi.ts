@@ -1,3 +1,4 @@
+import type { ValidateFunction } from 'ajv/dist/2020.js'
 import type { FastifyInstance, HTTPMethods } from 'fastify'
 import { familyValidators, type ValidatorFamily } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
@@ -12,10 +13,17 @@ export interface OpenApiDocument {
   components: { schemas: Record<string, object> }
 }
 
-/** Reads the control API's OpenAPI document from the package. */
+let shipped: OpenApiDocument | undefined
+
+/** The control API's OpenAPI document from the package, read once per process (every control server reads it). */
 export function loadControlDocument (): OpenApiDocument {
-  return readPackageJson<OpenApiDocument>(CONTROL_OPENAPI_FILE)
+  shipped ??= readPackageJson<OpenApiDocument>(CONTROL_OPENAPI_FILE)
+  return shipped
 }
+
+// Each document's validators, made once: a control server per fake (client judging starts one per scenario) would
+// otherwise hash the document again to find the build's module.
+const readers = new WeakMap<OpenApiDocument, (name: string) => ValidateFunction>()
 
 /** Checks a request body against one of the document's schemas; returns it typed, or throws bad_request. */
 export type BodyReader = <T>(schema: string, value: unknown) => T
@@ -31,7 +39,11 @@ export const controlFamily = (document: OpenApiDocument): ValidatorFamily => ({
 
 /** A BodyReader for the document's `components.schemas` (compiled by the build; see ValidatorFamily). */
 export function bodyReader (document: OpenApiDocument): BodyReader {
-  const validatorFor = familyValidators(() => controlFamily(document))
+  let validatorFor = readers.get(document)
+  if (validatorFor === undefined) {
+    validatorFor = familyValidators(() => controlFamily(document))
+    readers.set(document, validatorFor)
+  }
   return <T>(schema: string, value: unknown): T => {
     const validate = validatorFor(schema)
     if (!validate(value)) {

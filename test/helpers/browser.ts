@@ -17,7 +17,7 @@ let launched: Promise<Browser> | undefined
  * (test/helpers/timed-marker.ts). Its close hangs on the file (`tap`), not on the test that first asked: on that
  * test, every test launched a browser of its own (#19: about a second each).
  */
-export function browser (_t: Teardown): Promise<Browser> {
+export function browser (): Promise<Browser> {
   if (launched === undefined) {
     const executablePath = chromiumPath()
     launched = afterTimedFile().then(() => chromium.launch({
@@ -90,7 +90,7 @@ export async function openDashboard (t: Teardown, options: {
   t.teardown(() => fakes.close())
   const adapter = new SocketClient(fakes.orbtile!.socketPath, fakes.orbtile!.token)
   t.teardown(() => adapter.close())
-  const context = await (await browser(t)).newContext({
+  const context = await (await browser()).newContext({
     viewport: { width: options.width ?? 1280, height: options.height ?? 800 },
     reducedMotion: options.motion === true ? 'no-preference' : 'reduce'
   })
