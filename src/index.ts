@@ -9,6 +9,7 @@ export {
   type ApiSwitch
 } from './orbtile-mock/index.js'
 export { startControlServer, type ControlServer, type ControlServerOptions } from './control/index.js'
+export type { ReclaimOptions } from './control/reclaim.js'
 export {
   createClock,
   RealClock,

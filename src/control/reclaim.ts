@@ -1,0 +1,104 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import type { Changes } from '../shared/changes.js'
+
+/**
+ * CTL-D01: after `POST /control/reset` the process gives back the memory a run made it grow by, once the fakes have
+ * been quiet for a while. V8 keeps a young generation it has grown to 32 MiB under load, and the pages of an old space
+ * the run filled, until it collects while allocation is slow; an idle server seldom collects at all, so without this
+ * a fake that two suites ran against stays 45 MiB bigger after its reset (bench/memory.ts).
+ *
+ * Two full collections: the first once the fakes have been quiet for `firstQuietTicks`, which frees what the run left
+ * and starts a quiet sample; the second after `secondQuietTicks` more, when V8 sees a low allocation rate and shrinks
+ * the young generation too. Any request in between starts the wait again. Ticks are real time (like the dashboard's
+ * pacing, DASH-D02): this is the process's housekeeping, not the fakes' behaviour, and a virtual clock that nobody
+ * advances must not keep the memory. The timer is unref'd, so it never holds a process open.
+ */
+export interface ReclaimOptions {
+  /** What collects: by default V8's own `gc`, asked for once when first needed. */
+  collect?: () => void
+  /** One tick, in ms of real time. */
+  tickMs?: number
+  firstQuietTicks?: number
+  secondQuietTicks?: number
+}
+
+export class Reclaimer {
+  readonly #sources: readonly Changes[]
+  readonly #collect: () => void
+  readonly #tickMs: number
+  readonly #first: number
+  readonly #second: number
+  #seen = 0
+  #quiet = 0
+  #collected = 0
+  #timer: ReturnType<typeof setInterval> | undefined
+  #unwatch: Array<() => void> = []
+
+  constructor (sources: readonly Changes[], options: ReclaimOptions = {}) {
+    this.#sources = sources
+    this.#collect = options.collect ?? collectGarbage
+    this.#tickMs = options.tickMs ?? 500
+    this.#first = options.firstQuietTicks ?? 2
+    this.#second = options.secondQuietTicks ?? 11
+  }
+
+  /** Whether a reclaim is waiting for quiet. */
+  get armed (): boolean { return this.#timer !== undefined }
+
+  /** After a reset: reclaim once the fakes are quiet. Arming again while armed starts the wait again. */
+  arm (): void {
+    this.#quiet = 0
+    this.#collected = 0
+    if (this.#timer !== undefined) return
+    this.#unwatch = this.#sources.map((changes) => changes.watch(() => { this.#seen++ }))
+    this.#timer = setInterval(() => { this.#tick() }, this.#tickMs)
+    this.#timer.unref()
+  }
+
+  dispose (): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#timer = undefined
+    for (const unwatch of this.#unwatch) unwatch()
+    this.#unwatch = []
+  }
+
+  #tick (): void {
+    if (this.#seen > 0) {
+      // A request since the last tick: the run goes on, and the quiet sample the second collection needs is spoilt.
+      this.#seen = 0
+      this.#quiet = 0
+      this.#collected = 0
+      return
+    }
+    this.#quiet++
+    const due = this.#collected === 0 ? this.#first : this.#second
+    if (this.#quiet < due) return
+    this.#quiet = 0
+    this.#collected++
+    try {
+      this.#collect()
+    } finally {
+      if (this.#collected === 2) this.dispose()
+    }
+  }
+}
+
+let gc: (() => void) | undefined
+
+/**
+ * V8's `gc`, which Node gives only under `--expose-gc`: the flag is set on the running V8, and a new context is made,
+ * whose global then has it (the way the `expose-gc` package does it). Asked for once, when a reclaim first collects.
+ */
+function collectGarbage (): void {
+  if (gc === undefined) {
+    const given = (globalThis as { gc?: unknown }).gc
+    if (typeof given === 'function') {
+      gc = given as () => void
+    } else {
+      setFlagsFromString('--expose-gc')
+      gc = runInNewContext('gc') as () => void
+    }
+  }
+  gc()
+}
