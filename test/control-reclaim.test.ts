@@ -4,22 +4,23 @@ import { httpRequest } from './helpers/client.js'
 import { DEMO, OrbClient } from './helpers/orb.js'
 
 // CTL-D01 (docs/decisions.md): after POST /control/reset, once the fakes are quiet, the control server collects
-// garbage twice, and any request to a fake in between starts the wait again. The collector is counted here, not run,
-// and a tick is 10 ms; what the collections give back is measured in bench/memory.ts.
-
-const TICK_MS = 10
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+// garbage twice, and a request to a fake in between starts the wait again. Here the ticks come by hand and the
+// collector is counted, not run; the requests are real. What the collections give back is measured in bench/memory.ts.
 
 async function setup (tt: { teardown(fn: () => unknown): void }) {
-  const collected: number[] = []
+  let collected = 0
+  let ticking: (() => void) | undefined
   const fakes = await startOrbtest({
     orbtile: false,
     orb: { port: 0 },
     controlPort: 0,
     clockMode: 'virtual',
     reclaimAfterReset: {
-      collect: () => { collected.push(Date.now()) },
-      tickMs: TICK_MS,
+      collect: () => { collected++ },
+      ticker: (tick) => {
+        ticking = tick
+        return () => { ticking = undefined }
+      },
       firstQuietTicks: 2,
       secondQuietTicks: 4
     }
@@ -29,32 +30,44 @@ async function setup (tt: { teardown(fn: () => unknown): void }) {
     const reply = await httpRequest(fakes.control.url, { method: 'POST', path: '/control/reset', body: {} })
     if (reply.status !== 200) throw new Error(`reset answered ${reply.status}`)
   }
-  return { fakes, collected, reset, bot: new OrbClient(fakes.orb!.url, DEMO.token) }
+  /** Ticks `n` times (while armed) and says how many collections there have been. */
+  const tick = (n: number): number => {
+    for (let i = 0; i < n; i++) ticking?.()
+    return collected
+  }
+  const bot = new OrbClient(fakes.orb!.url, DEMO.token)
+  return { reset, tick, armed: () => ticking !== undefined, post: () => bot.get('/api/bot/v1/app') }
 }
 
 t.test('CTL-D01 a reset is followed, once the fakes are quiet, by two collections, and then by none', async (t) => {
-  const { collected, reset } = await setup(t)
-  await sleep(TICK_MS * 12)
-  t.equal(collected.length, 0, 'nothing is collected before a reset')
+  const { reset, tick, armed } = await setup(t)
+  t.equal(armed(), false, 'nothing ticks before a reset')
   await reset()
-  await sleep(TICK_MS * 30)
-  t.equal(collected.length, 2, 'two collections after the quiet spell')
-  await sleep(TICK_MS * 12)
-  t.equal(collected.length, 2, 'and no more: the reclaim disarms itself')
+  t.equal(armed(), true)
+  t.equal(tick(1), 0, 'one quiet tick is not enough')
+  t.equal(tick(1), 1, 'the first collection after two')
+  t.equal(tick(3), 1, 'the second waits for four more')
+  t.equal(tick(1), 2, 'and comes after them')
+  t.equal(armed(), false, 'then the reclaim disarms itself')
   await reset()
-  await sleep(TICK_MS * 30)
-  t.equal(collected.length, 4, 'the next reset arms it again')
+  t.equal(tick(6), 4, 'the next reset arms it again')
 })
 
-t.test('CTL-D01 requests to a fake after the reset keep postponing the collections until they stop', async (t) => {
-  const { collected, reset, bot } = await setup(t)
-  await reset()
-  const until = Date.now() + TICK_MS * 25
-  while (Date.now() < until) {
-    t.equal((await bot.get('/api/bot/v1/app')).status, 200)
-    await sleep(TICK_MS / 2)
-  }
-  t.equal(collected.length, 0, 'no collection while the fake is busy')
-  await sleep(TICK_MS * 30)
-  t.equal(collected.length, 2, 'both once it is quiet')
-})
+t.test('CTL-D01 a request to a fake between ticks starts the wait again, before and after the first collection',
+  async (t) => {
+    const { reset, tick, post } = await setup(t)
+    await reset()
+    for (let i = 0; i < 5; i++) {
+      t.equal((await post()).status, 200)
+      t.equal(tick(1), 0, `busy tick ${i}: no collection`)
+    }
+    t.equal(tick(1), 0)
+    t.equal(tick(1), 1, 'two quiet ticks: the first collection')
+    t.equal(tick(3), 1)
+    await post()
+    t.equal(tick(1), 1, 'a request spoils the quiet sample the second needs')
+    t.equal(tick(1), 1, 'and the wait begins from the start: two quiet ticks')
+    t.equal(tick(1), 2, 'then a first collection again')
+    t.equal(tick(3), 2)
+    t.equal(tick(1), 3, 'and four more quiet ticks the second')
+  })

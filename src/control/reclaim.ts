@@ -17,8 +17,11 @@ import type { Changes } from '../shared/changes.js'
 export interface ReclaimOptions {
   /** What collects: by default V8's own `gc`, asked for once when first needed. */
   collect?: () => void
-  /** One tick, in ms of real time. */
-  tickMs?: number
+  /**
+   * What calls `tick` while a reclaim is armed, and how that stops: by default every 500 ms of real time, on an
+   * unref'd interval. A test ticks by hand.
+   */
+  ticker?: (tick: () => void) => () => void
   firstQuietTicks?: number
   secondQuietTicks?: number
 }
@@ -26,44 +29,45 @@ export interface ReclaimOptions {
 export class Reclaimer {
   readonly #sources: readonly Changes[]
   readonly #collect: () => void
-  readonly #tickMs: number
+  readonly #ticker: (tick: () => void) => () => void
   readonly #first: number
   readonly #second: number
   #seen = 0
   #quiet = 0
   #collected = 0
-  #timer: ReturnType<typeof setInterval> | undefined
+  #stop: (() => void) | undefined
   #unwatch: Array<() => void> = []
 
   constructor (sources: readonly Changes[], options: ReclaimOptions = {}) {
     this.#sources = sources
     this.#collect = options.collect ?? collectGarbage
-    this.#tickMs = options.tickMs ?? 500
+    this.#ticker = options.ticker ?? everyHalfSecond
     this.#first = options.firstQuietTicks ?? 2
     this.#second = options.secondQuietTicks ?? 11
   }
 
   /** Whether a reclaim is waiting for quiet. */
-  get armed (): boolean { return this.#timer !== undefined }
+  get armed (): boolean { return this.#stop !== undefined }
 
   /** After a reset: reclaim once the fakes are quiet. Arming again while armed starts the wait again. */
   arm (): void {
     this.#quiet = 0
     this.#collected = 0
-    if (this.#timer !== undefined) return
+    if (this.#stop !== undefined) return
+    this.#seen = 0
     this.#unwatch = this.#sources.map((changes) => changes.watch(() => { this.#seen++ }))
-    this.#timer = setInterval(() => { this.#tick() }, this.#tickMs)
-    this.#timer.unref()
+    this.#stop = this.#ticker(() => { this.#tick() })
   }
 
   dispose (): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer)
-    this.#timer = undefined
+    this.#stop?.()
+    this.#stop = undefined
     for (const unwatch of this.#unwatch) unwatch()
     this.#unwatch = []
   }
 
   #tick (): void {
+    if (this.#stop === undefined) return
     if (this.#seen > 0) {
       // A request since the last tick: the run goes on, and the quiet sample the second collection needs is spoilt.
       this.#seen = 0
@@ -82,6 +86,12 @@ export class Reclaimer {
       if (this.#collected === 2) this.dispose()
     }
   }
+}
+
+function everyHalfSecond (tick: () => void): () => void {
+  const timer = setInterval(tick, 500)
+  timer.unref()
+  return () => { clearInterval(timer) }
 }
 
 let gc: (() => void) | undefined

@@ -63,6 +63,7 @@ const validators = familyValidators(orbOperationsFamily)
 function operationValidator (method: string, path: string, op: OrbOperation): OperationValidator {
   const hasBody = op.requestBody?.content['application/json'] !== undefined
   const required = op.requestBody?.required === true
+  let validateBody: ValidateFunction | undefined
   return {
     query: paramsValidator(method, path, op, 'query'),
     params: paramsValidator(method, path, op, 'path'),
@@ -72,8 +73,8 @@ function operationValidator (method: string, path: string, op: OrbOperation): Op
         if (required) throw orbErrors.bad('A JSON body is required')
         return {}
       }
-      const validate = validators(key(method, path, 'body'))
-      if (!validate(raw)) throw orbErrors.bad(describe('body', validate.errors))
+      validateBody ??= validators(key(method, path, 'body'))
+      if (!validateBody(raw)) throw orbErrors.bad(describe('body', validateBody.errors))
       return raw as Record<string, unknown>
     }
   }

@@ -1,7 +1,7 @@
 import type { Registration } from '../registration.js'
 import type { UserSettings } from '../user-settings.js'
 import { pushAttentionHue, pushBaseHue } from './arcs.js'
-import { generatePalette, type GeneratedPalette } from './generator.js'
+import { generatePalette, type GeneratedPalette, type PaletteInput } from './generator.js'
 import { NO_FAULTS, type Faults } from '../faults.js'
 
 /** The palette an adapter gets, after the pushes and the user's settings (OT-059, OT-073, OT-085, OT-A13). */
@@ -25,7 +25,7 @@ EffectivePalette {
   const resolvedAttentionHue = palette.attentionHue === undefined ? undefined : pushAttentionHue(palette.attentionHue)
   const { states, ...rest } = palette
   const echo: Registration['palette'] = override === null ? { ...palette } : { ...rest, baseHue: override }
-  const generated = generatePalette({
+  const generated = paletteOf({
     baseHue: resolvedBaseHue,
     chroma: palette.chroma,
     lightness: palette.lightness,
@@ -54,4 +54,31 @@ export function pushWarnings (registration: Registration, user: UserSettings, fa
     if (attention !== attentionHue) warnings.push(`attention-arc: attentionHue ${attentionHue} moved to ${attention}`)
   }
   return warnings
+}
+
+/** How many generated palettes are kept: suites and busy harnesses register the same few palettes again and again. */
+const KEPT_PALETTES = 256
+const palettes = new Map<string, GeneratedPalette>()
+
+/**
+ * generatePalette, remembered: it is pure, and the costliest step of a registration (tens of colour conversions and
+ * the guards' loops). The palette handed out is frozen, so that no reader can change what the next adapter gets.
+ */
+function paletteOf (input: PaletteInput): GeneratedPalette {
+  const key = JSON.stringify(input)
+  const kept = palettes.get(key)
+  if (kept !== undefined) {
+    // The newest use goes to the end, so the oldest is the one let go.
+    palettes.delete(key)
+    palettes.set(key, kept)
+    return kept
+  }
+  const made = generatePalette(input)
+  Object.freeze(made.colours)
+  Object.freeze(made.sources)
+  Object.freeze(made.notes)
+  Object.freeze(made)
+  palettes.set(key, made)
+  if (palettes.size > KEPT_PALETTES) palettes.delete(palettes.keys().next().value!)
+  return made
 }
