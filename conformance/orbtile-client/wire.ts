@@ -99,13 +99,13 @@ export class Wire {
       if (!isObject(event)) return event
       const decision = event.type === 'approval' || event.type === 'question'
       const sequence = typeof event.sequence === 'number' ? event.sequence : -1
-      // Bad picks go to the first question once armed, even if a late delivery is armed too: under load a tour
-      // may see few questions, and the late delivery has the next decision of either kind. A tampered event is
-      // tampered alike when it is delivered again.
+      // Bad picks go to the first question once armed, and a late delivery to the first approval: each has the
+      // decision its rule is about (OT-148, OT-147), so that under load, when a tour sees few decisions, a question
+      // taken late cannot leave OT-147 unexercised. A tampered or late event is so again when it is delivered again.
       const tampered = this.#tampered.get(sequence)
       const tamper = tampered !== undefined || (this.#badPicks && event.type === 'question' &&
         Array.isArray(event.picks) && !this.#lateEvents.has(sequence))
-      if (decision && !tamper && (this.#late || this.#lateEvents.has(sequence))) {
+      if (decision && !tamper && ((this.#late && event.type === 'approval') || this.#lateEvents.has(sequence))) {
         this.#late = false
         const past = this.#lateEvents.get(sequence) ?? Math.floor(Date.now() / 1000) - 1
         this.#lateEvents.set(sequence, past)

@@ -171,7 +171,7 @@ function staleDecisions (
       exercise:
         type === 'approval'
           ? 'an approval decided on the keypad and delivered after its expiresAt (tour:decisions: a late delivery)'
-          : 'a question answered on the keypad, delivered late or with invalid picks (tour:decisions)'
+          : 'a question answered on the keypad, delivered as it is or with invalid picks (tour:decisions)'
     },
     (info) =>
       new class extends Deliveries {
