@@ -1,5 +1,4 @@
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
+import { createRequire } from 'node:module'
 import type { Changes } from '../shared/changes.js'
 
 /**
@@ -106,6 +105,10 @@ function collectGarbage (): void {
     if (typeof given === 'function') {
       gc = given as () => void
     } else {
+      // Required here, not imported: a start that never resets loads neither module.
+      const require = createRequire(import.meta.url)
+      const { setFlagsFromString } = require('node:v8') as typeof import('node:v8')
+      const { runInNewContext } = require('node:vm') as typeof import('node:vm')
       setFlagsFromString('--expose-gc')
       gc = runInNewContext('gc') as () => void
     }
