@@ -45,9 +45,6 @@ export class Reclaimer {
     this.#second = options.secondQuietTicks ?? 11
   }
 
-  /** Whether a reclaim is waiting for quiet. */
-  get armed (): boolean { return this.#stop !== undefined }
-
   /** After a reset: reclaim once the fakes are quiet. Arming again while armed starts the wait again. */
   arm (): void {
     this.#quiet = 0
