@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ScenarioReport } from '../client/journal.js'
+import type { JournalExchange, ScenarioReport } from '../client/journal.js'
 import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, type ClientExit, whenAborted } from '../client/process.js'
 import { makeDirectory } from '../../src/shared/make-dir.js'
 import { defaultWorld, startOrbMock, type OrbMock } from '../../src/orb-mock/index.js'
-import { isObject, type ChannelInfo } from './model.js'
+import { isObject, view, type ChannelInfo } from './model.js'
 import { OrbObserver } from './observer.js'
 import { OrbWire } from './orb-wire.js'
 import type { Scenario, Step } from './scenario.js'
@@ -47,6 +47,7 @@ export async function playOrbScenario (
   let obs: OrbObserver | undefined
   let fake: OrbMock | undefined
   let client: ClientProcess | undefined
+  let onExchange: ((entry: JournalExchange) => void) | undefined
   const timers: NodeJS.Timeout[] = []
   try {
     fake = await startOrbMock({
@@ -54,7 +55,10 @@ export async function playOrbScenario (
       tap: {
         now: () => obs?.now() ?? 0,
         request: (head) => wire.plan(head),
-        exchange: (x) => { obs?.exchange(x) },
+        exchange: (x) => {
+          const entry = obs?.exchange(x)
+          if (entry !== undefined) onExchange?.(entry)
+        },
         malformed: (connection, reason, bytes) => { obs?.malformed(connection, reason, bytes) }
       }
     })
@@ -228,6 +232,17 @@ export async function playOrbScenario (
     let timer: NodeJS.Timeout | undefined
     const over = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), scenario.durationMs)
+      const seatedMs = scenario.seatedMs
+      if (seatedMs === undefined) return
+      // OBC-08: the seat is watched for its whole length from the join on, however late a loaded machine made it.
+      onExchange = (entry) => {
+        const v = view(entry)
+        if (v.route !== 'voice' || !v.ok || !isObject(v.body) || v.body.action !== 'join') return
+        onExchange = undefined
+        clearTimeout(timer)
+        timer = setTimeout(() => resolve(undefined), seatedMs)
+        o.action('harness', 'seated', `the bot took a voice seat: the scenario ends ${seatedMs / 1000} s from now`)
+      }
     })
     // The run ends at its time, when the signal aborts, or when the bot exits on its own (a restart does not count).
     const exitedOnItsOwn = new Promise<ClientExit>((resolve) => {
@@ -242,6 +257,7 @@ export async function playOrbScenario (
     })
     const ended = await Promise.race([exitedOnItsOwn, over, aborted])
     clearTimeout(timer)
+    onExchange = undefined
     dispose()
     for (const t of timers) clearTimeout(t)
     const end = o.now()

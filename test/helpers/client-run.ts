@@ -22,7 +22,7 @@ export interface Run {
       replay?: { seed: number; path: string }
       shrunk?: { seed: number; path: string }
     }>
-    scenarios: Array<{ name: string; exit: string }>
+    scenarios: Array<{ name: string; exit: string; ms: number }>
   }
   dir: string
 }

@@ -1,8 +1,11 @@
 // ORB-077 on the long tour:voice: the reference events-mode bot keeps its voice seat with heartbeats, and its
-// silent-seat fault fails the check. The two runs wait out the tour's 93 s side by side, started when this module
-// is imported (at the start of test/_timed.test.ts); they need almost no CPU. Their tests are the last group.
+// silent-seat fault fails the check; a seat taken late is still watched for 93 s (OBC-08). The three runs wait out
+// the tour's 93 s side by side, started when this module is imported (at the start of test/_timed.test.ts); they
+// need almost no CPU. Their tests are the last group.
 import { rmSync } from 'node:fs'
 import type { Test } from 'tap'
+import { VOICE_TOUR_MS, VOICE_TOUR, type Scenario } from '../../conformance/orb-client/scenario.js'
+import { playOrbScenario } from '../../conformance/orb-client/world.js'
 import { EVENTS_BOT, run, SEED, verdictOf } from '../helpers/client-run.js'
 
 const voice = ['--seed', String(SEED), '--tour', 'voice', '--scenarios', '0']
@@ -10,6 +13,12 @@ const [clean, silent] = [
   run(voice, [process.execPath, EVENTS_BOT], ['orb']),
   run(voice, [process.execPath, EVENTS_BOT, '--fault', 'silent-seat'], ['orb'])
 ]
+// OBC-08: tour:voice with its /join delivered 4 s late, so that the bot sits down well after the member asked.
+const lateSeat: Scenario = {
+  ...VOICE_TOUR,
+  steps: [{ atMs: 1000, actor: 'wire', name: 'late-command', ms: 4000 }, ...VOICE_TOUR.steps]
+}
+const late = playOrbScenario(lateSeat, [process.execPath, EVENTS_BOT], { name: 'late-seat', only: ['ORB-077'] })
 
 export function voiceTests (t: Test): void {
   t.test('ORB-077 a bot seated for 93 s with a heartbeat every 30 s passes; one that never sends one fails', async (t) => {
@@ -22,6 +31,19 @@ export function voiceTests (t: Test): void {
     t.match(check.reason ?? '', /no heartbeat for call_\S+ for 9\d\.\d+ s before the bot stopped/, 'with the gap')
     t.equal(bad.code, 1, 'exit 1')
     for (const r of [ok, bad]) rmSync(r.dir, { recursive: true, force: true })
+  })
+
+  t.test('OBC-08 a seat taken 4 s after the /join is still watched for 93 s, and ORB-077 is judged', async (t) => {
+    const report = await late
+    const finding = report.findings.find((f) => f.id === 'ORB-077')
+    t.equal(finding?.verdict, 'pass', 'judged, and the reference bot passes')
+    const entries = report.journal
+    const cmd = entries.find((e) => e.kind === 'action' && e.name === 'command')
+    const seated = entries.find((e) => e.kind === 'action' && e.name === 'seated')
+    const exit = entries.find((e) => e.kind === 'action' && e.name === 'exit')
+    t.ok(cmd !== undefined && seated !== undefined && exit !== undefined, 'the /join, the seat and the exit journaled')
+    t.ok(seated!.at - cmd!.at >= 4000, `the seat came ${Math.round(seated!.at - cmd!.at)} ms after the /join`)
+    t.ok(exit!.at - seated!.at >= VOICE_TOUR_MS, `and the bot was stopped ${Math.round(exit!.at - seated!.at)} ms after it`)
   })
 
   t.test('ORB-077 tour:voice is long, and --list says it is played only when --tour names it', async (t) => {
