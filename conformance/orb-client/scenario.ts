@@ -20,7 +20,8 @@ export type Step = { atMs: number } & (
   | { actor: 'wire', name: 'throttle', retryAfter: number }
   | { actor: 'wire', name: 'late-command', ms: number }
   | { actor: 'wire', name: 'cut-poll' | 'repeat' }
-  | { actor: 'harness', name: 'restart' }
+  /** OBC-09: with `afterCommandMs`, armed: the kill comes that long after the bot next fetches a typed command. */
+  | { actor: 'harness', name: 'restart', afterCommandMs?: number }
   | { actor: 'wire', name: 'deliver', kind: DeliveryKind, type: EventType, encrypted: boolean }
   | { actor: 'wire', name: 'duplicate' }
 )
@@ -119,8 +120,8 @@ export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
       mode: 'events',
       durationMs: 12_000,
       steps: [
+        { atMs: 1400, actor: 'harness', name: 'restart', afterCommandMs: 700 },
         command(1500),
-        { atMs: 2200, actor: 'harness', name: 'restart' },
         command(4500, 'ch_staff'),
         { atMs: 6000, actor: 'wire', name: 'cut-poll' },
         mention(7500, 'ch_general')
@@ -285,6 +286,7 @@ export function describeScenario (s: Scenario): string {
       case 'throttle': return `429 (Retry-After ${step.retryAfter})`
       case 'late-command': return `a command delivered ${step.ms / 1000} s late`
       case 'deliver': return `${step.kind} ${step.type}${step.encrypted ? ' (encrypted)' : ''}`
+      case 'restart': return step.afterCommandMs === undefined ? 'restart' : `restart ${step.afterCommandMs / 1000} s after a fetched command`
       default: return step.name
     }
   })

@@ -48,6 +48,7 @@ export async function playOrbScenario (
   let fake: OrbMock | undefined
   let client: ClientProcess | undefined
   let onExchange: ((entry: JournalExchange) => void) | undefined
+  let afterCommand: ((entry: JournalExchange) => void) | undefined
   const timers: NodeJS.Timeout[] = []
   try {
     fake = await startOrbMock({
@@ -57,7 +58,9 @@ export async function playOrbScenario (
         request: (head) => wire.plan(head),
         exchange: (x) => {
           const entry = obs?.exchange(x)
-          if (entry !== undefined) onExchange?.(entry)
+          if (entry === undefined) return
+          onExchange?.(entry)
+          afterCommand?.(entry)
         },
         malformed: (connection, reason, bytes) => { obs?.malformed(connection, reason, bytes) }
       }
@@ -187,11 +190,17 @@ export async function playOrbScenario (
             wire.repeat = true
             return say('the wire: the next events reply carries the last event again')
           case 'restart': {
-            const old = client!
-            await old.stop(0)
-            o.action('harness', 'kill', 'the bot is killed (SIGKILL) and started again, with the same HOME')
-            client = start()
-            return
+            const ms = step.afterCommandMs
+            if (ms === undefined) return await restart()
+            // OBC-09: timed from the reply that carried the command, as the bot got it, not from the member's typing.
+            afterCommand = (entry) => {
+              const v = view(entry)
+              if (v.route !== 'events' || !v.ok || !isObject(v.reply) || !Array.isArray(v.reply.events)) return
+              if (!v.reply.events.some((e) => isObject(e) && e.type === 'application_command')) return
+              afterCommand = undefined
+              timers.push(setTimeout(() => { restart().catch(() => {}) }, ms))
+            }
+            return say(`the harness: the bot is killed ${ms / 1000} s after it next fetches a typed command`)
           }
           case 'deliver': {
             if (endpoint === undefined) return
@@ -224,6 +233,11 @@ export async function playOrbScenario (
       } catch (err) {
         o.action('harness', 'step-refused', `${step.name} could not be played: ${(err as Error).message}`)
       }
+    }
+    const restart = async (): Promise<void> => {
+      await client!.stop(0)
+      o.action('harness', 'kill', 'the bot is killed (SIGKILL) and started again, with the same HOME')
+      client = start()
     }
     for (const step of scenario.steps) {
       timers.push(setTimeout(() => { play(step).catch(() => {}) }, step.atMs))
@@ -258,6 +272,7 @@ export async function playOrbScenario (
     const ended = await Promise.race([exitedOnItsOwn, over, aborted])
     clearTimeout(timer)
     onExchange = undefined
+    afterCommand = undefined
     dispose()
     for (const t of timers) clearTimeout(t)
     const end = o.now()

@@ -17,7 +17,7 @@ import { join } from 'node:path'
 // ---- The fault switch, for the suite's self-test. With no fault the bot follows the contract exactly. -------------
 const FAULT_RULES = {
   'after-not-next': 'the next fetch uses the highest cursor seen + 5, not the `next` given (ORB-048)',
-  'cursor-before-handling': 'the cursor is persisted before the events are handled, 1.5 s each (ORB-048)',
+  'cursor-before-handling': 'the cursor is persisted before the events are handled, 2.5 s each (ORB-048)',
   'not-idempotent': 'no handled-ids file: an event repeated after a restart is acted on again (ORB-048, ORB-096)',
   'ignore-retry-after': 'a 429 is retried after 100 ms (ORB-100)',
   'crash-on-null-body': 'an encrypted mention (body null) crashes the bot (ORB-036)',
@@ -259,7 +259,7 @@ async function verify (address, server) {
 
 async function handle (event) {
   if (typeof event?.id !== 'string' || /\s/.test(event.id) || handled.has(event.id)) return
-  if (fault('cursor-before-handling')) await sleep(1500)
+  if (fault('cursor-before-handling')) await sleep(2500)
   if (stopped()) return
   if (event.type === 'message.mention') {
     const content = mentionReply(event.data?.message)
