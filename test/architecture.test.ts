@@ -1,9 +1,10 @@
 // The layering rules of ARCHITECTURE.md, held by reading every import in the tree (TypeScript's own pre-processor,
 // type-only imports included: a cycle of types still ties two modules together).
 import { readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 import t from 'tap'
 import ts from 'typescript'
+import { CLI } from './helpers/cli.js'
 
 const root = join(import.meta.dirname, '..')
 
@@ -141,7 +142,8 @@ t.test('ARCH-04 no source file in src/ or conformance/ is over 400 lines', async
 t.test('ARCH-05 the control server and the CLI load a fake only when it runs: their imports of a fake are type-only', async (t) => {
   // `orbtest orbtile` must not load the fake Orb, nor `orbtest orb` the fake Orbtile; src/orbtest.ts starts each
   // fake it runs (the Orb by a dynamic import, which the pre-processor lists too, so it is named here).
-  // The CLI's clean-up after a crash removes a discovery file with the fake's own helper, a leaf of node:fs.
+  // The CLI's clean-up after a crash removes a discovery file with the fake's own helper, a leaf of node:fs (loaded
+  // with the fakes, once the flags have parsed: ARCH-07).
   const allowed = new Set(['src/orbtest.ts -> src/orbtile-mock/index.ts', 'src/orbtest.ts -> src/orb-mock/index.ts',
     'src/cli/serve.ts -> src/orbtile-mock/discovery.ts'])
   const loads = files.filter((f) => /^src\/(control|cli)\//.test(f) || f === 'src/orbtest.ts')
@@ -157,4 +159,26 @@ t.test('ARCH-06 the dashboard\'s page imports nothing of the rest: it knows the 
   const out = page.flatMap((f) => graph.get(f)!.filter((e) => !e.to.startsWith('src/dashboard-ui/'))
     .map((e) => `${f} -> ${e.to}`))
   t.same(out, [], 'imports from the page to the rest of the tree')
+})
+
+t.test('ARCH-07 the built CLI reaches fastify only through a dynamic import: --help and a flag mistake load no fake', async (t) => {
+  const dir = dirname(CLI)
+  /** The modules a built file imports statically: `import … from "x"` and `import "x"` at the start of a line. */
+  const statics = (file: string): string[] => [...readFileSync(join(dir, file), 'utf8')
+    .matchAll(/^import\s+(?:[^'"]*?\s+from\s+)?"([^"]+)";?$/gm)].map((m) => m[1]!)
+  const seen = new Set<string>()
+  const packages = new Set<string>()
+  const walk = (file: string): void => {
+    if (seen.has(file)) return
+    seen.add(file)
+    for (const spec of statics(file)) {
+      if (spec.startsWith('./')) walk(spec.slice(2))
+      else if (!spec.startsWith('node:')) packages.add(spec)
+    }
+  }
+  walk(basename(CLI))
+  t.ok(seen.size >= 2, `${seen.size} files of the bundle load with the entry`)
+  t.same([...packages].filter((p) => /^(fastify|ajv|@fastify\/)/.test(p)), [], 'fastify, its plugins and ajv wait')
+  const bundle = readFileSync(CLI, 'utf8')
+  t.match(bundle, /await import\("\.\/[^"]+"\)/, 'the serve commands load their fakes by a dynamic import')
 })

@@ -1,7 +1,6 @@
 import { renameSync, unlinkSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { removeDiscoveryFile } from '../orbtile-mock/discovery.js'
-import { startOrbtest, type Orbtest, type ReadyInfo } from '../orbtest.js'
+import type { Orbtest, ReadyInfo } from '../orbtest.js'
 import { packageVersion } from '../shared/paths.js'
 import { startupFault } from '../shared/startup-error.js'
 import { flagHelp, parse, parseFlags, type FlagSpecs } from './args.js'
@@ -97,6 +96,12 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
     process.stdout.write(serveHelp(command))
     return 0
   }
+  // The fakes (fastify, the validators) are loaded once the flags are known to be good: --help and a usage error
+  // answer in the time node takes to start.
+  const [{ startOrbtest }, { removeDiscoveryFile }] = await Promise.all([
+    import('../orbtest.js'),
+    import('../orbtile-mock/discovery.js')
+  ])
   const logLevel = flags['log-level'] as string
   const judgeFile = flags.judge as string | undefined
   let fakes: Orbtest | undefined // eslint-disable-line prefer-const -- read by the judge before it is set
@@ -146,7 +151,7 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
       throw startupFault(`cannot write the ready file ${readyFile}`, err)
     }
   }
-  const stopped = waitForStop(fakes, readyFile)
+  const stopped = waitForStop(fakes, readyFile, removeDiscoveryFile)
   process.stdout.write(banner(fakes, judgeFile))
   const code = await stopped
   if (judge === undefined || code !== 0) return code
@@ -186,7 +191,11 @@ function writeReadyFile (path: string, info: ReadyInfo): void {
   renameSync(temp, path)
 }
 
-function waitForStop (fakes: Orbtest, readyFile: string | undefined): Promise<number> {
+function waitForStop (
+  fakes: Orbtest,
+  readyFile: string | undefined,
+  removeDiscoveryFile: (discoveryPath: string, socketPath: string) => void
+): Promise<number> {
   return new Promise((resolve) => {
     let stopping = false
     const removeReadyFile = (): void => {
