@@ -44,7 +44,8 @@ call () {
          curl "${args[@]}" -w '\n%{http_code} %header{retry-after}' "http://localhost$base$route" 2>/dev/null)
   local tail=${out##*$'\n'}; REPLY=${out%$'\n'*}
   read -r STATUS RETRY <<<"$tail"; STATUS=${STATUS:-000}; RETRY=${RETRY:-1}  # OT-003: basePath + route above
-  CODE=$(jq -r '.error.code // empty' <<<"$REPLY" 2>/dev/null); FIELD=$(jq -r '.error.field // empty' <<<"$REPLY" 2>/dev/null)
+  # The error's code and field in one jq, split on a separator that is not white space (an empty code stays empty).
+  IFS=$'\x1f' read -r CODE FIELD < <(jq -r '[.error.code // "", .error.field // ""] | join("\u001f")' <<<"$REPLY" 2>/dev/null)
 }
 
 # request METHOD ROUTE [BODY]: call() plus the protocol's policy on refusals. Returns 0 on 2xx.
