@@ -332,14 +332,24 @@ function hasNotice (body: string): boolean {
   }
 }
 
-/** Waits until the bot is up: its first call (events mode) or its port taking connections (webhook), 5 s at most. */
+/** OBC-10: how long a bot may take to be up before the scenario plays anyway (the adapter suite's OTC-19 allowance). */
+const READY_ALLOWANCE_MS = 10_000
+
+/**
+ * Waits until the bot is up: its first call (events mode) or its port taking connections (webhook), 10 s at most.
+ * The journal says when that took 1 s or more.
+ */
 async function ready (o: OrbObserver, client: ClientProcess, port: number | undefined): Promise<void> {
-  const until = Date.now() + 5000
-  while (Date.now() < until && client.ended === undefined) {
+  const started = Date.now()
+  const up = (): void => {
+    const ms = Date.now() - started
+    if (ms >= 1000) o.action('harness', 'slow-start', `the bot was up ${(ms / 1000).toFixed(1)} s after its start`)
+  }
+  while (Date.now() - started < READY_ALLOWANCE_MS && client.ended === undefined) {
     if (port === undefined) {
-      if (o.journal.entries().some((e) => e.kind === 'exchange')) return
+      if (o.journal.entries().some((e) => e.kind === 'exchange')) return up()
     } else if (await accepts(port)) {
-      return
+      return up()
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }

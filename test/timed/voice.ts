@@ -36,8 +36,10 @@ export function voiceTests (t: Test): void {
   t.test('OBC-08 a seat taken 4 s after the /join is still watched for 93 s, and ORB-077 is judged', async (t) => {
     const report = await late
     const finding = report.findings.find((f) => f.id === 'ORB-077')
-    t.equal(finding?.verdict, 'pass', 'judged, and the reference bot passes')
     const entries = report.journal
+    t.equal(finding?.verdict, 'pass', 'judged, and the reference bot passes', {
+      actions: entries.filter((e) => e.kind === 'action').map((e) => `${Math.round(e.at)} ms ${e.actor}: ${e.text}`)
+    })
     const cmd = entries.find((e) => e.kind === 'action' && e.name === 'command')
     const seated = entries.find((e) => e.kind === 'action' && e.name === 'seated')
     const exit = entries.find((e) => e.kind === 'action' && e.name === 'exit')
