@@ -55,3 +55,23 @@ t.test('OTC-17 OT-027 a request stamped 700 ms after a 429 breaks Retry-After, u
   t.equal(judged(0), 1, 'no stall: 0.7 s after Retry-After: 1 is a violation')
   t.equal(judged(400), 0, 'a 400 ms stall of the judge in between: the stamp may be that late, no violation')
 })
+
+t.test('OTC-20 a scenario whose judge was starved plays on by the time it lost; an unstarved one keeps its length', async (t) => {
+  const { playScenario } = await import('../conformance/orbtile-client/world.js')
+  const { TOURS } = await import('../conformance/orbtile-client/scenario.js')
+  const { NODE_ADAPTER } = await import('./helpers/client-run.js')
+  const basic = TOURS.find((tour) => tour.name === 'basic')!.scenario
+  const command = [process.execPath, NODE_ADAPTER]
+  const quiet = await playScenario(basic, command, { name: 'quiet', only: ['OT-008'] })
+  const starvedAction = (r: typeof quiet): string | undefined => {
+    const entry = r.journal.find((e) => e.kind === 'action' && e.name === 'starved')
+    return entry?.kind === 'action' ? entry.text : undefined
+  }
+  // 1 s into the run, this process (the judge and the fake) busy-waits 2 s: the machine denied it the CPU.
+  const blocker = setTimeout(() => { busy(2000) }, 1000)
+  const starved = await playScenario(basic, command, { name: 'starved', only: ['OT-008'] })
+  clearTimeout(blocker)
+  t.match(starvedAction(starved) ?? '', /starved of (1\.[89]|2\.\d) s while the scenario played/, 'journaled')
+  t.ok(starved.ms - quiet.ms >= 1500, `played ${starved.ms} ms against ${quiet.ms}`)
+  t.equal(starvedAction(quiet), undefined, 'a run on time is not lengthened')
+})

@@ -64,8 +64,8 @@ const deliver = (atMs: number, kind: DeliveryKind, type: EventType = 'message.me
 
 /** ORB-077: tour:voice keeps the bot seated this long after it joined, past the 90 s no gap may reach. */
 export const VOICE_TOUR_MS = 93_000
-/** OBC-08: how long tour:voice waits for the bot to take its seat after the member's /join. */
-const JOIN_ALLOWANCE_MS = 10_000
+/** OBC-08: how long tour:voice waits for the bot to take its seat (a loaded machine may play the /join late). */
+const JOIN_ALLOWANCE_MS = 20_000
 
 /** tour:voice: a member types /join, and the bot is watched for 93 s from its seat on (OBC-08). */
 export const VOICE_TOUR: Scenario = {
