@@ -335,10 +335,7 @@ function hasNotice (body: string): boolean {
 /** OBC-10: how long a bot may take to be up before the scenario plays anyway (the adapter suite's OTC-19 allowance). */
 const READY_ALLOWANCE_MS = 10_000
 
-/**
- * Waits until the bot is up: its first call (events mode) or its port taking connections (webhook), 10 s at most.
- * The journal says when that took 1 s or more.
- */
+/** Waits until the bot is up: its first call, or its port taking connections (webhook); journaled when slow. */
 async function ready (o: OrbObserver, client: ClientProcess, port: number | undefined): Promise<void> {
   const started = Date.now()
   const up = (): void => {
