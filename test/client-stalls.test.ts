@@ -56,24 +56,19 @@ t.test('OTC-17 OT-027 a request stamped 700 ms after a 429 breaks Retry-After, u
   t.equal(judged(400), 0, 'a 400 ms stall of the judge in between: the stamp may be that late, no violation')
 })
 
-t.test('OTC-20 a scenario whose judge was starved plays on by the time it lost, and a quiet one by less', async (t) => {
+t.test('OTC-20 a scenario whose judge was starved plays on by the time it lost, and says so', async (t) => {
   const { playScenario } = await import('../conformance/orbtile-client/world.js')
   const { TOURS } = await import('../conformance/orbtile-client/scenario.js')
   const { NODE_ADAPTER } = await import('./helpers/client-run.js')
   const basic = TOURS.find((tour) => tour.name === 'basic')!.scenario
-  const command = [process.execPath, NODE_ADAPTER]
-  const quiet = await playScenario(basic, command, { name: 'quiet', only: ['OT-008'] })
-  const starvedAction = (r: typeof quiet): string | undefined => {
-    const entry = r.journal.find((e) => e.kind === 'action' && e.name === 'starved')
-    return entry?.kind === 'action' ? entry.text : undefined
-  }
   // 1 s into the run, this process (the judge and the fake) busy-waits 2 s: the machine denied it the CPU.
   const blocker = setTimeout(() => { busy(2000) }, 1000)
-  const starved = await playScenario(basic, command, { name: 'starved', only: ['OT-008'] })
+  const starved = await playScenario(basic, [process.execPath, NODE_ADAPTER], { name: 'starved', only: ['OT-008'] })
   clearTimeout(blocker)
-  t.match(starvedAction(starved) ?? '', /starved of (1\.[89]|2\.\d) s while the scenario played/, 'journaled')
-  t.ok(starved.ms - quiet.ms >= 1500, `played ${starved.ms} ms against ${quiet.ms}`)
-  // The quiet run is lengthened only by what this loaded machine denied it, if anything: less than the busy wait.
-  const given = (r: typeof quiet): number => Number(/starved of ([\d.]+) s/.exec(starvedAction(r) ?? '')?.[1] ?? 0)
-  t.ok(given(quiet) < given(starved), `the quiet run got ${given(quiet)} s more, the starved one ${given(starved)} s`)
+  const entry = starved.journal.find((e) => e.kind === 'action' && e.name === 'starved')
+  const text = entry?.kind === 'action' ? entry.text : ''
+  const given = Number(/starved of ([\d.]+) s while the scenario played/.exec(text)?.[1] ?? 0)
+  t.ok(given >= 1.8, `journaled: ${text || 'nothing'}`)
+  // A loaded machine may starve it more than the busy wait: the run is as long as the scenario and what it gave back.
+  t.ok(starved.ms >= basic.durationMs + given * 1000 - 100, `played ${starved.ms} ms: ${basic.durationMs} + ${given * 1000}`)
 })
