@@ -1,6 +1,6 @@
 // The client suites' own tests whose verdicts hang on timing: the reference bots and adapters under five seeds,
 // every deliberate fault, the long voice tour. One file, so that they never run beside one another: each group
-// starts its runs when it begins, one group after another, while the voice tour's two runs (93 s, almost no CPU)
+// starts its runs when it begins, one group after another, while the voice tour's three runs (93 s, almost no CPU)
 // wait from the start. Its name sorts first, so it starts with the first files of the run, and every other test
 // file yields the CPU to it (test/helpers/priority.ts): a loaded machine must not blur what these judge.
 import t from 'tap'
