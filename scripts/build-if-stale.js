@@ -38,6 +38,7 @@ try {
 } catch (err) {
   // tsc has printed its errors: the step fails with them, without this script's stack.
   if (err.status === undefined) throw err
+  if (err.signal) process.stderr.write(`build-if-stale: the compiler was stopped by ${err.signal}\n`)
   process.exitCode = 1
 } finally {
   rmSync(lock, { recursive: true, force: true })

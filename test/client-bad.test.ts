@@ -41,7 +41,7 @@ t.test('CLIENT-04 bad clients get a verdict, never a hung run', async (t) => {
   // The scenario's own clock: 10 s for a first connection (OTC-19), tour:basic's 3 s, the stop's grace, and slack
   // for a loaded machine. The wall clock only shows that nothing waited for the sleeping client.
   const [scenario] = silent.json.scenarios
-  // OTC-20 may play it on by the time this process was starved, 10 s at most.
+  // OTC-22 may play it on by the time this process was starved, 10 s at most.
   const bound = START_ALLOWANCE_MS + 3000 + STOP_GRACE_MS + STARVED_EXTENSION_MS + 3000
   t.ok(scenario!.ms <= bound, `the silent client's scenario ended at ${scenario!.ms} ms, within ${bound}`)
   t.ok(performance.now() - started < SLEEP_S * 500, 'both runs ended long before the silent client would have')

@@ -56,14 +56,16 @@ t.test('OTC-17 OT-027 a request stamped 700 ms after a 429 breaks Retry-After, u
   t.equal(judged(400), 0, 'a 400 ms stall of the judge in between: the stamp may be that late, no violation')
 })
 
-t.test('OTC-20 a scenario whose judge was starved plays on by the time it lost, and says so', async (t) => {
+t.test('OTC-22 a scenario whose judge was starved plays on by the time it lost, and says so', async (t) => {
   const { playScenario } = await import('../conformance/orbtile-client/world.js')
   const { TOURS } = await import('../conformance/orbtile-client/scenario.js')
   const { NODE_ADAPTER } = await import('./helpers/client-run.js')
   const basic = TOURS.find((tour) => tour.name === 'basic')!.scenario
-  // 1 s into the run, this process (the judge and the fake) busy-waits 2 s: the machine denied it the CPU.
-  const blocker = setTimeout(() => { busy(2000) }, 1000)
-  const starved = await playScenario(basic, [process.execPath, NODE_ADAPTER], { name: 'starved', only: ['OT-008'] })
+  // 1 s into the scenario's clock, this process (the judge and the fake) busy-waits 2 s: the machine denied it the CPU.
+  let blocker: NodeJS.Timeout | undefined
+  const onPlay = (): void => { blocker = setTimeout(() => { busy(2000) }, 1000) }
+  const command = [process.execPath, NODE_ADAPTER]
+  const starved = await playScenario(basic, command, { name: 'starved', only: ['OT-008'], onPlay })
   clearTimeout(blocker)
   const entry = starved.journal.find((e) => e.kind === 'action' && e.name === 'starved')
   const text = entry?.kind === 'action' ? entry.text : ''

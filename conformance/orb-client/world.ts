@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JournalExchange, ScenarioReport } from '../client/journal.js'
@@ -9,6 +8,7 @@ import { defaultWorld, startOrbMock, type OrbMock } from '../../src/orb-mock/ind
 import { isObject, view, type ChannelInfo } from './model.js'
 import { OrbObserver } from './observer.js'
 import { OrbWire } from './orb-wire.js'
+import { freePort, ready } from './ready.js'
 import type { Scenario, Step } from './scenario.js'
 import {
   isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, sendDelivery, TOLERANCE_MS, type WebhookDelivery
@@ -49,6 +49,7 @@ export async function playOrbScenario (
   let client: ClientProcess | undefined
   let onExchange: ((entry: JournalExchange) => void) | undefined
   let afterCommand: ((entry: JournalExchange) => void) | undefined
+  let finished = false
   const timers: NodeJS.Timeout[] = []
   try {
     fake = await startOrbMock({
@@ -198,7 +199,11 @@ export async function playOrbScenario (
               if (v.route !== 'events' || !v.ok || !isObject(v.reply) || !Array.isArray(v.reply.events)) return
               if (!v.reply.events.some((e) => isObject(e) && e.type === 'application_command')) return
               afterCommand = undefined
-              timers.push(setTimeout(() => { restart().catch(() => {}) }, ms))
+              timers.push(setTimeout(() => {
+                restart().catch((err: unknown) => {
+                  o.action('harness', 'step-refused', `restart could not be played: ${(err as Error).message}`)
+                })
+              }, ms))
             }
             return say(`the harness: the bot is killed ${ms / 1000} s after it next fetches a typed command`)
           }
@@ -236,6 +241,7 @@ export async function playOrbScenario (
     }
     const restart = async (): Promise<void> => {
       await client!.stop(0)
+      if (finished) return // the scenario ended while the old process was stopping: no new one
       o.action('harness', 'kill', 'the bot is killed (SIGKILL) and started again, with the same HOME')
       client = start()
     }
@@ -270,6 +276,7 @@ export async function playOrbScenario (
       watch()
     })
     const ended = await Promise.race([exitedOnItsOwn, over, aborted])
+    finished = true
     clearTimeout(timer)
     onExchange = undefined
     afterCommand = undefined
@@ -330,45 +337,6 @@ function hasNotice (body: string): boolean {
   } catch {
     return false
   }
-}
-
-/** OBC-10: how long a bot may take to be up before the scenario plays anyway (the adapter suite's OTC-19 allowance). */
-const READY_ALLOWANCE_MS = 10_000
-
-/** Waits until the bot is up: its first call, or its port taking connections (webhook); journaled when slow. */
-async function ready (o: OrbObserver, client: ClientProcess, port: number | undefined): Promise<void> {
-  const started = Date.now()
-  const up = (): void => {
-    const ms = Date.now() - started
-    if (ms >= 1000) o.action('harness', 'slow-start', `the bot was up ${(ms / 1000).toFixed(1)} s after its start`)
-  }
-  while (Date.now() - started < READY_ALLOWANCE_MS && client.ended === undefined) {
-    if (port === undefined) {
-      if (o.journal.entries().some((e) => e.kind === 'exchange')) return up()
-    } else if (await accepts(port)) {
-      return up()
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
-async function accepts (port: number): Promise<boolean> {
-  return await new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    socket.once('connect', () => { socket.destroy(); resolve(true) })
-    socket.once('error', () => { resolve(false) })
-  })
-}
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** The demo world's channels: their kind and whether they are read-only (ORB-028, ORB-029). */

@@ -38,7 +38,7 @@ export function adapterEnv (place: Place, base: NodeJS.ProcessEnv = process.env)
 /** OTC-19: how long an adapter may take to make its first connection before the scenario plays without it. */
 export const START_ALLOWANCE_MS = 10_000
 
-/** OTC-20: at most this much longer a scenario plays for the time its judge was starved of CPU. */
+/** OTC-22: at most this much longer a scenario plays for the time its judge was starved of CPU. */
 export const STARVED_EXTENSION_MS = 10_000
 
 /**
@@ -48,7 +48,7 @@ export const STARVED_EXTENSION_MS = 10_000
 export async function playScenario (
   scenario: Scenario,
   command: readonly string[],
-  options: { name: string, only?: readonly string[], signal?: AbortSignal }
+  options: { name: string, only?: readonly string[], signal?: AbortSignal, onPlay?: () => void }
 ): Promise<ScenarioReport> {
   const place = makePlace()
   const release = stalls.hold()
@@ -151,9 +151,10 @@ export async function playScenario (
     }
     let timer: NodeJS.Timeout | undefined
     const playedFrom = performance.now()
+    options.onPlay?.() // the scenario's clock has started (OTC-19)
     const over = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => {
-        // OTC-20: the time this process lost to a starved machine is given back, so that a check that needs the
+        // OTC-22: the time this process lost to a starved machine is given back, so that a check that needs the
         // scenario's length after its window (OT-008's) still has it.
         const owed = Math.min(STARVED_EXTENSION_MS, stalls.total(playedFrom, performance.now()))
         if (owed < 250) return resolve(undefined)
