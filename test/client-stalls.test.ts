@@ -2,6 +2,7 @@
 // itself. The monitor is shown on real stalls (a busy wait), and its effect on OT-027 with and without one.
 import t from 'tap'
 import { stalls } from '../conformance/client/stall.js'
+import { EXTRA_FIELDS_NOTE } from '../conformance/orbtile-client/checks/life.js'
 import { Observer } from '../conformance/orbtile-client/observer.js'
 import type { TapExchange } from '../src/orbtile-mock/index.js'
 
@@ -73,4 +74,25 @@ t.test('OTC-22 a scenario whose judge was starved plays on by the time it lost, 
   t.ok(given >= 1.8, `journaled: ${text || 'nothing'}`)
   // A loaded machine may starve it more than the busy wait: the run is as long as the scenario and what it gave back.
   t.ok(starved.ms >= basic.durationMs + given * 1000 - 100, `played ${starved.ms} ms: ${basic.durationMs} + ${given * 1000}`)
+})
+
+/** OT-008 on a journal written here: two heartbeats 500 ms apart, a third whose reply carried unknown fields, then
+ * silence until `endMs`. */
+function frozen (endMs: number): { verdict: string, note?: string, violationCount: number } {
+  const obs = new Observer('discovery-token', { only: ['OT-008'] })
+  const t0 = obs.now()
+  for (const [i, at] of [0, 500].entries()) {
+    obs.exchange({ ...exchange(i + 1, 200), startedAt: t0 + at, sentAt: t0 + at })
+  }
+  obs.exchange({ ...exchange(3, 200, [EXTRA_FIELDS_NOTE]), startedAt: t0 + 1000, sentAt: t0 + 1000 })
+  return obs.findings(t0 + endMs).find((f) => f.id === 'OT-008')!
+}
+
+t.test('OTC-23 OT-008: silence after unknown fields fails once its window has passed; a scenario too short to judge says so', async (t) => {
+  const judged = frozen(6000)
+  t.equal(judged.verdict, 'fail', 'five silent seconds: the adapter stopped')
+  const short = frozen(2000)
+  t.equal(short.verdict, 'pass', 'one silent second: not a violation')
+  const why = /^not judged: batch \(its window of 3\.0+ s from .*\) did not come again, but the scenario ended at/
+  t.match(short.note ?? '', why, 'and the finding says why')
 })

@@ -19,6 +19,7 @@ export interface Run {
       verdict: string
       violationCount: number
       reason?: string
+      note?: string
       replay?: { seed: number; path: string }
       shrunk?: { seed: number; path: string }
     }>

@@ -69,7 +69,7 @@ t.test('CLIENT-03 each deliberate fault of the Node adapter fails the check name
   for (const [i, f] of FAULTS.entries()) {
     const r = results[i]!
     const c = r.json.checks.find((x) => x.id === f.id)!
-    t.equal(c.verdict, 'fail', `${f.fault}: ${f.id} fails${f.strict === true ? ' with --strict' : ''} (${c.reason ?? 'no reason'})`)
+    t.equal(c.verdict, 'fail', `${f.fault}: ${f.id} fails${f.strict === true ? ' with --strict' : ''} (${c.reason ?? c.note ?? 'no reason'})`)
     t.equal(r.code, 1, `${f.fault}: exit 1`)
     rmSync(r.dir, { recursive: true, force: true })
   }

@@ -146,6 +146,7 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
           }
           // A kind made twice or more before must come again within twice its longest gap then (AFTER_EXTRA_MS at
           // least), counted from when the wire last kept the adapter waiting; judged when the scenario went on so long.
+          const unjudged: string[] = []
           const missing = [...this.#before].filter(([route, { n, gap }]) => {
             if (n < 2 || !RECURRING.includes(route) || this.#after.has(route)) return false
             const window = Math.max(AFTER_EXTRA_MS, 2 * gap)
@@ -155,8 +156,15 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
             }
             // A machine too busy to run this process on time is too busy to blame the adapter: its requests are
             // slowed by all the CPU it was denied, so the window widens by the sum of the stalls (OTC-17).
-            return end - from >= window + model.starved(from, end)
+            const starved = model.starved(from, end)
+            if (end - from >= window + starved) return true
+            unjudged.push(`${route} (its window of ${seconds(window)} from ${seconds(from)}, ${seconds(starved)} starved)`)
+            return false
           })
+          // Silence that the scenario was too short to judge passes, and says so (OTC-23).
+          if (missing.length === 0 && unjudged.length > 0) {
+            this.note = `not judged: ${unjudged.join(', ')} did not come again, but the scenario ended at ${seconds(end)}`
+          }
           if (missing.length > 0) {
             this.violate({
               seq: first.seq,
