@@ -57,10 +57,18 @@ const play = async (f: (typeof plays)[number]): Promise<Awaited<ReturnType<typeo
 // alone: beside five other runs judged in this process, on a slow machine, the judge was starved enough to abstain
 // from freeze-on-unknown-field (OT-008) in one fresh-clone run after another (#19).
 const ALONE = new Set(['freeze-on-unknown-field'])
+// Even alone, a fresh clone's loaded run missed it about one time in four (docs/client-conformance.md, OTC-23): it
+// must be caught in one of two plays. A broken check misses both.
+const playAlone = async (f: (typeof plays)[number]): Promise<Awaited<ReturnType<typeof run>>> => {
+  const first = await play(f)
+  if (first.json.checks.find((c) => c.id === f.id)?.verdict === 'fail') return first
+  rmSync(first.dir, { recursive: true, force: true })
+  return await play(f)
+}
 const strictRuns = pool(plays.filter((f) => !ALONE.has(f.fault)), 6, play).then(async (crowd) => {
   const results: Array<Awaited<ReturnType<typeof run>>> = []
   let next = 0
-  for (const f of plays) results.push(ALONE.has(f.fault) ? await play(f) : crowd[next++]!)
+  for (const f of plays) results.push(ALONE.has(f.fault) ? await playAlone(f) : crowd[next++]!)
   return results
 })
 
