@@ -38,9 +38,6 @@ export function adapterEnv (place: Place, base: NodeJS.ProcessEnv = process.env)
 /** OTC-19: how long an adapter may take to make its first connection before the scenario plays without it. */
 export const START_ALLOWANCE_MS = 10_000
 
-/** OTC-22: at most this much longer a scenario plays for the time its judge was starved of CPU. */
-export const STARVED_EXTENSION_MS = 10_000
-
 /**
  * Plays one scenario: a fresh fake Orbtile in a folder of its own, the adapter started in it, the steps and the
  * user's decisions on schedule, the wire's faults on the fake's tap; then SIGTERM, the secret scan and the checks.
@@ -48,7 +45,7 @@ export const STARVED_EXTENSION_MS = 10_000
 export async function playScenario (
   scenario: Scenario,
   command: readonly string[],
-  options: { name: string, only?: readonly string[], signal?: AbortSignal, onPlay?: () => void }
+  options: { name: string, only?: readonly string[], signal?: AbortSignal }
 ): Promise<ScenarioReport> {
   const place = makePlace()
   const release = stalls.hold()
@@ -150,19 +147,11 @@ export async function playScenario (
       })
     }
     let timer: NodeJS.Timeout | undefined
-    const playedFrom = performance.now()
-    options.onPlay?.() // the scenario's clock has started (OTC-19)
-    const over = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => {
-        // OTC-22: the time this process lost to a starved machine is given back, so that a check that needs the
-        // scenario's length after its window (OT-008's) still has it.
-        const owed = Math.min(STARVED_EXTENSION_MS, stalls.total(playedFrom, performance.now()))
-        if (owed < 250) return resolve(undefined)
-        obs.action('harness', 'starved', `this process was starved of ${(owed / 1000).toFixed(1)} s while the scenario played: it plays that much longer`)
-        timer = setTimeout(() => resolve(undefined), owed)
-      }, scenario.durationMs)
-    })
-    const ended = await Promise.race([client.exited, over, aborted])
+    const ended = await Promise.race([
+      client.exited,
+      new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), scenario.durationMs) }),
+      aborted
+    ])
     clearTimeout(timer)
     dispose()
     for (const t of timers) clearTimeout(t)
