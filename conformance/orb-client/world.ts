@@ -47,8 +47,8 @@ export async function playOrbScenario (
   let obs: OrbObserver | undefined
   let fake: OrbMock | undefined
   let client: ClientProcess | undefined
-  let onExchange: ((entry: JournalExchange) => void) | undefined
-  let afterCommand: ((entry: JournalExchange) => void) | undefined
+  /** What the scenario waits to see on the wire (OBC-08's seat, OBC-09's fetched command); each removes itself. */
+  const watchers = new Set<(entry: JournalExchange) => void>()
   let finished = false
   const timers: NodeJS.Timeout[] = []
   try {
@@ -59,9 +59,7 @@ export async function playOrbScenario (
         request: (head) => wire.plan(head),
         exchange: (x) => {
           const entry = obs?.exchange(x)
-          if (entry === undefined) return
-          onExchange?.(entry)
-          afterCommand?.(entry)
+          if (entry !== undefined) for (const watch of watchers) watch(entry)
         },
         malformed: (connection, reason, bytes) => { obs?.malformed(connection, reason, bytes) }
       }
@@ -194,17 +192,18 @@ export async function playOrbScenario (
             const ms = step.afterCommandMs
             if (ms === undefined) return await restart()
             // OBC-09: timed from the reply that carried the command, as the bot got it, not from the member's typing.
-            afterCommand = (entry) => {
+            const fetched = (entry: JournalExchange): void => {
               const v = view(entry)
               if (v.route !== 'events' || !v.ok || !isObject(v.reply) || !Array.isArray(v.reply.events)) return
               if (!v.reply.events.some((e) => isObject(e) && e.type === 'application_command')) return
-              afterCommand = undefined
+              watchers.delete(fetched)
               timers.push(setTimeout(() => {
                 restart().catch((err: unknown) => {
                   o.action('harness', 'step-refused', `restart could not be played: ${(err as Error).message}`)
                 })
               }, ms))
             }
+            watchers.add(fetched)
             return say(`the harness: the bot is killed ${ms / 1000} s after it next fetches a typed command`)
           }
           case 'deliver': {
@@ -255,14 +254,15 @@ export async function playOrbScenario (
       const seatedMs = scenario.seatedMs
       if (seatedMs === undefined) return
       // OBC-08: the seat is watched for its whole length from the join on, however late a loaded machine made it.
-      onExchange = (entry) => {
+      const seated = (entry: JournalExchange): void => {
         const v = view(entry)
         if (v.route !== 'voice' || !v.ok || !isObject(v.body) || v.body.action !== 'join') return
-        onExchange = undefined
+        watchers.delete(seated)
         clearTimeout(timer)
         timer = setTimeout(() => resolve(undefined), seatedMs)
         o.action('harness', 'seated', `the bot took a voice seat: the scenario ends ${seatedMs / 1000} s from now`)
       }
+      watchers.add(seated)
     })
     // The run ends at its time, when the signal aborts, or when the bot exits on its own (a restart does not count).
     const exitedOnItsOwn = new Promise<ClientExit>((resolve) => {
@@ -278,8 +278,7 @@ export async function playOrbScenario (
     const ended = await Promise.race([exitedOnItsOwn, over, aborted])
     finished = true
     clearTimeout(timer)
-    onExchange = undefined
-    afterCommand = undefined
+    watchers.clear()
     dispose()
     for (const t of timers) clearTimeout(t)
     const end = o.now()

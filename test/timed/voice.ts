@@ -19,6 +19,12 @@ const lateSeat: Scenario = {
   steps: [{ atMs: 1000, actor: 'wire', name: 'late-command', ms: 4000 }, ...VOICE_TOUR.steps]
 }
 const late = playOrbScenario(lateSeat, [process.execPath, EVENTS_BOT], { name: 'late-seat', only: ['ORB-077'] })
+// OBC-10: a bot that takes 6 s to start, past the 5 s it was once given, still gets the /join its steps hold.
+const slowStarter = playOrbScenario(
+  { ...VOICE_TOUR, seatedMs: 2000 },
+  ['bash', '-c', `sleep 6; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(EVENTS_BOT)}`],
+  { name: 'slow-start', only: ['ORB-077'] }
+)
 
 export function voiceTests (t: Test): void {
   t.test('ORB-077 a bot seated for 93 s with a heartbeat every 30 s passes; one that never sends one fails', async (t) => {
@@ -46,6 +52,19 @@ export function voiceTests (t: Test): void {
     t.ok(cmd !== undefined && seated !== undefined && exit !== undefined, 'the /join, the seat and the exit journaled')
     t.ok(seated!.at - cmd!.at >= 4000, `the seat came ${Math.round(seated!.at - cmd!.at)} ms after the /join`)
     t.ok(exit!.at - seated!.at >= VOICE_TOUR_MS, `and the bot was stopped ${Math.round(exit!.at - seated!.at)} ms after it`)
+  })
+
+  t.test('OBC-10 a bot up 6 s after its start gets the scenario from then on: the /join reaches it, and the journal says it was slow', async (t) => {
+    const entries = (await slowStarter).journal
+    const said = (name: string): string | undefined => {
+      const e = entries.find((x) => x.kind === 'action' && x.name === name)
+      return e?.kind === 'action' ? e.text : undefined
+    }
+    const actions = entries.filter((e) => e.kind === 'action')
+      .map((e) => `${Math.round(e.at)} ms ${e.actor}: ${e.text}`)
+    t.match(said('slow-start') ?? '', /^the bot was up [6-9]\.\d s after its start$/, 'journaled', { actions })
+    t.match(said('command') ?? '', /types \/join/, 'the /join was typed once the bot had registered it', { actions })
+    t.ok(said('seated') !== undefined, 'and the bot took its seat', { actions })
   })
 
   t.test('ORB-077 tour:voice is long, and --list says it is played only when --tour names it', async (t) => {
