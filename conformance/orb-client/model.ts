@@ -98,7 +98,7 @@ export class OrbModel {
   readonly epochStart: number
   readonly received = new Map<string, Received>()
   /** The `next` of each events reply, in the order the replies ended. */
-  readonly nexts: Array<{ next: number, at: Millis }> = []
+  readonly nexts: Array<{ next: number, at: Millis, cut?: true }> = []
   /** When the bot's process was (re)started, journal ms. */
   readonly starts: Millis[] = []
   /** The first encrypted message the bot received (ORB-036). */
@@ -123,8 +123,13 @@ export class OrbModel {
     if (entry.kind !== 'exchange') return
     const v = view(entry)
     if (v.route !== 'events' || !v.ok || !isObject(v.reply)) return
-    if (typeof v.reply.next === 'number') this.nexts.push({ next: v.reply.next, at: entry.end })
-    if (!Array.isArray(v.reply.events) || entry.wire?.includes('connection cut before the reply') === true) return
+    // OBC-11: a reply journaled as cut (cut-poll, a poll held while the bot was stopped) may or may not have reached
+    // the bot: its bytes can be in the kernel when the cut comes. Its `next` is kept, marked; its events are not.
+    const cut = entry.wire?.includes('connection cut before the reply') === true
+    if (typeof v.reply.next === 'number') {
+      this.nexts.push({ next: v.reply.next, at: entry.end, ...(cut ? { cut: true as const } : {}) })
+    }
+    if (!Array.isArray(v.reply.events) || cut) return
     for (const event of v.reply.events) this.#receive(event, entry.end, entry.seq)
   }
 

@@ -1,7 +1,8 @@
 // The bot suite (`--client orb`, events mode and --webhook) judging the reference bots: both pass every check that
 // applies under five seeds, and each deliberate fault of either fails the check named for it. The runs start at once
 // and the tests read their results; the bots mostly wait, so many run side by side.
-import { readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { group } from './group.js'
 import { ORB_CLIENT_CHECKS } from '../../conformance/orb-client/checks.js'
@@ -54,6 +55,13 @@ const faultRuns = pool(FAULTS, 12, async (f) => await run(
   [process.execPath, f.bot === 'events' ? EVENTS_BOT : WEBHOOK_BOT, '--fault', f.fault],
   f.bot === 'events' ? EVENTS : WEBHOOK
 ))
+
+// OBC-11: the same fault, but the restarted process never fetches again (it sleeps until its stop): the command
+// it took before the kill was lost, yet no later fetch went past it, so the run ends before ORB-048 can judge a skip.
+const markDir = mkdtempSync(join(tmpdir(), 'orbtest-restart-'))
+const unjudgedRun = run(['--seed', String(SEED), '--tour', 'restart', '--scenarios', '0'], ['bash', '-c',
+  `if [ -e "${markDir}/started" ]; then exec sleep 120; fi; : > "${markDir}/started"; ` +
+  `exec "${process.execPath}" "${EVENTS_BOT}" --fault cursor-before-handling`], EVENTS)
 
 // The app made with fewer scopes: without `passport`, the bot's check is refused and ORB-088 has nothing to judge.
 const narrowRun = run(['--tour', 'passport', '--scenarios', '0', '--scopes', 'messages:read,messages:write'],
@@ -120,6 +128,16 @@ t.test('BOT-02 each deliberate fault of the reference bots fails the check named
   const events = FAULTS.filter((f) => f.bot === 'events').length
   t.ok(events >= 12, `${events} distinct faults of the events-mode bot`)
   t.ok(FAULTS.length - events >= 10, `${FAULTS.length - events} of the webhook bot`)
+})
+
+t.test('BOT-02 OBC-11 a command lost in a restart is judged only once a later fetch goes past it', async (t) => {
+  const r = await unjudgedRun
+  const c = r.json.checks.find((x) => x.id === 'ORB-048')!
+  t.not(c.verdict, 'fail', `ORB-048 does not fail (${c.verdict}: ${c.reason ?? c.note ?? ''})`)
+  t.ok(existsSync(join(markDir, 'started')), 'the bot was started, and restarted into its sleep')
+  t.equal(r.json.checks.find((x) => x.id === 'ORB-071')?.verdict, 'fail', 'the command was indeed never answered')
+  rmSync(r.dir, { recursive: true, force: true })
+  rmSync(markDir, { recursive: true, force: true })
 })
 
 t.test('BOT-03 every [client] and [both] id of part 2 has a check or a line in the coverage file', async (t) => {
