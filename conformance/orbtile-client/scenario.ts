@@ -87,7 +87,7 @@ export const TOURS: ReadonlyArray<{ name: string, scenario: Scenario }> = [
     name: 'wire',
     scenario: {
       ...BASE,
-      durationMs: 8000,
+      durationMs: 10_000,
       extraFields: true,
       steps: [
         { atMs: 1000, actor: 'wire', name: '429', count: 2, retryAfter: 1 },

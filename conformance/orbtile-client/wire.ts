@@ -1,6 +1,6 @@
 import type { TapHead, WirePlan } from '../../src/orbtile-mock/index.js'
-import { EXTRA_FIELDS_NOTE, PROOF_NOTE } from './checks/life.js'
-import { isObject, routeOf } from './model.js'
+import { EXTRA_FIELDS_NOTE, PROOF_NOTE, RECURRING } from './checks/life.js'
+import { isObject, routeOf, type RouteKind } from './model.js'
 import type { Scenario, Step } from './scenario.js'
 
 type WireStep = Extract<Step, { actor: 'wire' }>
@@ -23,6 +23,9 @@ export class Wire {
   /** Events delivered late once are late every time they come again (a poll that did not acknowledge them). */
   readonly #lateEvents = new Map<number, number>()
   #badPicks = false
+  /** Replies sent so far of each kind an adapter makes again and again (OTC-24). */
+  readonly #replies = new Map<string, number>()
+  #rhythm = false
   /** Question events whose picks were tampered with, by sequence, and the picks they were given. */
   readonly #tampered = new Map<number, unknown[]>()
 
@@ -75,6 +78,14 @@ export class Wire {
   }
 
   #rewrite (reply: unknown, route: string, notes: string[], now: number): unknown {
+    // OTC-24: unknown fields wait for a rhythm, a second reply of one recurring kind, so that OT-008 has what the
+    // adapter did before to compare what it does after with.
+    const rhythm = this.#rhythm
+    if (RECURRING.includes(route as RouteKind)) {
+      const n = (this.#replies.get(route) ?? 0) + 1
+      this.#replies.set(route, n)
+      if (n >= 2) this.#rhythm = true
+    }
     if (!isObject(reply)) return reply
     let out: Record<string, unknown> = reply
     if (route === 'info' && this.#world.olderApp && typeof out.apiMinor === 'number') {
@@ -86,8 +97,9 @@ export class Wire {
       notes.push(PROOF_NOTE)
     }
     if (route === 'events' && Array.isArray(out.events)) out = { ...out, events: this.#events(out.events, notes) }
-    // From the second second on: the adapter's requests before the first such reply are what OT-008 compares with.
-    if (this.#world.extraFields && now >= EXTRA_FIELDS_FROM_MS) {
+    // From the second second on, once a kind has come twice: the adapter's requests before the first such reply are
+    // what OT-008 compares with.
+    if (this.#world.extraFields && now >= EXTRA_FIELDS_FROM_MS && rhythm) {
       out = withExtras(out)
       notes.push(EXTRA_FIELDS_NOTE)
     }

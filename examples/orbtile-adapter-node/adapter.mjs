@@ -19,6 +19,8 @@ const FAULTS = ['no-host', 'origin', 'info-no-content-type', 'batch-no-adapter-t
   'hardcoded-socket', 'stale-discovery', 'log-token', 'token-file', 'crash-on-unknown-field', 'icon-dropped',
   'cursor-past', 'ack-decreases', 'hue-205', 'trust-impostor', 'unknown-palette-key', 'crash', 'garbage',
   'connections', 'ignore-sigterm', 'invalid-body', 'freeze-on-unknown-field']
+/** Set by the freeze fault: a promise that never settles, which every request then waits on. */
+let frozen = null
 const faults = new Set((process.env.ORBTEST_EXAMPLE_FAULT ?? '').split(',').map((f) => f.trim()).filter(Boolean))
 for (let i = 2; i < process.argv.length; i++) {
   const arg = process.argv[i]
@@ -202,6 +204,7 @@ async function request (method, route, body, extraHeaders) {
   let bearerRetried = false
   for (;;) {
     if (stopping) return null
+    if (frozen !== null) await frozen // FAULT: freeze-on-unknown-field stops every loop, not the one that read it
     await rateGate() // OT-027
     if (discovery === null) refreshDiscovery()
     if (discovery === null) { await sleep(300); continue } // no file: the API is off (OT-A03)
@@ -495,7 +498,11 @@ function crashOnUnknownKeys (route, r) { // returns a promise that never settles
     if (unknown === undefined) continue
     // FAULT: OT-008: exit, or stay up and send nothing more
     log(`unknown field ${unknown.slice(0, 40)} in a reply: ${fault('freeze-on-unknown-field') ? 'stuck' : 'exiting'}`)
-    if (fault('freeze-on-unknown-field')) { setInterval(() => {}, 60_000); return new Promise(() => {}) }
+    if (fault('freeze-on-unknown-field')) {
+      setInterval(() => {}, 60_000)
+      frozen = new Promise(() => {})
+      return frozen
+    }
     process.exit(1)
   }
 }

@@ -8,7 +8,7 @@ export const EXTRA_FIELDS_NOTE = 'unknown fields added'
 export const PROOF_NOTE = 'proof replaced (an impostor)'
 
 /** The requests an adapter makes over and over (heartbeats, by session or by batch, and polls). */
-const RECURRING: readonly RouteKind[] = ['session', 'batch', 'events']
+export const RECURRING: readonly RouteKind[] = ['session', 'batch', 'events']
 
 /** The shortest wait, after a reply with unknown fields, for the requests the adapter made before (OTC-08). */
 const AFTER_EXTRA_MS = 3000
@@ -95,9 +95,11 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
     (info) =>
       new class extends Tally<OrbtileModel> {
         #first: { at: Millis; seq: number } | undefined
-        /** Each kind of request before the first reply with unknown fields: how many, the last, the longest gap. */
-        readonly #before = new Map<RouteKind, { n: number, last: Millis, gap: Millis }>()
-        readonly #after = new Set<RouteKind>()
+        /**
+         * Each kind of request: how many came before the first reply with unknown fields, when the last one ended,
+         * and its longest gap over the whole run (OTC-24).
+         */
+        readonly #kinds = new Map<RouteKind, { before: number, last: Millis, end: Millis, gap: Millis }>()
         /** Times the wire kept the adapter waiting (a 429's Retry-After, a reply held): no fault of its own. */
         readonly #blocked: Array<{ from: Millis, to: Millis }> = []
         #exited: { at: Millis; seq: number; text: string } | undefined
@@ -107,21 +109,24 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
           }
           if (entry.kind !== 'exchange') return
           const route = view(entry).route
-          if (this.#first === undefined) {
-            const seen = this.#before.get(route)
-            if (seen === undefined) {
-              this.#before.set(route, { n: 1, last: entry.at, gap: 0 })
-            } else {
-              // In place: every request of a busy run passes here.
-              seen.n++
-              seen.gap = Math.max(seen.gap, entry.at - seen.last)
-              seen.last = Math.max(seen.last, entry.at)
-            }
-            if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) this.#first = { at: entry.end, seq: entry.seq }
-          } else if (entry.at > this.#first.at) {
-            this.#after.add(route)
+          const seen = this.#kinds.get(route)
+          const before = this.#first === undefined ? 1 : 0
+          // A request refused 429 is the wire's doing, and its retry no beat of the adapter's own: a wait (OTC-24).
+          if (entry.status === 429) {
+            // below
+          } else if (seen === undefined) {
+            this.#kinds.set(route, { before, last: entry.at, end: entry.end, gap: 0 })
+          } else {
+            // In place: every request of a busy run passes here.
+            seen.before += before
+            seen.gap = Math.max(seen.gap, entry.at - seen.last)
+            seen.last = Math.max(seen.last, entry.at)
+            seen.end = Math.max(seen.end, entry.end)
           }
-          if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) this.applied()
+          if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) {
+            this.#first ??= { at: entry.end, seq: entry.seq }
+            this.applied()
+          }
           if (entry.status === 429) {
             const after = Number(entry.replyHeaders['retry-after'] ?? 1)
             this.#blocked.push({ from: entry.at, to: entry.end + (Number.isFinite(after) ? after : 1) * 1000 })
@@ -144,13 +149,14 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
             })
             return
           }
-          // A kind made twice or more before must come again within twice its longest gap then (AFTER_EXTRA_MS at
-          // least), counted from when the wire last kept the adapter waiting; judged when the scenario went on so long.
+          // A kind made twice or more before must not fall silent, after the first reply with unknown fields, for
+          // twice its longest gap (AFTER_EXTRA_MS at least): silence counted from that kind's last reply (OTC-24)
+          // or the wire's last wait, whichever is later; judged when the scenario went on so long.
           const unjudged: string[] = []
-          const missing = [...this.#before].filter(([route, { n, gap }]) => {
-            if (n < 2 || !RECURRING.includes(route) || this.#after.has(route)) return false
+          const missing = [...this.#kinds].filter(([route, { before, last, end: lastEnd, gap }]) => {
+            if (before < 2 || !RECURRING.includes(route)) return false
             const window = Math.max(AFTER_EXTRA_MS, 2 * gap)
-            let from = first.at
+            let from = Math.max(first.at, lastEnd)
             for (const b of [...this.#blocked].sort((x, y) => x.from - y.from)) {
               if (b.from <= from + window && b.to > from) from = b.to
             }
@@ -158,7 +164,7 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
             // slowed by all the CPU it was denied, so the window widens by the sum of the stalls (OTC-17).
             const starved = model.starved(from, end)
             if (end - from >= window + starved) return true
-            unjudged.push(`${route} (its window of ${seconds(window)} from ${seconds(from)}, ${seconds(starved)} starved)`)
+            if (last <= first.at) unjudged.push(`${route} (its window of ${seconds(window)} from ${seconds(from)}, ${seconds(starved)} starved)`)
             return false
           })
           // Silence that the scenario was too short to judge passes, and says so (OTC-23).
@@ -171,7 +177,7 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
               at: first.at,
               message: 'after a reply with unknown fields, the adapter stopped making requests it made before',
               expected: `${missing.map(([r]) => r).join(' and ')} requests again`,
-              actual: `none in ${seconds(end - first.at)}`
+              actual: `none after ${missing.map(([r, k]) => `${r} ${seconds(k.end)}`).join(', ')}; end ${seconds(end)}`
             })
           }
         }
