@@ -203,14 +203,10 @@ export const ORB_CLIENT_CHECKS: readonly OrbCheck[] = [
       if (v.route !== 'events') return
       this.applied()
       const after = Number(v.query.get('after') ?? 0)
-      // OBC-11: a typed command received by an earlier process of the bot is skipped once a later one asks for the
-      // events past it, unanswered: the restart lost it.
+      // OBC-11: a typed command an earlier process of the bot received is skipped once a later one fetches past it.
       const lastStart = model.starts.at(-1) ?? 0
-      for (const r of model.received.values()) {
-        if (r.type === 'application_command' && r.at < lastStart && r.cursor !== undefined && after >= r.cursor) {
-          this.#passed.add(r.id)
-        }
-      }
+      const earlier = [...model.received.values()].filter((r) => r.type === 'application_command' && r.at < lastStart)
+      for (const r of earlier) if (after >= (r.cursor ?? Infinity)) this.#passed.add(r.id)
       const given = model.nexts.filter((n) => n.at <= entry.at)
       // OBC-11: the last next the bot surely got, and those of replies cut since, which it may have got.
       const sure = given.filter((n) => n.cut !== true)
@@ -331,6 +327,8 @@ export const ORB_CLIENT_CHECKS: readonly OrbCheck[] = [
 
     override finish (model: OrbModel, end: Millis): void {
       for (const g of this.#gone) {
+        // OBC-12: a 410 too close to the end is not judged, and the note says so.
+        if (!g.posted && end - g.at < FALLBACK_MS) this.note = `not judged: the 410 at ${seconds(g.at)} came under ${seconds(FALLBACK_MS)} before the end (${seconds(end)})`
         if (g.posted || end - g.at < FALLBACK_MS) continue
         this.violate({ seq: g.seq, at: g.at, message: `the answer to ${g.event} met 410, and no message was posted instead`, expected: 'POST /messages with the answer after a 410', actual: `nothing in ${seconds(FALLBACK_MS)}` })
       }

@@ -97,7 +97,7 @@ export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
     name: 'late',
     scenario: {
       mode: 'events',
-      durationMs: 15_000,
+      durationMs: 20_000,
       steps: [{ atMs: 1000, actor: 'wire', name: 'late-command', ms: 6500 }, command(1500)]
     }
   },

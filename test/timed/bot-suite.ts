@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { group } from './group.js'
 import { ORB_CLIENT_CHECKS } from '../../conformance/orb-client/checks.js'
 import { EVENTS_BOT, pool, run, SEED, WEBHOOK_BOT, type Run } from '../helpers/client-run.js'
+import { ROOT } from '../helpers/root.js'
 
 const t = group()
 
@@ -121,7 +122,7 @@ t.test('BOT-02 each deliberate fault of the reference bots fails the check named
   for (const [i, f] of FAULTS.entries()) {
     const r = results[i]!
     const c = r.json.checks.find((x) => x.id === f.id)!
-    t.equal(c.verdict, 'fail', `${f.bot} bot, ${f.fault}: ${f.id} fails (${c.reason ?? 'no reason'})`)
+    t.equal(c.verdict, 'fail', `${f.bot} bot, ${f.fault}: ${f.id} fails (${c.reason ?? c.note ?? 'no reason'})`)
     t.equal(r.code, 1, `${f.bot} bot, ${f.fault}: exit 1`)
     rmSync(r.dir, { recursive: true, force: true })
   }
@@ -141,7 +142,7 @@ t.test('BOT-02 OBC-11 a command lost in a restart is judged only once a later fe
 })
 
 t.test('BOT-03 every [client] and [both] id of part 2 has a check or a line in the coverage file', async (t) => {
-  const root = join(import.meta.dirname, '..', '..')
+  const root = ROOT
   const ledger = readFileSync(join(root, 'conformance', 'orb', 'requirements.json'), 'utf8')
   const requirements = (JSON.parse(ledger) as { requirements: Record<string, { kind: string }> }).requirements
   const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'orb-client', 'coverage.json'), 'utf8')) as {
