@@ -52,16 +52,19 @@ async function buildIfStale () {
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
   const ui = join(root, 'src', 'dashboard-ui')
   // --whole-tree (npm test's first step): the compile covers tsconfig.json, tests and scripts too, so that it is
-  // also the type check; with nothing to build, the type check alone runs.
+  // also the type check, and it writes dist/test, which is what tap runs (no TypeScript loader in each test
+  // process). With nothing else to build, that compile and the page's type check alone run.
   const whole = process.argv.includes('--whole-tree')
   if (!changed && !process.argv.includes('--force')) {
     if (!whole) return
-    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' })
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' })
+    pruneTests()
     execFileSync(process.execPath, [tsc, '-p', join(ui, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' })
     return
   }
   const project = join(root, whole ? 'tsconfig.json' : 'tsconfig.build.json')
   execFileSync(process.execPath, [tsc, '-p', project], { stdio: 'inherit' })
+  if (whole) pruneTests()
   // The CLI as one bundle of our own modules (dist/cli/orbtest.js, with chunks for the commands loaded on demand):
   // Node then reads and compiles a handful of files at start-up, where it read about a hundred (#19). The packages
   // stay outside the bundle, and the library (dist/src) is left as tsc wrote it.
@@ -97,4 +100,18 @@ async function buildIfStale () {
   const { checkedDefaultWorld, CHECKED_WORLD_FILE } = await import(join(root, 'dist', 'src', 'orb-mock', 'world.js'))
   writeFileSync(join(root, CHECKED_WORLD_FILE), checkedDefaultWorld())
   writeFileSync(stamp, `${new Date().toISOString()}\n`)
+}
+
+/** Removes what an earlier build made in dist/test of a source since deleted or renamed: tap would run it. */
+function pruneTests (dir = join(root, 'dist', 'test'), source = join(root, 'test')) {
+  if (!existsSync(dir)) return
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) {
+      pruneTests(path, join(source, entry.name))
+      continue
+    }
+    const stem = entry.name.replace(/\.(js|js\.map|d\.ts)$/, '')
+    if (stem !== entry.name && !existsSync(join(source, `${stem}.ts`))) rmSync(path, { force: true })
+  }
 }

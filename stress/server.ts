@@ -3,10 +3,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
+import { packageRoot } from '../src/shared/paths.js'
 
 /** The repository this file belongs to: where `src/cli/index.ts` is run from unless told otherwise. */
-export const REPO_ROOT = resolve(import.meta.dirname, '..')
+/** The project's root, from stress/ (tsx) or from dist/stress (the tests). */
+export const REPO_ROOT = packageRoot()
 
 /** How to start the servers. */
 export interface ServerOptions {

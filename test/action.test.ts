@@ -8,8 +8,9 @@ import t from 'tap'
 import { parse } from 'yaml'
 import { Job } from './helpers/actions-runner.js'
 import { EVENTS_BOT, NODE_ADAPTER, WEBHOOK_BOT } from './helpers/client-run.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname, '..')
+const root = ROOT
 
 /** A job in a workspace of its own, with a HOME of its own (the discovery file's default place is under it). */
 function newJob (): Job {

@@ -5,8 +5,9 @@ import { basename, dirname, join, relative, resolve } from 'node:path'
 import t from 'tap'
 import ts from 'typescript'
 import { CLI } from './helpers/cli.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname, '..')
+const root = ROOT
 
 /** Every .ts file below `dir`, as a path relative to the root. */
 function sources (dir: string): string[] {

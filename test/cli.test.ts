@@ -5,6 +5,7 @@ import t from 'tap'
 import { readDiscovery, scratch } from './helpers/fake.js'
 import { SocketClient } from './helpers/client.js'
 import { CLI } from './helpers/cli.js'
+import { ROOT } from './helpers/root.js'
 
 interface Run {
   child: ChildProcess
@@ -361,7 +362,7 @@ t.test('ORB-A04 cli: a world file that breaks the schema stops start-up with eve
   const dir = scratch(t)
   const world = JSON.parse(
     readFileSync(
-      join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'fixtures', 'orb-world.json'),
+      join(ROOT, 'fixtures', 'orb-world.json'),
       'utf8'
     )
   )

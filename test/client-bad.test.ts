@@ -10,8 +10,9 @@ import { STOP_GRACE_MS } from '../conformance/client/process.js'
 import { START_ALLOWANCE_MS } from '../conformance/orbtile-client/world.js'
 import { UsageError } from '../src/cli/args.js'
 import { NODE_ADAPTER, run, SEED, verdictOf } from './helpers/client-run.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname, '..')
+const root = ROOT
 
 // Every run starts at once, and each test reads its own: the clients mostly wait on the scenarios' clocks.
 const started = performance.now()

@@ -9,8 +9,9 @@ import { CHECKS } from '../conformance/orbtile-client/checks/index.js'
 import { picksProblem } from '../conformance/orbtile-client/checks/decisions.js'
 import { TOURS } from '../conformance/orbtile-client/scenario.js'
 import { UsageError } from '../src/cli/args.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname, '..')
+const root = ROOT
 const requirements = (
   JSON.parse(readFileSync(join(root, 'conformance', 'orbtile', 'requirements.json'), 'utf8')) as {
     requirements: Record<string, { kind: string }>

@@ -7,8 +7,9 @@ import { join } from 'node:path'
 import t from 'tap'
 import { JournalRecorder, Secrets } from '../conformance/client/recorder.js'
 import { CLI } from './helpers/cli.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname, '..')
+const root = ROOT
 const NODE_ADAPTER = join(root, 'examples', 'orbtile-adapter-node', 'adapter.mjs')
 
 interface Judged {

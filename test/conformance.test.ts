@@ -14,9 +14,10 @@ import { UsageError } from '../src/cli/args.js'
 import { type CaseResult } from '../conformance/case.js'
 import { checkCoverage } from './helpers/coverage.js'
 import { scratch, type Teardown } from './helpers/fake.js'
+import { ROOT } from './helpers/root.js'
 
 const SEED = Number(process.env.FC_SEED ?? 20261130)
-const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..')
+const root = ROOT
 
 /** Runs the suite (or the cases `grep` names) against a fresh fake with its control API and a virtual clock. */
 async function suiteAgainstFake (

@@ -7,8 +7,9 @@ import { CONTROL_ERRORS } from '../src/shared/control-error.js'
 import { ERROR_CODES, ERROR_STATUS } from '../src/spec/orbtile.js'
 import { ORB_ERROR_STATUSES } from '../src/spec/orb.js'
 import { BEGIN, END, errorTables } from './helpers/errors-doc.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname, '..')
+const root = ROOT
 
 t.test('ERR-01 docs/errors.md lists exactly what the three error registries hold (rewrite it with scripts/errors-doc.ts)', async (t) => {
   const page = readFileSync(join(root, 'docs', 'errors.md'), 'utf8')

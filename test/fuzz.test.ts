@@ -25,7 +25,7 @@ t.test('FUZZ-01 a seeded campaign of thousands of requests over the three server
   // The test's campaign runs at a lower priority than the timed file (test/helpers/priority.ts): a server it waits on
   // may go unscheduled for a while, so its 100 Continue gets the silence budget (5 s) rather than 2 s.
   const report = await runCampaign({ requests: REQUESTS, seed: SEED, timeLimitMs: 45_000, continueMs: 5000 })
-  const replay = `FC_SEED=${SEED} npx tap test/fuzz.test.ts, or ${report.replay}`
+  const replay = `FC_SEED=${SEED} npx tap dist/test/fuzz.test.js, or ${report.replay}`
   if (!report.ok) t.comment(`${formatReport(report)}seed ${SEED}; replay with ${replay}`)
   t.ok(report.requestsSent >= Math.min(REQUESTS, 5000), `${report.requestsSent} requests sent (seed ${SEED})`)
   for (const server of SERVER_NAMES) t.ok(report.perServer[server].requests > 0, `${server} got requests`)

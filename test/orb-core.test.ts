@@ -9,8 +9,9 @@ import {
 import { orbRoutes } from '../src/orb-mock/app.js'
 import { DEMO, isOrbError, startOrb } from './helpers/orb.js'
 import { fcParams } from './helpers/fc.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..')
+const root = ROOT
 const spec = JSON.parse(readFileSync(join(root, 'specs', 'orb-bot-api.openapi.json'), 'utf8'))
 const served = (orb: Awaited<ReturnType<typeof startOrb>>) => orbRoutes({ ...orb.services, rateLimit: 'on' })
 
@@ -500,8 +501,8 @@ t.test('ORB-A04 a world is checked by its JSON Schema and its references; every 
 })
 
 t.test('ORB-A04 the demo world the build checked is the fixture checked now, used only while the fixture is the one it checked', async (t) => {
-  const fixture = readFileSync(join(import.meta.dirname, '..', DEFAULT_WORLD_FILE), 'utf8')
-  const built = readFileSync(join(import.meta.dirname, '..', CHECKED_WORLD_FILE), 'utf8')
+  const fixture = readFileSync(join(ROOT, DEFAULT_WORLD_FILE), 'utf8')
+  const built = readFileSync(join(ROOT, CHECKED_WORLD_FILE), 'utf8')
   const fresh = checkWorld(JSON.parse(fixture), DEFAULT_WORLD_FILE)
   t.same(defaultWorld(), fresh, "the world a fake starts with is the fixture with the schema's defaults")
   t.same(demoWorld(fixture, built), fresh)

@@ -7,8 +7,9 @@ import { createAjv } from '../src/shared/ajv.js'
 import { defaultWorld } from '../src/orb-mock/world.js'
 import { DEMO, isOrbError, startOrb } from './helpers/orb.js'
 import { fcParams } from './helpers/fc.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..')
+const root = ROOT
 const spec = JSON.parse(readFileSync(join(root, 'specs', 'orb-bot-api.openapi.json'), 'utf8'))
 const ajv = createAjv().addSchema({ $id: 'orb', paths: spec.paths, components: spec.components })
 const eventSchema = ajv.compile({ $ref: 'orb#/components/schemas/Event' })

@@ -17,9 +17,9 @@ import {
 import { webhook } from '../src/cli/webhook.js'
 import { signature as fakeSignature } from '../src/orb-mock/webhook-signing.js'
 import { CLI } from './helpers/cli.js'
+import { ROOT } from './helpers/root.js'
 
-const here = import.meta.dirname ?? new URL('.', import.meta.url).pathname
-const BOT = join(here, '..', 'examples', 'orb-bot-webhook', 'bot.mjs')
+const BOT = join(ROOT, 'examples', 'orb-bot-webhook', 'bot.mjs')
 const TOKEN = 'orb_kit_token_0000000000000000000000000000'
 
 interface Bot { url: string, stdout: () => string, child: ChildProcess }

@@ -5,8 +5,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname, '..')
+const root = ROOT
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 
 const work = mkdtempSync(join(tmpdir(), 'orbtest-pkg-'))

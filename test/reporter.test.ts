@@ -9,8 +9,9 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { markdownSummary, mdCode, readRunReport } from '../conformance/summary.js'
 import { NODE_ADAPTER } from './helpers/client-run.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname, '..')
+const root = ROOT
 const CLI = join(root, 'dist', 'cli', 'orbtest.js')
 const run = promisify(execFile)
 /** The terminal's escape character, which colour and the progress line start with. */

@@ -10,8 +10,9 @@ import { spec } from '../src/spec/orbtile.js'
 import { arbitraryFor } from '../conformance/schema-arbitrary.js'
 import './helpers/cli.js' // the build is up to date: dist/validators is what it writes
 import { fcParams } from './helpers/fc.js'
+import { ROOT } from './helpers/root.js'
 
-const root = join(import.meta.dirname, '..')
+const root = ROOT
 const require = createRequire(import.meta.url)
 const families = validatorFamilies()
 

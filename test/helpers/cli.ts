@@ -3,8 +3,9 @@
 // is brought up to date first (nothing to do when `npm test` has just built).
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
+import { ROOT } from './root.js'
 
-const root = join(import.meta.dirname, '..', '..')
+const root = ROOT
 
 execFileSync(process.execPath, [join(root, 'scripts', 'build-if-stale.js')], { stdio: 'inherit' })
 

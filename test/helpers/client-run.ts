@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { conformance } from '../../conformance/index.js'
+import { ROOT } from './root.js'
 
 export const SEED = Number(process.env.FC_SEED ?? 20261201)
-const root = join(import.meta.dirname, '..', '..')
+const root = ROOT
 export const NODE_ADAPTER = join(root, 'examples', 'orbtile-adapter-node', 'adapter.mjs')
 export const PYTHON_ADAPTER = join(root, 'examples', 'orbtile-adapter-python', 'adapter.py')
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import { requirementOf } from '../../conformance/case.js'
+import { ROOT } from './root.js'
 
 /**
  * A suite covers its part of the ledger: every [server] and [both] id has a case, or its coverage file says why it
@@ -14,7 +15,7 @@ export function checkCoverage (
   cases: ReadonlyArray<{ id: string, level: string }>,
   prefix: 'OT' | 'ORB'
 ): void {
-  const dir = join(import.meta.dirname, '..', '..', 'conformance', suite)
+  const dir = join(ROOT, 'conformance', suite)
   const { requirements, decisions } = JSON.parse(readFileSync(join(dir, 'requirements.json'), 'utf8')) as {
     requirements: Record<string, { kind: string }>
     decisions: string[]

@@ -4,10 +4,11 @@ import { rmSync } from 'node:fs'
 import { group } from './group.js'
 import { join } from 'node:path'
 import { NODE_ADAPTER, pool, PYTHON_ADAPTER, run, SEED, verdictOf } from '../helpers/client-run.js'
+import { ROOT } from '../helpers/root.js'
 
 const t = group()
 
-const SHELL_ADAPTER = join(import.meta.dirname, '..', '..', 'examples', 'orbtile-adapter-sh', 'adapter.sh')
+const SHELL_ADAPTER = join(ROOT, 'examples', 'orbtile-adapter-sh', 'adapter.sh')
 
 const seeds = [SEED, SEED + 1, SEED + 2, SEED + 3, SEED + 4]
 // The tours once, and three generated scenarios under each seed; the Python adapter beside them.
