@@ -29,6 +29,7 @@ now () { local t=${EPOCHREALTIME/./}; NOW=$(( t / 1000 )); }
 # call METHOD ROUTE [BODY]: one HTTP/1.1 exchange on a new connection. Sets STATUS, REPLY, CODE, FIELD, RETRY.
 call () {
   local method=$1 route=$2 body=${3-} sock base bearer out args
+  (( STOPPING == 1 )) && stop                                         # a SIGTERM is acted on between exchanges
   now; while (( NOW < BLOCK )); do sleep 0.05; now; done              # OT-027: wait out Retry-After
   # OT-005, OT-A04: socketPath, basePath and the bearer token from the file, afresh for every request
   if ! IFS=$'\t' read -r sock base bearer < <(jq -r '[.socketPath,.basePath,.token]|@tsv' "$DISC" 2>/dev/null); then
@@ -118,16 +119,20 @@ poll () {  # OT-134: one poll at a time (the loop is single-threaded); waitSecon
 }
 
 stop () {  # OT-A07: unregister, at most 1 s, then exit (OTC-05)
-  trap '' TERM INT
+  trap '' TERM INT; STOPPING=2
   now; [ -n "$TOKEN" ] && (( NOW >= BLOCK )) && MAXT=1 call DELETE "/adapters/$ID" >/dev/null 2>&1
   exit 0
 }
-trap stop TERM INT
+# The trap only notes the signal: run at once, it could come between a reply and the line that reads it, and the
+# unregister would then not know of a 429 just received (OT-027). It is acted on between exchanges.
+STOPPING=0
+trap 'STOPPING=1' TERM INT
 
 log "starting (discovery $DISC$( (( POLL )) && echo ', --poll'))"
 while :; do
   now
-  if [ -z "$TOKEN" ]; then register || sleep 1
+  (( STOPPING == 1 )) && stop
+  if [ -z "$TOKEN" ]; then register || { sleep 1 & wait $!; }
   elif (( ! SESSIONS || NOW >= NEXT_BEAT )); then beat
   elif (( POLL && NOW >= NEXT_POLL )); then poll
   elif (( POLL )) && [ -z "$PENDING" ] && (( NOW >= NEXT_ASK )); then ask
