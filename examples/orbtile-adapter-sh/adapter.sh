@@ -30,7 +30,7 @@ now () { local t=${EPOCHREALTIME/./}; NOW=$(( t / 1000 )); }
 call () {
   local method=$1 route=$2 body=${3-} sock base bearer out args
   (( STOPPING == 1 )) && stop                                         # a SIGTERM is acted on between exchanges
-  now; while (( NOW < BLOCK )); do sleep 0.05; now; done              # OT-027: wait out Retry-After
+  now; while (( NOW < BLOCK )); do (( STOPPING == 1 )) && stop; sleep 0.05; now; done  # OT-027: wait out Retry-After
   # OT-005, OT-A04: socketPath, basePath and the bearer token from the file, afresh for every request
   if ! IFS=$'\t' read -r sock base bearer < <(jq -r '[.socketPath,.basePath,.token]|@tsv' "$DISC" 2>/dev/null); then
     STATUS=000; REPLY=''; CODE=no-discovery; return                    # no file: the API is off (OT-A03)
