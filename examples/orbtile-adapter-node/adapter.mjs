@@ -141,7 +141,7 @@ function send (method, route, body, extraHeaders = {}) {
   // OT-019: every adapter route carries the lease token while we hold one (re-registration included)
   // FAULT: OT-019, the batch route never carries the token (every batch, so some are sent long after the lease began)
   const dropToken = fault('batch-no-adapter-token') && method === 'PUT' && route.endsWith('/sessions')
-  if (route.startsWith('/adapters/') && adapterToken !== null && !dropToken) headers[TOKEN_HEADER] = adapterToken
+  const withToken = route.startsWith('/adapters/') && !dropToken
   if (json !== undefined) headers['Content-Length'] = Buffer.byteLength(json)
   const socketPath = fault('hardcoded-socket') ? '/tmp/orbtile.sock' : d.socketPath
   return new Promise((resolve, reject) => {
@@ -159,7 +159,15 @@ function send (method, route, body, extraHeaders = {}) {
     })
     req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })))
     req.on('error', reject)
-    req.end(json)
+    // OT-019: the token is the one held when the request goes out. A request queued behind the agent's four
+    // sockets waits for one, and a new lease may come meanwhile; its head is written once it has its socket.
+    req.once('socket', () => {
+      if (withToken && adapterToken !== null) {
+        headers[TOKEN_HEADER] = adapterToken
+        req.setHeader(TOKEN_HEADER, adapterToken)
+      }
+      req.end(json)
+    })
   })
 }
 
