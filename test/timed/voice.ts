@@ -1,7 +1,7 @@
 // ORB-077 on the long tour:voice: the reference events-mode bot keeps its voice seat with heartbeats, and its
 // silent-seat fault fails the check; a seat taken late is still watched for 93 s (OBC-08). The three runs wait out
 // the tour's 93 s side by side, started when this module is imported (at the start of test/_timed.test.ts); they
-// need almost no CPU. Their tests are the last group.
+// need almost no CPU. Their tests are the last group, and OBC-10's slow starter is played in its own test.
 import { rmSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import type { Test } from 'tap'

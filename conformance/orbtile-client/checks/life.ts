@@ -157,7 +157,8 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
             if (before < 2 || !RECURRING.includes(route)) return false
             const window = Math.max(AFTER_EXTRA_MS, 2 * gap)
             let from = Math.max(first.at, lastEnd)
-            for (const b of [...this.#blocked].sort((x, y) => x.from - y.from)) {
+            // The app away (off, restarting, moving) keeps it waiting too.
+            for (const b of [...this.#blocked, ...model.awayUntil(end)].sort((x, y) => x.from - y.from)) {
               if (b.from <= from + window && b.to > from) from = b.to
             }
             // A machine too busy to run this process on time is too busy to blame the adapter: its requests are
