@@ -16,6 +16,10 @@ const root = ROOT
 
 // Every run starts at once, and each test reads its own: the clients mostly wait on the scenarios' clocks.
 const started = performance.now()
+const listeners = (): number[] => [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]
+const before = listeners()
+// Sampled while the runs below are under way (their scenarios last seconds).
+const during = new Promise<number[]>((resolve) => { setTimeout(() => { resolve(listeners()) }, 1500) })
 /** A client that never connects sleeps this long: a run that waited for it would be seen. */
 const SLEEP_S = 120
 const badRuns = Promise.all([
@@ -105,4 +109,13 @@ t.test('CLIENT-06 no report holds a token, even from an adapter that logs its ow
   t.match(texts[2], /<testsuite name="[^"]+" tests="\d+" failures="[1-9]/, 'JUnit has the failure')
   rmSync(dir, { recursive: true, force: true })
   rmSync(r.dir, { recursive: true, force: true })
+})
+
+t.test('CLIENT-12 runs under way at once in one process share one SIGINT and one SIGTERM listener', async (t) => {
+  const [sigint, sigterm] = await during
+  // Four runs were under way; each had its own pair once, and twelve at once warned of a leak.
+  t.equal(sigint! - before[0]!, 1, `SIGINT: ${sigint} listeners, ${before[0]} before the runs`)
+  t.equal(sigterm! - before[1]!, 1, `SIGTERM: ${sigterm} listeners, ${before[1]} before the runs`)
+  await Promise.all([badRuns, shrinkRun, tokenRun])
+  t.same(listeners(), before, 'and none once they ended')
 })

@@ -148,9 +148,7 @@ export async function clientConformance (
   else human.header(suite.title, `${command.join(' ')} · seed ${seed} · ${plays}`)
   // Ctrl-C (or SIGTERM to orbtest) stops the clients under way, closes their fakes and removes their folders.
   const interrupt = new AbortController()
-  const onSignal = (): void => { interrupt.abort() }
-  process.once('SIGINT', onSignal)
-  process.once('SIGTERM', onSignal)
+  const unwatch = watchSignals(interrupt)
   const report = await runClientSuite(suite, {
     signal: interrupt.signal,
     command,
@@ -172,8 +170,7 @@ export async function clientConformance (
       human.done(s.name, s.findings.filter((f) => f.violationCount > 0).map((f) => f.id), s.ms)
     }
   }).finally(() => {
-    process.off('SIGINT', onSignal)
-    process.off('SIGTERM', onSignal)
+    unwatch()
   })
   if (interrupt.signal.aborted) {
     out.write(`# interrupted after ${report.scenarios.length} of ${total} scenarios: clients stopped, folders removed\n`)
@@ -228,4 +225,29 @@ function checkRunnable (program: string): void {
     } catch {}
   }
   throw new UsageError(`cannot run ${JSON.stringify(program)}: ${program.includes('/') ? 'no executable file there' : 'not found on PATH'}`)
+}
+
+/** The runs under way in this process: one listener per signal stops them all, however many run at once. */
+const interrupts = new Set<AbortController>()
+
+function onSignal (): void {
+  // Once, as `process.once` would: a second Ctrl-C finds no listener and ends the process.
+  process.off('SIGINT', onSignal)
+  process.off('SIGTERM', onSignal)
+  for (const interrupt of interrupts) interrupt.abort()
+}
+
+function watchSignals (interrupt: AbortController): () => void {
+  if (interrupts.size === 0) {
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+  }
+  interrupts.add(interrupt)
+  return () => {
+    interrupts.delete(interrupt)
+    if (interrupts.size === 0) {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    }
+  }
 }
