@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { packageRoot } from '../src/shared/paths.js'
 
-/** The repository this file belongs to: where `src/cli/index.ts` is run from unless told otherwise. */
-/** The project's root, from stress/ (tsx) or from dist/stress (the tests). */
+/**
+ * The repository this file belongs to, found from stress/ (tsx) or dist/stress (the compiled tests): where
+ * `src/cli/index.ts` is run from unless told otherwise.
+ */
 export const REPO_ROOT = packageRoot()
 
 /** How to start the servers. */

@@ -112,11 +112,9 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
           const seen = this.#kinds.get(route)
           const before = this.#first === undefined ? 1 : 0
           // A request refused 429 is the wire's doing, and its retry no beat of the adapter's own: a wait (OTC-24).
-          if (entry.status === 429) {
-            // below
-          } else if (seen === undefined) {
+          if (entry.status !== 429 && seen === undefined) {
             this.#kinds.set(route, { before, last: entry.at, end: entry.end, gap: 0 })
-          } else {
+          } else if (entry.status !== 429 && seen !== undefined) {
             // In place: every request of a busy run passes here.
             seen.before += before
             seen.gap = Math.max(seen.gap, entry.at - seen.last)
