@@ -23,15 +23,17 @@ export class Changes {
 
 /**
  * DASH-D01: every way a fake's state changes, reported. A request may change it when its head arrives (a long poll
- * is held) and has changed it by the time its reply is sent; both hooks are added after the fake's own.
+ * is held) and has changed it by the time its reply is sent (or its connection is cut); the hook is added after
+ * the fake's own. The reply's end is heard on the response's `close`, not through an `onResponse` hook: a route
+ * with such a hook makes fastify set up its response timing and listeners on every request (#19).
  */
 export function reportRequests (app: FastifyInstance, changes: Changes): void {
-  const report = (_request: unknown, _reply: unknown, done: () => void): void => {
+  const notify = (): void => { changes.notify() }
+  app.addHook('onRequest', (_request, reply, done) => {
     changes.notify()
+    reply.raw.once('close', notify)
     done()
-  }
-  app.addHook('onRequest', report)
-  app.addHook('onResponse', report)
+  })
 }
 
 /** DASH-D01: the clock a fake's services use: `changes` is told after each of their timers fires (an expiry). */
