@@ -20,6 +20,11 @@ export interface RecordingClient {
   /** While halted, every request (and every wait for a throttle) fails with CaseHalted before it is sent. */
   halt(halted: boolean): void
   close(): void
+  /**
+   * SUITE-01: why the target's time seems not to pass, once a throttled reply was waited out in real time as often
+   * as the client retries and still came. The run's later cases are then not run.
+   */
+  readonly stalled?: string | undefined
 }
 
 /** What a case's request meets once the case has run out of time: the case is over and sends nothing more. */

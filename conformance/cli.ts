@@ -35,7 +35,8 @@ Flags:
   --config FILE            for an Orb without a control API: tokens, community, channels, webhook receiver address
                            (see conformance/orb/orb-target.example.json; "$NAME" values come from the environment)
   --control URL            the target's orbtest control API (printed by orbtest up); cases that play the user or
-                           the community's members, and cases that need time (with a virtual clock), need it
+                           the community's members, and cases that need time (with a virtual clock), need it;
+                           a fake started with --clock virtual needs it, or its throttles never lift (the run stops)
   --read-only              skip the cases that change what the target holds (posts, command syncs, voice seats,
                            music); for an Orb shared with people
   --list                   list the cases (id, level, needs, title) and exit; with --target, only that suite's

@@ -1,6 +1,6 @@
 import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import { connect, type NetConnectOpts } from 'node:net'
-import { CaseHalted, type Exchange, type RecordingClient } from './case.js'
+import { CaseFailure, CaseHalted, type Exchange, type RecordingClient } from './case.js'
 
 // What both suites' clients share: the exchanges they record for the report with credentials masked, the sending
 // of one HTTP request or of raw bytes, and the waiting out of throttled replies. Each suite adds how it addresses
@@ -56,10 +56,14 @@ export abstract class RecordingHttpClient implements RecordingClient {
   #halted = false
   /** How a Retry-After is waited out: real sleep by default; the runner advances a virtual clock instead. */
   readonly #wait: (seconds: number) => Promise<void>
+  /** Whether the waits are real time (no virtual clock to advance). */
+  readonly #realTime: boolean
+  stalled: string | undefined
 
-  constructor (agent: Agent, wait: (seconds: number) => Promise<void> = sleepSeconds) {
+  constructor (agent: Agent, wait?: (seconds: number) => Promise<void>) {
     this.#agent = agent
-    this.#wait = wait
+    this.#wait = wait ?? sleepSeconds
+    this.#realTime = wait === undefined
   }
 
   /** Text for a report with every credential this client knows replaced. */
@@ -88,14 +92,28 @@ export abstract class RecordingHttpClient implements RecordingClient {
   /** A reply's body parsed as JSON, for a credential it hands out; nothing by default. */
   protected learn (_json: unknown): void {}
 
-  /** Sends again, up to 5 times, while `delay` says how many seconds to wait first (undefined: no retry). */
+  /**
+   * Sends again, up to 5 times, while `delay` says how many seconds to wait first (undefined: no retry). SUITE-01:
+   * a reply still throttled after five waits in real time is a case failure that ends the run (`stalled`): a target
+   * whose time does not pass (a fake on a virtual clock the suite cannot move) would throttle every later case too.
+   */
   protected async retrying<T> (send: () => Promise<T>, delay: (got: T) => number | undefined): Promise<T> {
     let got = await send()
+    let waited = 0
     for (let tries = 0; tries < RETRIES; tries++) {
       const seconds = delay(got)
-      if (seconds === undefined) break
+      if (seconds === undefined) return got
       await this.#wait(seconds)
+      waited += seconds
       got = await send()
+    }
+    if (this.#realTime && delay(got) !== undefined) {
+      this.stalled = `the target still throttled a request after its Retry-After was waited out ${RETRIES} times ` +
+        `(${waited} s of real time): its time does not seem to pass, as with a fake started with --clock virtual ` +
+        'and run without --control (give the suite the control API, so that it can move that clock), or its ' +
+        'Retry-After is too short'
+      const actual = `throttled ${RETRIES + 1} times in a row`
+      throw new CaseFailure(this.stalled, 'admitted once its Retry-After has passed', actual)
     }
     return got
   }
@@ -103,6 +121,8 @@ export abstract class RecordingHttpClient implements RecordingClient {
   /** Sends one request through `open`, records the exchange and resolves to the reply. */
   protected exchange (out: Outgoing, open: Opener): Promise<HttpReply> {
     if (this.#halted) return Promise.reject(new CaseHalted())
+    // SUITE-01: once stalled, nothing more is sent (a property shrinking its counterexample would wait again).
+    if (this.stalled !== undefined) return Promise.reject(new CaseFailure(this.stalled, 'time passing', 'stalled'))
     const { method, target, headers, payload, timeoutMs } = out
     return new Promise((resolve, reject) => {
       const req = open({ method, headers, agent: this.#agent }, (res) => {
@@ -135,6 +155,7 @@ export abstract class RecordingHttpClient implements RecordingClient {
    */
   protected exchangeRaw (where: NetConnectOpts, bytes: string, wire: string, ms: number): Promise<string> {
     if (this.#halted) return Promise.reject(new CaseHalted())
+    if (this.stalled !== undefined) return Promise.reject(new CaseFailure(this.stalled, 'time passing', 'stalled'))
     return new Promise((resolve, reject) => {
       const socket = connect(where)
       let got = ''

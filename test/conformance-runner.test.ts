@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
 import t from 'tap'
 import { startOrbtest } from '../src/orbtest.js'
 import { ControlClient } from '../conformance/control.js'
@@ -6,6 +8,8 @@ import { prepareOrbRun } from '../conformance/orb/run.js'
 import { BOT } from '../conformance/orb/support.js'
 import type { OrbBotClient } from '../conformance/orb/transport.js'
 import { runCases } from '../conformance/runner.js'
+import { CLI } from './helpers/cli.js'
+import { scratch } from './helpers/fake.js'
 
 t.test(
   'SELF-07 a case that runs out of time is halted (no request, control call or wait gets through), its cleanups run, and the next case runs undisturbed',
@@ -118,3 +122,48 @@ t.test(
     t.match(bare[0]!.reason, /give the target a virtual clock and its control API \(--control\)/)
   }
 )
+
+t.test(
+  'SUITE-01 a target whose time does not pass (a virtual-clock fake run without --control) fails the run at the first case that finds it, and the cases after it are not run; a second run is refused before it starts',
+  async (t) => {
+    const dir = scratch(t)
+    const discoveryPath = join(dir, 'd.json')
+    const fakes = await startOrbtest({
+      orbtile: { discoveryPath, socketPath: join(dir, 'o.sock') },
+      orb: false,
+      controlPort: 0,
+      clockMode: 'virtual'
+    })
+    t.teardown(() => fakes.close())
+    const conformance = ['conformance', '--target', `orbtile:${discoveryPath}`, '--seed', '1', '--reporter', 'tap']
+    const first = await cli(conformance)
+    t.equal(first.code, 1, 'the run fails')
+    const failed = first.stdout.split('\n').filter((line) => line.startsWith('not ok '))
+    t.equal(failed.length, 1, 'one case fails: the one that found it')
+    const finder = /^not ok \d+ - (\S+)/.exec(failed[0] ?? '')?.[1]
+    const why = /its time does not seem to pass, as with a fake started with --clock virtual and run without --control/
+    t.match(first.stdout, why)
+    t.match(failed[0], /^not ok \d+ - \S+ [^#]*$/, 'a decision that finds it fails too (not informational)')
+    const after = first.stdout.split('\n').slice(first.stdout.split('\n').indexOf(failed[0]!) + 1)
+      .filter((line) => /^ok \d+ /.test(line))
+    t.ok(after.length > 100, `the later cases are reported (${after.length})`)
+    t.ok(after.every((line) => line.includes(`# SKIP not run: ${finder!} found that the target's time does not seem to pass`)),
+      'each later case is not run, and says why')
+    const requests = Number(/# \d+ cases, (\d+) requests/.exec(first.stdout)?.[1])
+    t.ok(requests < 200, `the run stopped early (${requests} requests)`)
+    // The bucket the first run emptied never refills: the second run's check of the target finds it at once.
+    const second = await cli(conformance)
+    t.equal(second.code, 2, 'the second run does not start')
+    t.match(second.stderr, /^orbtest: the target still throttled a request after its Retry-After was waited out 5 /)
+  }
+)
+
+/** Runs the CLI to its end. */
+function cli (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8') })
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8') })
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
+}

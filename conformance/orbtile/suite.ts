@@ -62,6 +62,7 @@ async function checkReachable (target: OrbtileTarget, control: ControlClient | u
   const client = new OrbtileClient(target)
   try {
     const info = await client.request({ path: '/info', timeoutMs: 5000 }).catch((err: Error) => {
+      if (client.stalled !== undefined) throw new TargetError(client.stalled)
       const why = (err as NodeJS.ErrnoException).code ?? err.message
       throw new TargetError(`the target at ${target.socketPath} cannot be reached: ${why}`)
     })
