@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { Clock, TimerHandle } from './clock.js'
 
@@ -22,17 +23,17 @@ export class Changes {
 }
 
 /**
- * DASH-D01: every way a fake's state changes, reported. A request may change it when its head arrives (a long poll
- * is held) and has changed it by the time its reply is sent (or its connection is cut); the hook is added after
- * the fake's own. The reply's end is heard on the response's `close`, not through an `onResponse` hook: a route
- * with such a hook makes fastify set up its response timing and listeners on every request (#19).
+ * DASH-D01: every way a fake's state changes, reported. A request may change it from when it arrives (a long poll
+ * is held) and has changed it by the time its reply is sent or its connection is cut. Both are heard on the HTTP
+ * server, not through fastify's hooks: an `onRequest` hook added after the fake's own never runs for a request
+ * those refuse, and an `onResponse` hook makes fastify set up its response timing and listeners on every request
+ * (#19). The response's `close` comes once for every request, answered or cut.
  */
 export function reportRequests (app: FastifyInstance, changes: Changes): void {
   const notify = (): void => { changes.notify() }
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
     changes.notify()
-    reply.raw.once('close', notify)
-    done()
+    response.once('close', notify)
   })
 }
 
