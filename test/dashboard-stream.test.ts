@@ -105,11 +105,16 @@ t.test('DASH-12 the stream is text/event-stream: the whole frame at once, then a
 t.test('DASH-13 frames are built only while a stream is open, at most one per 50 ms under a burst, and none for a read', async (t) => {
   const { fakes, post } = await setup(t)
   const hub = fakes.control.dashboard
+  // #19: the fakes' servers carry DASH-D01's request listener only while someone watches (fastify's is the other).
+  const servers = [fakes.orbtile!.app.server, fakes.orb!.app.server]
+  const listening = (): number[] => servers.map((server) => server.listenerCount('request'))
   for (let i = 0; i < 50; i++) await post(`quiet ${i}`)
   t.equal(hub.frames, 0, 'no stream, no frame built')
+  t.same(listening(), [1, 1], 'no stream: no request listener of the dashboard on either fake')
   const stream = await openStream(fakes.control.url)
   t.teardown(() => stream.close())
   await stream.until((f) => title(f) === 'quiet 49')
+  t.same(listening(), [2, 2], 'a stream open: each fake reports its requests')
   const before = stream.frames.length
   const started = performance.now()
   for (let i = 0; i < 300; i++) await post(`burst ${i}`)
@@ -130,6 +135,7 @@ t.test('DASH-13 frames are built only while a stream is open, at most one per 50
   for (let i = 0; i < 20; i++) await post(`after ${i}`)
   await new Promise((resolve) => setTimeout(resolve, FRAME_TIMING.GAP_MS * 2))
   t.equal(hub.frames, built, 'the last stream closed: building stops')
+  t.same(listening(), [1, 1], 'the last stream closed: the request listeners are gone')
 })
 
 t.test('DASH-14 streams are bounded and guarded: 409 past the limit, a foreign Origin or Host refused, all ended at close', async (t) => {

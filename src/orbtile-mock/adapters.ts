@@ -117,13 +117,14 @@ export class Adapters {
    * request must carry its token. Counts as activity for the lease (OT-A08).
    */
   requireLease (id: string, token: string | undefined): AdapterRecord {
-    this.#endIfSilent(id)
+    const now = this.#clock.now()
+    this.#endIfSilent(id, now)
     const record = this.#records.get(id)
     if (record?.lease == null) {
       throw errors.adapterNotRegistered(`no live registration for ${id}; register with PUT first`)
     }
     this.#checkToken(record.lease, token)
-    record.lease.lastActivity = this.#clock.now()
+    record.lease.lastActivity = now
     return record
   }
 
@@ -255,9 +256,13 @@ export class Adapters {
   }
 
   // A request that arrives on or after the deadline finds the lease already over, whatever the timer's state.
-  #endIfSilent (id: string): void {
+  #endIfSilent (id: string, now = this.#clock.now()): void {
     const lease = this.#records.get(id)?.lease
-    if (lease != null && this.#clock.now() - lease.lastActivity >= this.silenceWindow(id)) this.endLease(id, 'silence')
+    if (lease == null) return
+    const quiet = now - lease.lastActivity
+    // The window is at least the configured one: only a silence that long needs the sessions' TTLs (OT-A08), which
+    // take a walk over the adapter's sessions. A busy adapter's request costs one subtraction here (#19).
+    if (quiet >= this.#options.silenceMs && quiet >= this.silenceWindow(id)) this.endLease(id, 'silence')
   }
 
   #create (id: string): AdapterRecord {
