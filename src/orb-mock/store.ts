@@ -28,7 +28,7 @@ export class OrbStore {
   communities = new Map<string, CommunityState>()
   channels = new Map<string, ChannelState>()
   installs = new Map<string, InstallState>()
-  messages = new Map<number, StoredMessage>()
+  messages = new MessageTable()
   passport = new Map<string, number>()
   chainAvailable = true
   /**
@@ -43,6 +43,8 @@ export class OrbStore {
   #nextCommandId = 1
   readonly #resetHooks: Array<() => void> = []
   readonly #installHooks: Array<(community: string, app: string) => void> = []
+  /** `installs` by community, then app: every post looks an install up, and a key made of both cost 0.5 µs (#19). */
+  #installIndex = new Map<string, Map<string, InstallState>>()
 
   constructor (world: World, clock: Clock, faults: OrbFaults = new OrbFaults()) {
     this.clock = clock
@@ -77,7 +79,8 @@ export class OrbStore {
     this.communities = new Map()
     this.channels = new Map()
     this.installs = new Map()
-    this.messages = new Map()
+    this.#installIndex = new Map()
+    this.messages = new MessageTable()
     this.passport = new Map((world.passport ?? []).map((p) => [passportKey(p.address, p.kind), p.count]))
     this.chainAvailable = world.registry.available ?? true
     this.voiceServer = world.voiceServer === undefined || world.voiceServer === null ? null : { ...world.voiceServer }
@@ -139,7 +142,7 @@ export class OrbStore {
 
   /** The app's install in a community, if it has one. */
   installOf (community: string, app: string): InstallState | undefined {
-    return this.installs.get(installKey(community, app))
+    return this.#installIndex.get(community)?.get(app)
   }
 
   /** ORB-A04: installs an app in a community (or replaces its rights and allow-list); the app's member row appears. */
@@ -153,6 +156,8 @@ export class OrbStore {
       channelRights: new Map(Object.entries(spec.channelRights ?? {}))
     }
     this.installs.set(installKey(community, app), state)
+    const byApp = this.#installIndex.get(community) ?? new Map<string, InstallState>()
+    this.#installIndex.set(community, byApp.set(app, state))
     for (const hook of this.#installHooks) hook(community, app)
     return state
   }
@@ -160,6 +165,7 @@ export class OrbStore {
   /** ORB-A04: uninstalling removes the app's reach into the community. Its old messages stay. */
   uninstall (community: string, app: string): boolean {
     const removed = this.installs.delete(installKey(community, app))
+    this.#installIndex.get(community)?.delete(app)
     if (removed) for (const hook of this.#installHooks) hook(community, app)
     return removed
   }
@@ -207,7 +213,7 @@ export class OrbStore {
       mentions: this.mentionsIn(channel.community, content),
       deleted: false
     }
-    this.messages.set(message.id, message)
+    this.messages.add(message)
     channel.messages.push(message.id)
     return message
   }
@@ -270,3 +276,31 @@ const MENTION = /<@([A-Za-z0-9_.-]{1,64})>/g
 const installKey = (community: string, app: string): string => `${community}\u0000${app}`
 // ORB-A18: addresses match without regard to case.
 const passportKey = (address: string, kind: string): string => `${address.toLowerCase()}\u0000${kind}`
+
+/**
+ * Every message, by id. Ids are handed out 1, 2, 3… from each load of the world (a message is marked deleted, never
+ * removed), so they index an array: a post appends, where a Map that grows with every post rehashed as it went and
+ * cost a post about 0.4 µs more under load (#19).
+ */
+export class MessageTable {
+  readonly #list: StoredMessage[] = []
+
+  /** Stores the next message: its id must be the one after the last. */
+  add (message: StoredMessage): void {
+    if (message.id !== this.#list.length + 1) throw new Error(`message ${message.id} out of turn`)
+    this.#list.push(message)
+  }
+
+  get (id: number): StoredMessage | undefined {
+    return Number.isInteger(id) && id >= 1 ? this.#list[id - 1] : undefined
+  }
+
+  /** Every message, oldest first. */
+  values (): IterableIterator<StoredMessage> {
+    return this.#list.values()
+  }
+
+  get size (): number {
+    return this.#list.length
+  }
+}
