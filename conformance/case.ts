@@ -25,6 +25,11 @@ export interface RecordingClient {
    * as the client retries and still came. The run's later cases are then not run.
    */
   readonly stalled?: string | undefined
+  /**
+   * Whether the case this client belongs to holds orbtest's decided details (statuses, codes) exactly: set by the
+   * runner before the case runs (strictness.ts); a reply the client gets carries it too.
+   */
+  exact: boolean
 }
 
 /** What a case's request meets once the case has run out of time: the case is over and sends nothing more. */

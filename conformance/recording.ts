@@ -13,6 +13,8 @@ export interface HttpReply {
   text: string
   /** The body parsed as JSON; undefined when it is not JSON. */
   json: any
+  /** The strictness of the case whose client got it (strictness.ts). */
+  exact?: boolean
 }
 
 /** One HTTP request, ready to go: what the report shows of it and what is sent. */
@@ -59,6 +61,7 @@ export abstract class RecordingHttpClient implements RecordingClient {
   /** Whether the waits are real time (no virtual clock to advance). */
   readonly #realTime: boolean
   stalled: string | undefined
+  exact = true
 
   constructor (agent: Agent, wait?: (seconds: number) => Promise<void>) {
     this.#agent = agent
@@ -135,7 +138,7 @@ export abstract class RecordingHttpClient implements RecordingClient {
           const status = res.statusCode ?? 0
           const replyHeaders = flat(res.headers)
           this.#record({ method, target, headers, body: payload?.toString('utf8'), status, replyHeaders, reply: text })
-          resolve({ status, headers: res.headers, text, json })
+          resolve({ status, headers: res.headers, text, json, exact: this.exact })
         })
         res.on('error', reject)
       })

@@ -12,7 +12,6 @@ import {
   type RecordingClient
 } from './case.js'
 import type { ControlClient } from './control.js'
-import { withExactStatus } from './strictness.js'
 
 /** How a suite reaches its target: a fresh client per case, and a curl command that repeats one exchange. */
 export interface SuiteTransport<C extends RecordingClient> {
@@ -184,7 +183,8 @@ async function runOne<C extends RecordingClient> (
   let outcome: Partial<CaseResult>
   let timer: NodeJS.Timeout | undefined
   // OT-A01's exact statuses bind decision cases, and every case of a --strict run.
-  const body = withExactStatus(options.strict || c.level === 'decision', async () => await c.run(ctx))
+  client.exact = options.strict || c.level === 'decision'
+  const body = (async () => { await c.run(ctx) })()
   let bodyDone = false
   body.then(() => { bodyDone = true }, () => { bodyDone = true })
   let timedOut = false

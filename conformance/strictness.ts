@@ -1,17 +1,19 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
-
 // Error statuses the spec leaves open are orbtest's decisions (OT-A01, ORB-A01, ORB-A02). Required cases hold a server
-// to the spec only; decision cases and --strict runs hold it to the decisions too. The runner runs each case inside
-// `withExactStatus`, and every suite's expectations read it: the setting belongs to the case being run (even with two
-// runs in one process), not to this module.
-const exact = new AsyncLocalStorage<boolean>()
+// to the spec only; decision cases and --strict runs hold it to the decisions too. The setting belongs to the case
+// being run (even with two runs in one process), not to this module: the runner gives it to the case's client
+// (`RecordingClient.exact`), which stamps it on every reply it hands the case, and an expectation reads it from the
+// reply or the client it is given.
+//
+// Until #19's sixth session an AsyncLocalStorage carried it. On Node 20 a store that is used at all installs a hook
+// on every promise of the process, and a suite's run is promises end to end: the Orb suite spent about 9% of its CPU
+// there.
 
-/** Whether statuses (and other details) decided by orbtest are enforced in the case now running (outside one: yes). */
-export function exactStatus (): boolean {
-  return exact.getStore() ?? true
+/** What carries a case's strictness: its client, or a reply its client got. Absent: decided details are enforced. */
+export interface Strictness {
+  readonly exact?: boolean | undefined
 }
 
-/** Runs `fn` (a case's body) with decided details enforced or not. */
-export function withExactStatus<T> (value: boolean, fn: () => Promise<T>): Promise<T> {
-  return exact.run(value, fn)
+/** Whether statuses (and other details) decided by orbtest are enforced in the case `of` belongs to. */
+export function exactStatus (of: Strictness): boolean {
+  return of.exact ?? true
 }

@@ -8,6 +8,7 @@ import { prepareOrbRun } from '../conformance/orb/run.js'
 import { BOT } from '../conformance/orb/support.js'
 import type { OrbBotClient } from '../conformance/orb/transport.js'
 import { runCases } from '../conformance/runner.js'
+import { exactStatus } from '../conformance/strictness.js'
 import { CLI } from './helpers/cli.js'
 import { scratch } from './helpers/fake.js'
 
@@ -167,3 +168,44 @@ function cli (args: string[]): Promise<{ code: number | null, stdout: string, st
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8') })
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
 }
+
+t.test(
+  'OT-A01 ORB-A01 strictness belongs to the case: a decision case holds decided details, a required one does not, and a --strict run holds both, with two runs at once in one process',
+  async (t) => {
+    const fakes = await startOrbtest({ orbtile: false, orb: { port: 0 }, controlPort: 0, clockMode: 'virtual' })
+    t.teardown(() => fakes.close())
+    const control = new ControlClient(fakes.control.url)
+    const seen: Record<string, boolean[]> = {}
+    // Each case reads its strictness from its client and from a reply, before and after requests of its own, while
+    // the other run's cases do the same: what one case reads is never the other's.
+    const probe = (id: string, level: 'required' | 'decision') => defineCase<OrbBotClient>({
+      id,
+      title: 'reads its strictness',
+      level,
+      async run (ctx) {
+        const got: boolean[] = []
+        for (let i = 0; i < 5; i++) {
+          got.push(exactStatus(ctx.client))
+          const reply = await ctx.client.request({ path: `${BOT}/app` })
+          got.push(exactStatus(reply))
+          await new Promise((resolve) => setTimeout(resolve, 1))
+        }
+        seen[`${ctx.client.exact ? 'exact' : 'loose'} ${id}`] = got
+      }
+    })
+    const cases = [probe('ORB-020.required', 'required'), probe('ORB-A06.decision', 'decision')]
+    const options = { seed: 1, runs: 1, grep: [], slow: false, expectFailures: new Map<string, string>(), control }
+    const runs = await Promise.all([false, true].map(async (strict) => {
+      const run = await prepareOrbRun({ url: fakes.orb!.url, control })
+      t.teardown(() => run.close())
+      return runCases(cases, { ...options, strict, transport: run.transport })
+    }))
+    t.same(runs.flat().map((r) => r.verdict), ['pass', 'pass', 'pass', 'pass'])
+    const all = (value: boolean): boolean[] => Array.from({ length: 10 }, () => value)
+    t.same(seen, {
+      'loose ORB-020.required': all(false),
+      'exact ORB-A06.decision': all(true),
+      'exact ORB-020.required': all(true)
+    }, 'the required case of the plain run alone is loose, at every read')
+  }
+)

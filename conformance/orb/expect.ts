@@ -59,9 +59,9 @@ export function expectOrbError (
   what: string,
   options: { decided?: boolean } = {}
 ): void {
-  const exact = exactStatus() || options.decided !== true
+  const exact = exactStatus(reply) || options.decided !== true
   const sameClass = Math.floor(reply.status / 100) === Math.floor(status / 100)
-  const orClass = options.decided === true && !exactStatus() ? ` (or another ${Math.floor(status / 100)}xx)` : ''
+  const orClass = options.decided === true && !exactStatus(reply) ? ` (or another ${Math.floor(status / 100)}xx)` : ''
   const expected = `${status}${orClass} with {"error":{"message":"…","code":${status}}}`
   // A decided status may differ within its class, but never to 401 (the token) or 429 (a throttle): those refuse for
   // another reason.
@@ -75,7 +75,7 @@ export function expectOrbError (
   if (typeof error?.message !== 'string' || !Number.isInteger(error?.code) || !componentSchema('Error')(reply.json)) {
     throw new CaseFailure(`${what}: not the spec's Error body (ORB-101)`, expected, short(reply))
   }
-  if (exactStatus() && error.code !== reply.status) throw new CaseFailure(`${what}: error.code ${error.code} is not the status (ORB-A01)`, expected, short(reply))
+  if (exactStatus(reply) && error.code !== reply.status) throw new CaseFailure(`${what}: error.code ${error.code} is not the status (ORB-A01)`, expected, short(reply))
   if (reply.status === 429) expectRetryAfter(reply, what)
 }
 

@@ -18,7 +18,7 @@ export function errorProblem (
   status: number = ERROR_STATUS[code]
 ): string | undefined {
   const sameClass = Math.floor(reply.status / 100) === Math.floor(status / 100)
-  if (exactStatus() ? reply.status !== status : !sameClass) return `status ${reply.status}`
+  if (exactStatus(reply) ? reply.status !== status : !sameClass) return `status ${reply.status}`
   if (!/^application\/json\b/.test(String(reply.headers['content-type']))) {
     return `content-type ${String(reply.headers['content-type'])}`
   }

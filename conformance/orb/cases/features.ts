@@ -9,7 +9,7 @@ import { voiceCases } from './features/voice.js'
 /*
  * Commands (ORB-055..064, ORB-A15), voice (ORB-073..080, ORB-A16, ORB-A08's voice rows), the room player (ORB-081..084,
  * ORB-A17) and passport checks (ORB-085..089, ORB-A18). Details only orbtest's decisions fix are held where
- * `exactStatus()` is on: in decision cases, and in every case of a --strict run.
+ * `exactStatus` is on: in decision cases, and in every case of a --strict run.
  */
 
 export const featuresCases: Case[] = [

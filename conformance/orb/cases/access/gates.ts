@@ -55,8 +55,8 @@ export const gateCases: Array<ConformanceCase<OrbBotClient>> = [
       const { control, target } = controlled(ctx)
       const voice = channel(ctx, 'voice')
       // ORB-005 alone says a refusal of either gate is 403, and a role with every channel right refuses nothing in a
-      // channel it sees. Which right each operation needs is ORB-A08's table: enforced only under exactStatus().
-      const exact = exactStatus()
+      // channel it sees. Which right each operation needs is ORB-A08's table: enforced only under exactStatus.
+      const exact = exactStatus(ctx.client)
       await fc.assert(
         fc.asyncProperty(
           fc.subarray([...SCOPES]),

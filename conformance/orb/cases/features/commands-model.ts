@@ -13,6 +13,7 @@ import {
   type CommandInput
 } from './commands-support.js'
 import { COMMANDS, strict } from './support.js'
+import type { Strictness } from '../../../strictness.js'
 
 /*
  * An app's global commands as a model (ORB-056, ORB-064, ORB-A15): syncs, deletes and GETs as fast-check commands,
@@ -26,14 +27,14 @@ export interface CommandModel {
 }
 
 /** The app's global commands are exactly the model's (ORB-056, ORB-064), each as registered. */
-export function compareListing (listed: any[], model: CommandModel, what: string): void {
+export function compareListing (of: Strictness, listed: any[], model: CommandModel, what: string): void {
   const shown = globals(listed)
   const want = [...model.registered.keys()].sort()
   if (!isDeepStrictEqual(namesOf(shown), want)) throw new CaseFailure(`${what}: the app's commands are not exactly the last PUT's list minus the deletes (ORB-056)`, want, namesOf(shown))
   for (const c of shown) {
-    checkListed(c, model.registered.get(c.name)!, what)
+    checkListed(of, c, model.registered.get(c.name)!, what)
     const known = model.ids.get(c.name)
-    if (known !== undefined && strict() && known !== c.id) throw new CaseFailure(`${what}: /${String(c.name)} changed its id across syncs (ORB-A15)`, known, c.id)
+    if (known !== undefined && strict(of) && known !== c.id) throw new CaseFailure(`${what}: /${String(c.name)} changed its id across syncs (ORB-A15)`, known, c.id)
     model.ids.set(c.name, c.id)
   }
 }
@@ -48,13 +49,13 @@ export class SyncCommand implements fc.AsyncCommand<CommandModel, CommandReal> {
     model.registered = new Map(this.list.map((c) => [c.name, c]))
     for (const name of [...model.ids.keys()]) if (!model.registered.has(name)) model.ids.delete(name)
     // ORB-A15: PUT answers the registered commands as GET does.
-    if (strict()) {
+    if (strict(ctx.client)) {
       if (!Array.isArray(reply.json?.commands)) {
         fail(`${this.toString()}: the PUT reply (ORB-A15)`, '{"commands":[…]}', reply)
       }
-      compareListing(reply.json.commands, model, `${this.toString()}, its reply`)
+      compareListing(ctx.client, reply.json.commands, model, `${this.toString()}, its reply`)
     }
-    compareListing(await listCommands(ctx), model, `GET after ${this.toString()}`)
+    compareListing(ctx.client, await listCommands(ctx), model, `GET after ${this.toString()}`)
   }
 
   toString (): string { return `sync([${this.list.map((c) => c.name).join(',')}])` }
@@ -77,7 +78,7 @@ export class DeleteCommand implements fc.AsyncCommand<CommandModel, CommandReal>
     const reply = await ctx.client.request({ method: 'DELETE', path: COMMANDS, query: { name } })
     if (!model.registered.has(name)) return expectOrbError(reply, 404, `${what} of a name not registered (ORB-064)`)
     if (reply.status !== 200) fail(`${what} of a registered name (ORB-064)`, 200, reply)
-    if (strict()) {
+    if (strict(ctx.client)) {
       expectThat(
         isDeepStrictEqual(reply.json, { ok: true, name }),
         `${what}: the reply (ORB-A15)`,
@@ -87,7 +88,7 @@ export class DeleteCommand implements fc.AsyncCommand<CommandModel, CommandReal>
     }
     model.registered.delete(name)
     model.ids.delete(name)
-    compareListing(await listCommands(ctx), model, `GET after ${what}`)
+    compareListing(ctx.client, await listCommands(ctx), model, `GET after ${what}`)
   }
 
   toString (): string { return `delete(${typeof this.choice === 'string' ? this.choice : `#${this.choice}`})` }
@@ -96,7 +97,7 @@ export class DeleteCommand implements fc.AsyncCommand<CommandModel, CommandReal>
 export class ListCommands implements fc.AsyncCommand<CommandModel, CommandReal> {
   check (): boolean { return true }
   async run (model: CommandModel, { ctx }: CommandReal): Promise<void> {
-    compareListing(await listCommands(ctx), model, 'GET /commands')
+    compareListing(ctx.client, await listCommands(ctx), model, 'GET /commands')
   }
 
   toString (): string { return 'get' }

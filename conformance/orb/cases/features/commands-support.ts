@@ -7,6 +7,7 @@ import { expectComponent, expectEqual, expectOk, expectThat } from '../../expect
 import { fail, type OrbContext } from '../../support.js'
 import type { OrbReply, Speaker } from '../../transport.js'
 import { COMMANDS, MUSIC_ACTIONS, strict, wrongType } from './support.js'
+import type { Strictness } from '../../../strictness.js'
 
 /*
  * Commands (ORB-055..064, ORB-A15): valid and invalid CommandInputs, and the requests the command cases make.
@@ -107,7 +108,7 @@ export const globals = (listed: any[]): any[] => listed.filter((c) => typeof c.c
 export const namesOf = (listed: any[]): string[] => listed.map((c) => String(c.name)).sort()
 
 /** One listed command against the input it was registered from (ORB-055; ORB-A15 where strict). */
-export function checkListed (listed: any, input: CommandInput, what: string): void {
+export function checkListed (of: Strictness, listed: any, input: CommandInput, what: string): void {
   expectThat(
     typeof listed.id === 'string' && listed.id !== '',
     `${what}: /${input.name} has a string id (ORB-055)`,
@@ -117,14 +118,14 @@ export function checkListed (listed: any, input: CommandInput, what: string): vo
   if (input.description !== undefined) {
     expectEqual(listed.description, input.description, `${what}: /${input.name}'s description`)
   }
-  if (input.right !== undefined || strict()) {
+  if (input.right !== undefined || strict(of)) {
     expectEqual(
       listed.right,
       input.right ?? 'send_messages',
       `${what}: /${input.name}'s right${input.right === undefined ? ' (ORB-A15: send_messages by default)' : ''}`
     )
   }
-  if (strict()) {
+  if (strict(of)) {
     expectThat(
       isDeepStrictEqual(listed.args, input.options ?? []),
       `${what}: /${input.name}'s args echo its options (ORB-A15)`,

@@ -100,7 +100,7 @@ export const commandUseCases: Case[] = [
       const first = await syncOk(ctx, [{ name: 'a15' }], 'registering /a15')
       const before = (await listCommands(ctx)).find((c) => c.name === 'a15')
       if (before === undefined) fail('GET /commands lists /a15', '/a15', first)
-      checkListed(before, { name: 'a15' }, 'a command given no right, options or community')
+      checkListed(ctx.client, before, { name: 'a15' }, 'a command given no right, options or community')
       const list: CommandInput[] = [
         { name: 'a15', options: [{ name: 'who' }, { name: 'why', optional: true, description: 'a reason' }] },
         { name: 'b15', right: 'speak', description: 'two' }
@@ -114,6 +114,7 @@ export const commandUseCases: Case[] = [
         second.json
       )
       compareListing(
+        ctx.client,
         listed,
         { registered: new Map(list.map((c) => [c.name, c])), ids: new Map([['a15', before.id]]) },
         'after the second sync'

@@ -44,7 +44,7 @@ export const commandCases: Case[] = [
       for (const [field, ok] of [['id', typeof c.id === 'string'], ['name', typeof c.name === 'string'], ['description', typeof c.description === 'string'], ['args', Array.isArray(c.args) && c.args.every((a: unknown) => typeof a === 'object' && a !== null)], ['right', typeof c.right === 'string'], ['community', c.community === null || typeof c.community === 'string']] as const) {
         expectThat(ok, `Command.${field} (ORB-055)`, `a ${field} of the spec's type`, c)
       }
-      checkListed(c, input, 'GET /commands')
+      checkListed(ctx.client, c, input, 'GET /commands')
     }
   }),
   defineCase<OrbBotClient>({
@@ -192,7 +192,7 @@ export const commandCases: Case[] = [
       }
       if (throttled === undefined) {
         // ORB-A03 says 10 a minute; the spec only says a sync can be throttled.
-        if (strict()) throw new CaseFailure('30 syncs in a moment were never throttled (ORB-A03: 10 a minute)', 'a 429', `${accepted} accepted`)
+        if (strict(ctx.client)) throw new CaseFailure('30 syncs in a moment were never throttled (ORB-A03: 10 a minute)', 'a 429', `${accepted} accepted`)
         throw new CaseSkip('30 syncs in a moment were all accepted; this Orb\'s sync limit is higher')
       }
       ctx.note(`throttled after ${accepted} syncs`)

@@ -71,7 +71,7 @@ export const musicCases: Case[] = [
       )
       expectSamePlayer(after, added, virtual, 'GET shows the player the add answered')
       // ORB-A17: the queue holds one more track, the one added.
-      if (strict()) {
+      if (strict(ctx.client)) {
         expectThat(
           Array.isArray(after.queue) &&
             after.queue.length === (before.queue?.length ?? 0) + 1 &&
@@ -157,7 +157,9 @@ export const musicCases: Case[] = [
       const after = await player(ctx, ch)
       const virtual = await ctx.virtualTime()
       expectSamePlayer(after, before, virtual, 'the refused add changed nothing: GET shows the player as before')
-      if (strict()) expectEqual(after.queue, before.queue, 'the refused add queued nothing (ORB-A17\'s queue)')
+      if (strict(ctx.client)) {
+        expectEqual(after.queue, before.queue, 'the refused add queued nothing (ORB-A17\'s queue)')
+      }
     }
   }),
   defineCase<OrbBotClient>({

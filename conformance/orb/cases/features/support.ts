@@ -7,7 +7,7 @@ import type { OrbBotClient, Speaker } from '../../transport.js'
 
 /*
  * What the feature cases (commands, voice, the room player, passport) share: their paths, the apps a case makes for
- * itself, and the install it may change. Details only orbtest's decisions fix are held where `exactStatus()` is on.
+ * itself, and the install it may change. Details only orbtest's decisions fix are held where `exactStatus` is on.
  */
 
 export const COMMANDS = `${BOT}/commands`

@@ -86,7 +86,7 @@ export async function expectSeat (
     )
     checked = true
   }
-  if (strict()) {
+  if (strict(ctx.client)) {
     const listed = await roster(ctx, ch)
     expectThat(
       seated(listed, member) === want,

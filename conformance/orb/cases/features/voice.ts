@@ -154,7 +154,7 @@ export const voiceCases: Case[] = [
         )
       }
       // ORB-A16: {token, url, expiresAt (ms)}.
-      if (strict()) {
+      if (strict(ctx.client)) {
         expectThat(
           typeof body.token === 'string' && body.token !== '' && typeof body.url === 'string',
           'grant answers {token, url, expiresAt} (ORB-A16)',
