@@ -54,6 +54,8 @@ const RETRIES = 5
 export abstract class RecordingHttpClient implements RecordingClient {
   readonly exchanges: Exchange[] = []
   readonly #secrets = new Map<string, Secret>()
+  /** The shortest secret's length: a shorter text (most header values) holds none, and is not searched (#19). */
+  #shortest = Infinity
   readonly #agent: Agent
   #halted = false
   /** How a Retry-After is waited out: real sleep by default; the runner advances a virtual clock instead. */
@@ -84,7 +86,9 @@ export abstract class RecordingHttpClient implements RecordingClient {
 
   /** Keeps a credential out of every report: `masked` in request headers, `redacted` elsewhere. */
   protected learnSecret (token: string, masked: string, redacted: string): void {
-    if (token !== '') this.#secrets.set(token, { masked, redacted })
+    if (token === '') return
+    this.#secrets.set(token, { masked, redacted })
+    this.#shortest = Math.min(this.#shortest, token.length)
   }
 
   /** What the report keeps of a request header: by default every known credential as its shell variable. */
@@ -182,6 +186,7 @@ export abstract class RecordingHttpClient implements RecordingClient {
   }
 
   #replace (text: string, as: keyof Secret): string {
+    if (text.length < this.#shortest) return text
     let out = text
     for (const [secret, stands] of this.#secrets) out = out.replaceAll(secret, stands[as])
     return out
