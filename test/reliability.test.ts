@@ -360,6 +360,9 @@ t.test('REL-11 one authority on every server: two Host headers are 400 on the Or
   const twice = await exchange(orb.open(), `GET /api/orb/directory HTTP/1.1\r\nHost: 127.0.0.1:${fakes.orb!.port}\r\nHost: evil.example\r\n\r\n`, 500)
   t.match(twice.text, /^HTTP\/1\.1 400 /, 'orb: two Host headers')
   t.match(twice.text, /"code":400/, 'orb: its error body')
+  // No route, and a body over the Orb's limit: the second Host is refused from the head, never a 413 for the body.
+  const unrouted = await exchange(orb.open(), `POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1:${fakes.orb!.port}\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n{}`, 500)
+  t.match(unrouted.text, /^HTTP\/1\.1 400 /, 'orb: two Host headers on a path no route takes, with a large body')
   const token = readDiscovery(fakes.orbtile!.discoveryPath).token
   const absolute = await exchange(targets[0]!.open(), `GET http://evil.example/a/v1/info HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n\r\n`, 500)
   t.match(absolute.text, /^HTTP\/1\.1 400 /, 'orbtile: an absolute-form target')

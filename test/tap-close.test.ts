@@ -20,8 +20,14 @@ t.test('OTC-18 closing a tapped fake waits for the exchanges still open to be re
   const token = defaultWorld().apps[0]!.token
   // Forty polls held, half of them from clients that then go away, all at once, as the fake closes.
   const polls = Array.from({ length: 40 }, () => poll(fake.url, token))
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  t.equal(seen.length, 0, 'every poll is held')
+  // Until the fake holds all forty (a fixed 300 ms was too short on a loaded machine: polls not yet arrived were
+  // refused by the close, and never reported).
+  const held = (): number => Object.values(fake.control.state().events as Record<string, { polls: number }>)
+    .reduce((n, log) => n + log.polls, 0)
+  const deadline = performance.now() + 10_000
+  while (held() < 40 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(held(), 40, 'every poll is held')
+  t.equal(seen.length, 0, 'none is reported yet')
   for (const p of polls.slice(0, 20)) p.gone()
   await fake.close()
   t.equal(seen.filter((x) => x.target.startsWith('/api/bot/v1/events')).length, 40, 'all are reported by then')

@@ -20,7 +20,7 @@ export interface PipelineContext {
 
 /** The steps in the order a request meets them, with the ledger ids they implement and the statuses they answer. */
 export const ORB_PIPELINE = [
-  { step: 'checkHost', ledger: ['RFC 9112 §3.2'], statuses: [400], runs: 'on every request: first on a route; after the body where no route matches' },
+  { step: 'checkHost', ledger: ['RFC 9112 §3.2'], statuses: [400], runs: 'on every request, first' },
   { step: 'checkRoute', ledger: ['ORB-001', 'ORB-A23'], statuses: [404, 405], runs: 'for a request no route matches' },
   { step: 'checkBearer', ledger: ['ORB-003', 'ORB-A22'], statuses: [401], runs: 'on bot routes, from the head' },
   { step: 'checkScope', ledger: ['ORB-005', 'ORB-006', 'ORB-A07'], statuses: [403], runs: 'on routes with a scope' },
@@ -166,11 +166,8 @@ export function composeRoute (route: OrbRoute, ctx: PipelineContext): RouteOptio
   const validator = operation(route.method as string, route.path)
   // The scope a request needs; under the `music-scope-unchecked` fault, music asks none (ORB-084).
   const scope = route.scope === 'music' && ctx.faults.has('music-scope-unchecked') ? undefined : route.scope
-  // Step 0 runs in the route's own hook, beside 2 and 3 (and in the not-found handler for requests no route takes):
-  // a second `onRequest` hook on every request cost the hook runner's round again (#19).
   const head: onRequestHookHandler<Server> = (request, reply, done) => {
     try {
-      checkHost(request)
       const caller = checkBearer(request, ctx.store)
       if (scope !== undefined) checkScope(caller, scope)
       ;(request as unknown as WithCaller).orbApp = caller
@@ -183,12 +180,6 @@ export function composeRoute (route: OrbRoute, ctx: PipelineContext): RouteOptio
     done()
   }
   const open: onRequestHookHandler<Server> = (request, reply, done) => {
-    try {
-      checkHost(request)
-    } catch (err) {
-      done(err as Error)
-      return
-    }
     inviteBody(request.raw, reply.raw)
     done()
   }
@@ -209,10 +200,9 @@ export function composeRoute (route: OrbRoute, ctx: PipelineContext): RouteOptio
 }
 
 /**
- * Registers the whole pipeline on the fake's fastify instance: steps 0 and 1 as its not-found handler, step 4 as its
- * one body parser, and each route with steps 0, 2, 3, 5 and 6 composed (composeRoute). Fastify runs them in that
- * order: routing, the route's `onRequest`, body parsing, then the handler. A request no route takes has its body
- * parsed before its Host is checked: a broken body there is the 400 of step 4 rather than of step 0.
+ * Registers the whole pipeline on the fake's fastify instance: step 0 as a hook of every request, step 1 as its
+ * not-found handler, step 4 as its one body parser, and each route with steps 2, 3, 5 and 6 composed
+ * (composeRoute). Fastify runs them in that order: routing, `onRequest`, body parsing, then the handler.
  */
 export function registerPipeline (
   app: FastifyInstance<Server>,
@@ -222,11 +212,19 @@ export function registerPipeline (
   onBody?: (request: FastifyRequest, text: string) => void
 ): void {
   app.decorateRequest('orbApp', null)
-  const allowed = allowedMethods(routes)
-  app.setNotFoundHandler((request) => {
-    checkHost(request)
-    return checkRoute(request, allowed)
+  // Step 0 stays a hook of its own, on every request: in a route's hook alone, a request no route takes would have
+  // its body read (and a large one answered 413) before its second Host was refused.
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      checkHost(request)
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    done()
   })
+  const allowed = allowedMethods(routes)
+  app.setNotFoundHandler((request) => checkRoute(request, allowed))
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, onBody === undefined
     ? parseJsonBody

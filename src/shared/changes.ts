@@ -13,8 +13,9 @@ export class Changes {
 
   /** Calls `fn` on every change until the returned function is called. */
   watch (fn: () => void): () => void {
+    const first = this.#watchers.size === 0
     this.#watchers.add(fn)
-    if (this.#watchers.size === 1) for (const edge of this.#edges) edge(true)
+    if (first) for (const edge of this.#edges) edge(true)
     return () => {
       if (this.#watchers.delete(fn) && this.#watchers.size === 0) for (const edge of this.#edges) edge(false)
     }
@@ -45,7 +46,9 @@ export class Changes {
  * The server's listener is there only while someone watches: with none, a request would pay for a second `request`
  * listener (Node's emit copies its listener array when there are two) and a `close` listener added and removed, for
  * nothing (#19: about 1 µs a session update). A watcher that comes reads the state afresh, so a request already under
- * way when it came needs no report of its own arrival; its end is reported if it ends before the last watcher goes.
+ * way then needs no report of its arrival. Its end has no `close` listener of its own: a held long poll's end is heard
+ * when its timer is cancelled or fires (reportingClock); a short request's change lands within milliseconds of the
+ * first frame and shows with the next change.
  */
 export function reportRequests (app: FastifyInstance, changes: Changes): void {
   const notify = (): void => { changes.notify() }
@@ -59,7 +62,11 @@ export function reportRequests (app: FastifyInstance, changes: Changes): void {
   })
 }
 
-/** DASH-D01: the clock a fake's services use: `changes` is told after each of their timers fires (an expiry). */
+/**
+ * DASH-D01: the clock a fake's services use: `changes` is told after each of their timers fires (an expiry), and after
+ * one is cancelled: a service cancels a timer when its plans change (a held poll answered, or left by its client; a
+ * lease ended). That is also how the end of a long poll that was held before anyone watched is heard (reportRequests).
+ */
 export function reportingClock (clock: Clock, changes: Changes): Clock {
   return {
     get mode () { return clock.mode },
@@ -71,7 +78,10 @@ export function reportingClock (clock: Clock, changes: Changes): Clock {
         changes.notify()
       }
     }),
-    clearTimer: (handle: TimerHandle) => { clock.clearTimer(handle) },
+    clearTimer: (handle: TimerHandle) => {
+      clock.clearTimer(handle)
+      changes.notify()
+    },
     pendingTimers: () => clock.pendingTimers(),
     dispose: () => { clock.dispose() }
   }
