@@ -15,6 +15,9 @@ import {
   type DeliveryKind
 } from '../conformance/orb-client/webhook-kit.js'
 import { webhook } from '../src/cli/webhook.js'
+import type { JournalEntry } from '../conformance/client/journal.js'
+import type { OrbModel } from '../conformance/orb-client/model.js'
+import { WEBHOOK_CHECKS } from '../conformance/orb-client/webhook-checks.js'
 import { signature as fakeSignature } from '../src/orb-mock/webhook-signing.js'
 import { CLI } from './helpers/cli.js'
 import { ROOT } from './helpers/root.js'
@@ -198,4 +201,47 @@ t.test('CLI-05 orbtest webhook sign and send, as a person runs them', async (t) 
   const refused = await cli(['send', 'http://127.0.0.1:1/', '--token', TOKEN, '--timeout', '2000'])
   t.equal(refused.code, 1, 'no bot listening: not as expected')
   t.match(refused.out, /no reply/)
+})
+
+t.test('OBC-13 ORB-095 ORB-096 a slow reply to a genuine mention is not blamed on the delivery after it; a write no mention was owed is', async (t) => {
+  // Journals played by hand: the suite's delivery actions and the bot's posts, at the times given (ms).
+  let seq = 0
+  const sent = (at: number, data: Record<string, unknown>): JournalEntry =>
+    ({ kind: 'action', seq: seq++, at, actor: 'wire', name: 'delivery-sent', text: '', data })
+  const mention = (at: number, duplicate = false): JournalEntry =>
+    sent(at, { genuine: true, kind: 'genuine', type: 'message.mention', duplicate })
+  const forged = (at: number): JournalEntry =>
+    sent(at, { genuine: false, kind: 'unsigned', type: 'message.mention', duplicate: false })
+  const post = (at: number): JournalEntry => ({
+    kind: 'exchange',
+    seq: seq++,
+    at,
+    end: at + 5,
+    connection: 1,
+    method: 'POST',
+    target: '/api/bot/v1/messages',
+    httpVersion: '1.1',
+    headers: {},
+    bodyBytes: 0,
+    status: 200,
+    replyHeaders: {},
+    reply: ''
+  })
+  const verdict = (id: string, entries: JournalEntry[]): string => {
+    const check = WEBHOOK_CHECKS.find((c) => c.id === id)!.create()
+    for (const entry of entries) check.observe(entry, {} as OrbModel)
+    return check.finding().verdict
+  }
+  t.equal(verdict('ORB-095', [mention(1000), forged(2300), post(2600)]), 'pass',
+    'the mention\'s reply, 1.6 s late, inside the forgery\'s window')
+  t.equal(verdict('ORB-095', [mention(1000), post(1100), forged(2300), post(2400)]), 'fail',
+    'the mention answered at once, then a post after the forgery')
+  t.equal(verdict('ORB-095', [mention(1000), forged(2300), post(2400), post(2500)]), 'fail',
+    'a slow reply and a post for the forgery: one write more than was owed')
+  t.equal(verdict('ORB-095', [mention(1000), forged(7000), post(7100)]), 'fail',
+    'a mention is owed its reply for 5 s, no longer')
+  t.equal(verdict('ORB-096', [mention(1000), mention(2300, true), post(2500)]), 'pass',
+    'the first delivery\'s reply, late, inside the retry\'s window')
+  t.equal(verdict('ORB-096', [mention(1000), post(1100), mention(2300, true), post(2500)]), 'fail',
+    'acting on the retry as well')
 })

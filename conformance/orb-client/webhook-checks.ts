@@ -71,12 +71,23 @@ export const WEBHOOK_CHECKS: readonly OrbCheck[] = [
 
 ]
 
+/** OBC-13: how long after a genuine mention's delivery a write may still be the reply it asked for. */
+export const OWED_MS = 5000
+
 /**
  * A check that listens after a delivery is sent: any write call the bot starts within QUIET_MS of it, before the
  * next delivery, is what that delivery made it do (OBC-04). Deliveries are sent SPACING_MS apart.
+ *
+ * OBC-13: a genuine mention asks for a reply in its channel, and a bot slowed down (a loaded machine, an HTTP client's
+ * first use) may post it after the next delivery has been sent. So each genuine first delivery of a mention is owed
+ * one write, for OWED_MS: a write goes first to the oldest mention still owed one, and only a write no mention is owed
+ * is what the delivery listened after made the bot do. A bot that acts on a forgery as well as on the mention before
+ * it still makes one write more than it was owed.
  */
 abstract class Quiet extends Tally<OrbModel> {
   #listening: { a: JournalAction, what: string } | undefined
+  /** When each genuine mention still owed its reply was sent, oldest first. */
+  #owed: number[] = []
   abstract onSent (a: JournalAction): void
   onResult (_a: JournalAction): void {}
 
@@ -87,12 +98,20 @@ abstract class Quiet extends Tally<OrbModel> {
   observe (entry: JournalEntry): void {
     if (entry.kind === 'action' && entry.name === 'delivery-sent') {
       this.#listening = undefined
+      const d = entry.data
+      if (d?.genuine === true && d.duplicate !== true && d.type === 'message.mention') this.#owed.push(entry.at)
       this.onSent(entry)
       return
     }
     if (entry.kind === 'action' && entry.name === 'delivery') this.onResult(entry)
+    if (entry.kind !== 'exchange' || !isWrite(entry)) return
+    while (this.#owed.length > 0 && entry.at > this.#owed[0]! + OWED_MS) this.#owed.shift()
+    if (this.#owed.length > 0 && entry.at >= this.#owed[0]!) {
+      this.#owed.shift()
+      return
+    }
     const l = this.#listening
-    if (l === undefined || entry.kind !== 'exchange' || !isWrite(entry)) return
+    if (l === undefined) return
     if (entry.at < l.a.at || entry.at > l.a.at + QUIET_MS) return
     this.#listening = undefined
     this.violate({
