@@ -299,8 +299,4 @@ export class MessageTable {
   values (): IterableIterator<StoredMessage> {
     return this.#list.values()
   }
-
-  get size (): number {
-    return this.#list.length
-  }
 }
