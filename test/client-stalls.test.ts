@@ -1,10 +1,11 @@
 // OTC-17: the judge times the adapter with its own clock, and widens each timing check by the stalls it measured in
 // itself. The monitor is shown on real stalls (a busy wait), and its effect on OT-027 with and without one.
+// (OTC-25, the client's own waits for a CPU, is in run-queue.test.ts.)
 import t from 'tap'
 import { stalls } from '../conformance/client/stall.js'
 import { EXTRA_FIELDS_NOTE } from '../conformance/orbtile-client/checks/life.js'
 import { Observer } from '../conformance/orbtile-client/observer.js'
-import type { TapExchange } from '../src/orbtile-mock/index.js'
+import { exchange } from './helpers/tap-exchange.js'
 
 const busy = (ms: number): void => {
   const until = performance.now() + ms
@@ -22,22 +23,6 @@ t.test('OTC-17 the judge measures how long it could not run: a 300 ms busy wait 
   const c = performance.now()
   t.ok(stalls.within(b + 1, c) < 200, `a quiet 300 ms: ${stalls.within(b + 1, c).toFixed(0)} ms`)
   t.equal(stalls.within(c + 1000, c + 2000), 0, 'nothing in the future')
-})
-
-const exchange = (request: number, status: number, notes: string[] = []): TapExchange => ({
-  request,
-  connection: 1,
-  method: 'PUT',
-  target: '/a/v1/adapters/dev.example.a/sessions',
-  httpVersion: '1.1',
-  headers: {},
-  body: undefined,
-  contentLength: 0,
-  status,
-  replyHeaders: status === 429 ? { 'retry-after': '1' } : {},
-  reply: status === 429 ? '{"error":{"code":"rate_limited","message":"x"}}' : '{"sessions":[]}',
-  finished: true,
-  notes
 })
 
 /** A 429 (Retry-After: 1) at 0 ms, then the same connection's next request stamped 700 ms later. */

@@ -62,6 +62,11 @@ export class ClientProcess {
     })
   }
 
+  /** Its process id, which is also its process group's (undefined when it could not start). */
+  get pid (): number | undefined {
+    return this.#pid
+  }
+
   /** Resolves when the process has ended, however. */
   get exited (): Promise<ClientExit> {
     return this.#exited

@@ -234,6 +234,12 @@ export class OrbtileModel {
   /** How long in all, within [from, to], the judging process was starved of CPU (OTC-17): for OT-008's progress. */
   readonly starved: (from: Millis, to: Millis) => Millis
 
+  /**
+   * How long, within [from, to], the client itself was ready to run but had no CPU (OTC-25): what widens the excuse
+   * of a request on its way. Nothing unless the client's process can be watched.
+   */
+  clientWait: (from: Millis, to: Millis) => Millis = () => 0
+
   constructor (
     discoveryToken: string,
     epochStart: number,

@@ -4,6 +4,7 @@ import type {
 } from '../client/journal.js'
 import { exchangeEntry, JournalRecorder, malformedEntry, reportedFindings, Secrets } from '../client/recorder.js'
 import type { TapExchange } from '../../src/orbtile-mock/index.js'
+import type { RunQueueWatch } from '../client/run-queue.js'
 import { stalls } from '../client/stall.js'
 import { CHECKS } from './checks/index.js'
 import type { OrbtileCheckDef, RequestRule, RuleTally } from './checks/wire.js'
@@ -59,6 +60,12 @@ export class Observer {
 
   now (): Millis {
     return this.journal.now()
+  }
+
+  /** The client's run-queue waits (OTC-25), once it has been started, for the excuses of requests on their way. */
+  watchClient (watch: RunQueueWatch): void {
+    const origin = this.journal.origin
+    this.model.clientWait = (from, to) => watch.waited(origin + from, origin + to)
   }
 
   /**

@@ -7,6 +7,7 @@ import { makeDirectory } from '../../src/shared/make-dir.js'
 import { SPEC_DISCOVERY_SUFFIX } from '../../src/spec/orbtile.js'
 import { startOrbtileMock, type OrbtileMock } from '../../src/orbtile-mock/index.js'
 import { isObject, routeOf, view } from './model.js'
+import { RunQueueWatch } from '../client/run-queue.js'
 import { stalls } from '../client/stall.js'
 import { Observer } from './observer.js'
 import type { Scenario, Step } from './scenario.js'
@@ -122,6 +123,8 @@ export async function playScenario (
       () => obs.now(),
       (stream, line) => obs.output(stream, line)
     )
+    const runQueue = new RunQueueWatch(client.pid)
+    obs.watchClient(runQueue)
     // OTC-19: a slow start (a JVM, a loaded machine) must not eat the scenario: its steps and its length count from
     // the adapter's first connection, or from START_ALLOWANCE_MS after its start if it never connects.
     const { aborted, dispose } = whenAborted(options.signal)
@@ -158,6 +161,7 @@ export async function playScenario (
     const end = obs.now()
     if (ended === undefined) obs.action('harness', 'stop', 'SIGTERM to the adapter')
     const exit = await client.stop(options.signal?.aborted === true ? 200 : STOP_GRACE_MS)
+    runQueue.stop()
     obs.action('client', 'exit', exitText(exit), {
       how: exit.how,
       code: exit.code,

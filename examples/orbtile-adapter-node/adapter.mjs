@@ -126,7 +126,11 @@ function refreshDiscovery () {
 }
 
 // ---- Transport: one HTTP/1.1 exchange over the Unix socket (OT-002, OT-003) -----------------------------------
-function send (method, route, body, extraHeaders = {}) {
+// The head is written only once the request has a connected socket, and `stale()` is asked first: a code (EGATED,
+// ELEASE) drops the request unsent, and the caller tries again. A request queued behind the agent's four sockets is
+// handed the socket a 429 has just freed before any promise continuation of ours runs (OT-027), and a new
+// connection's head waits for its connect, while a new lease may come (OT-019).
+function send (method, route, body, extraHeaders = {}, stale = () => null) {
   const d = discovery
   const json = body === undefined ? undefined : JSON.stringify(body) // PUT/POST bodies are JSON objects (OT-A05)
   const headers = {
@@ -147,6 +151,8 @@ function send (method, route, body, extraHeaders = {}) {
   return new Promise((resolve, reject) => {
     const options = { socketPath, path: d.basePath + route, method, headers, agent, setHost: !fault('no-host') }
     const req = http.request({ ...options, timeout: 15000 }, (res) => {
+      // OT-027: a 429 closes the gate as soon as its status line is read, before its socket goes back to the agent
+      if (res.statusCode === 429 && !fault('ignore-retry-after')) noteRateLimit(res.headers, Date.now())
       const chunks = []
       res.on('data', (chunk) => chunks.push(chunk))
       res.on('error', reject)
@@ -159,15 +165,17 @@ function send (method, route, body, extraHeaders = {}) {
     })
     req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })))
     req.on('error', reject)
-    // OT-019: the token is the one held when the request goes out. A request queued behind the agent's four
-    // sockets waits for one, and a new lease may come meanwhile; its head is written once it has its socket.
-    req.once('socket', () => {
+    // OT-019: the token is the one held when the request goes out, and that is when its socket is connected.
+    const write = () => {
+      const code = stale()
+      if (code !== null) { req.destroy(Object.assign(new Error('not sent'), { code })); return }
       if (withToken && adapterToken !== null) {
         headers[TOKEN_HEADER] = adapterToken
         req.setHeader(TOKEN_HEADER, adapterToken)
       }
       req.end(json)
-    })
+    }
+    req.once('socket', (socket) => { if (socket.connecting) socket.once('connect', write); else write() })
   })
 }
 
@@ -178,11 +186,11 @@ function logStatus (what, r) { // an unexpected status: its code and message onl
   const { code, message } = errorOf(r)
   log(`${what}: ${r.status}${code ? ` ${code}` : ''}${typeof message === 'string' ? `: ${message.slice(0, 160)}` : ''}`)
 }
-function noteRateLimit (r) { // OT-027, OT-A20: Retry-After in whole seconds (or an HTTP date), 1 s when absent
-  const value = String(r.headers['retry-after'] ?? '').trim()
+function noteRateLimit (headers, at) { // OT-027, OT-A20: Retry-After in whole seconds (or an HTTP date), else 1 s
+  const value = String(headers['retry-after'] ?? '').trim()
   const date = Date.parse(value)
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Number.isNaN(date) ? 1000 : date - r.at
-  blockedUntil = Math.max(blockedUntil, r.at + ms)
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Number.isNaN(date) ? 1000 : date - at
+  blockedUntil = Math.max(blockedUntil, at + ms)
 }
 
 // OT-027, OT-A20: after a 429 nothing is sent before Retry-After; then the first request goes alone, and the others
@@ -219,16 +227,17 @@ async function request (method, route, body, extraHeaders) {
     if (route !== '/info' && verified !== discovery) return null // OT-039: nothing before the proof
     const leaseAtSend = lease
     const endProbe = blockedUntil > 0 ? startProbe() : () => {}
-    const r = await send(method, route, valueOf(body), valueOf(extraHeaders)).catch(() => null)
+    // Not sent after all when, by the time it could go, a 429 has closed the gate (OT-027) or the lease has changed
+    // (OT-019: its token and its body, an events cursor, are the old lease's): back to the gate, made afresh.
+    const stale = () => (Date.now() < blockedUntil ? 'EGATED' : lease !== leaseAtSend ? 'ELEASE' : null)
+    const r = await send(method, route, valueOf(body), valueOf(extraHeaders), stale).catch((err) => err)
     endProbe()
+    if (r instanceof Error && (r.code === 'EGATED' || r.code === 'ELEASE')) continue
     // ENOENT, ECONNREFUSED, ECONNRESET, EPIPE: the app may be off, or restarted on a new socket (OT-005, OT-A03)
-    if (r === null) { await sleep(300); refreshDiscovery(); continue }
+    if (r instanceof Error) { await sleep(300); refreshDiscovery(); continue }
     if (fault('crash-on-unknown-field') || fault('freeze-on-unknown-field')) await crashOnUnknownKeys(route, r)
     const error = errorOf(r)
-    if (r.status === 429) { // OT-027, OT-A20: wait Retry-After from the reply's arrival, then try again
-      if (!fault('ignore-retry-after')) noteRateLimit(r)
-      continue
-    }
+    if (r.status === 429) continue // OT-027, OT-A20: send() closed the gate for Retry-After; then try again
     if (r.status === 503 && error.code === 'api_disabled') { await sleep(500); continue } // OT-A03
     if (r.status === 401 && error.field !== TOKEN_HEADER && !bearerRetried) { // OT-A04: re-read once, retry once
       bearerRetried = true
@@ -329,7 +338,7 @@ async function createSessions () {
     const stream = async () => {
       for (let i = 0; i < 50; i++) {
         const r = await send('POST', sessionRoute(sessions.get('s1')), {}).catch(() => null)
-        if (r?.status === 429) { noteRateLimit(r); return } // ... and then it behaves
+        if (r?.status === 429) return // ... and then it behaves (send() closed the gate)
         if (r?.status !== 200) return
       }
     }

@@ -155,9 +155,20 @@ class Api:
                 return
             time.sleep(min(left, 0.2))
 
+    def note_rate_limit(self, method, route, resp):
+        """A 429: nothing at all is sent on any route for its Retry-After (OT-027, OT-A20: 1 s when absent)."""
+        try:
+            wait = max(0.0, float(resp.headers.get('Retry-After', '1')))
+        except ValueError:
+            wait = 1.0
+        with self.lock:
+            self.pause_until = max(self.pause_until, time.monotonic() + wait + 0.05)
+        log(f'{method} {route}: rate limited, sending nothing for {wait:g} s')
+
     def call(self, chan, method, route, body=None, token=None, timeout=5.0, nonce=None, fail_pause=0.3, final=False):
         """One request; a Reply, or None when nothing was sent or the connection failed."""
-        for attempt in (0, 1):
+        retried = False
+        while True:
             self.wait_pause()  # OT-027: after a 429, nothing goes out on any route until Retry-After has passed
             with self.lock:
                 disc, version = self.disc, self.version
@@ -178,8 +189,18 @@ class Api:
                     conn.putheader('X-Orbtile-Nonce', nonce)
                 if data is not None:
                     conn.putheader('Content-Length', str(len(data)))
-                conn.endheaders(data)
+                # OT-027: the pause is checked again and the request sent under the lock a 429 is noted under, so
+                # no thread sends once another has read a 429 (only what was already on its way goes out)
+                with self.lock:
+                    paused = time.monotonic() < self.pause_until
+                    if not paused:
+                        conn.endheaders(data)
+                if paused:
+                    chan.close()  # its head was begun: this connection is done with; wait, then begin again
+                    continue
                 resp = conn.getresponse()
+                if resp.status == 429:
+                    self.note_rate_limit(method, route, resp)  # at its status line, before its body is read
                 raw = resp.read()
                 chan.used = time.monotonic()
             except (OSError, http.client.HTTPException) as e:
@@ -190,19 +211,11 @@ class Api:
                 time.sleep(fail_pause)
                 return None
             reply = Reply(resp.status, resp.headers, raw, disc, version)
-            if reply.status == 429:
-                try:
-                    wait = max(0.0, float(resp.headers.get('Retry-After', '1')))  # OT-A20: default 1 s
-                except ValueError:
-                    wait = 1.0
-                with self.lock:
-                    self.pause_until = max(self.pause_until, time.monotonic() + wait + 0.05)
-                log(f'{method} {route}: rate limited, sending nothing for {wait:g} s')
-            if reply.status == 401 and reply.field != TOKEN_HEADER and attempt == 0 and nonce is None:
+            if reply.status == 401 and reply.field != TOKEN_HEADER and not retried and nonce is None:
+                retried = True
                 self.read_discovery()  # OT-A04: the bearer token may be new: read the file again, retry once
                 continue
             return reply
-        return reply
 
     def verify(self, chan):
         """GET /info with a fresh nonce; checks the proof in constant time (OT-039, OT-A29). True once proved."""

@@ -82,17 +82,19 @@ abstract class PerRequest extends Tally<OrbtileModel> {
 /** How soon after a refusal a request on another connection may still have been on its way (OTC-11, OTC-14). */
 export const IN_FLIGHT_MS = 250
 
-/** The most an excuse for being on its way widens by the judge's own stalls (OTC-17). */
+/** The most an excuse for being on its way widens by the stalls of the judge and the client (OTC-17, OTC-25). */
 export const MAX_STALL_MS = 5000
 
 /**
  * Whether a request at `at`, on another connection than the reply at `since`, was already on its way: within
- * IN_FLIGHT_MS of it, plus what the judge stalled in between (OTC-17). Stalls are asked for only near `since`.
+ * IN_FLIGHT_MS of it, plus what the judge stalled in between (OTC-17) and what the client waited for a CPU (OTC-25).
+ * Stalls are asked for only near `since`.
  */
 export function onItsWay (model: OrbtileModel, since: Millis, at: Millis): boolean {
   const after = at - since
   if (after < IN_FLIGHT_MS) return true
-  return after < IN_FLIGHT_MS + MAX_STALL_MS && after < IN_FLIGHT_MS + model.lag(since, at)
+  if (after >= IN_FLIGHT_MS + MAX_STALL_MS) return false
+  return after < IN_FLIGHT_MS + model.lag(since, at) + model.clientWait(since, at)
 }
 
 /** The window after an app restart in which an active adapter must reach the new socket. */

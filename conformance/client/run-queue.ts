@@ -1,0 +1,194 @@
+// How long a client under test was ready to run but had no CPU (OTC-25). On a loaded machine a client can be kept
+// off the CPU for half a second between deciding to send a request and sending it, or between a reply arriving and
+// its reading it. A request it sent on another connection in that time was already on its way when the refusal came
+// (OTC-11, OTC-14), and the judge widens that excuse by this time instead of blaming the client for the scheduler.
+//
+// Linux keeps, for every thread, the time it has spent runnable but waiting on a run queue (the second field of
+// /proc/PID/task/TID/schedstat, in nanoseconds). The watch reads it for every thread of every process in the
+// client's process group, every SAMPLE_MS, through descriptors it keeps open (a read at offset 0 is about 3 µs a
+// thread). Where that file does not exist (another system, a kernel without it), the watch reads nothing and
+// excuses nothing: the judge is then as strict as before.
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs'
+
+/**
+ * How often the threads are read, and how often the process group is looked for new processes and threads: at
+ * every read in the first seconds (a shell starts its child), then every RESCAN_MS.
+ */
+const SAMPLE_MS = 50
+const RESCAN_MS = 250
+const EAGER_MS = 2000
+/** Samples kept: a check's window is seconds, a scenario tens of seconds (4096 × 50 ms is over three minutes). */
+const KEPT = 4096
+
+interface Thread {
+  fd: number
+  /** Its column in each sample. */
+  slot: number
+}
+
+interface Sample {
+  /** `performance.now()` milliseconds. */
+  at: number
+  /** Each thread's run-queue wait so far, in ms, by its slot; `undefined` where it did not exist yet or had gone. */
+  waits: Array<number | undefined>
+}
+
+const buffer = Buffer.alloc(256)
+
+/** A thread's total run-queue wait in ms, or undefined when it can no longer be read (it has ended). */
+function readWait (fd: number): number | undefined {
+  try {
+    const text = buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0))
+    const wait = Number(text.split(' ')[1])
+    return Number.isFinite(wait) ? wait / 1e6 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The process group of a process, from /proc/PID/stat (the field after the state, which follows the name). */
+function groupOf (pid: string): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[2])
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Watches the run-queue waits of one client's process group (the client is started as a group's leader, so its
+ * `sh -c`, `npm run` and their children are in it). Start it once the client is spawned; stop it when it has ended.
+ */
+export class RunQueueWatch {
+  readonly #group: number
+  readonly #threads = new Map<string, Thread>()
+  readonly #samples: Sample[] = []
+  /** Each thread's wait when it was first read, by slot. */
+  readonly #first: number[] = []
+  #slots = 0
+  #started = 0
+  #timer: NodeJS.Timeout | undefined
+  #lastScan = -Infinity
+  #stopped = false
+
+  constructor (group: number | undefined) {
+    this.#group = group ?? 0
+    this.#started = performance.now()
+    // Nothing to read: no process, or no schedstat on this system.
+    if (group === undefined || this.#find().length === 0) {
+      this.#stopped = true
+      return
+    }
+    this.#sample()
+    this.#timer = setInterval(() => { this.#sample() }, SAMPLE_MS)
+    this.#timer.unref()
+  }
+
+  /** Whether there is anything to read on this system. */
+  get watching (): boolean {
+    return this.#samples.length > 0
+  }
+
+  /**
+   * The longest any one thread of the client waited for a CPU within [from, to] (`performance.now()` ms), as read
+   * by the samples around that interval (so a little before and after it too: at most SAMPLE_MS each side). The
+   * longest thread's and not the sum: a single-threaded client is late by its thread's wait, and summing a many-
+   * threaded runtime's helpers would excuse more than any request was delayed. A thread first found after `from`
+   * counts from when it was found: what it waited before is not known to have been in the interval.
+   */
+  waited (from: number, to: number): number {
+    const samples = this.#samples
+    if (samples.length === 0 || to <= from) return 0
+    if (!this.#stopped && samples[samples.length - 1]!.at < to) this.#sample()
+    let before = 0
+    for (let i = samples.length - 1; i >= 0; i--) {
+      if (samples[i]!.at <= from) {
+        before = i
+        break
+      }
+    }
+    let after = samples.length - 1
+    for (let i = before; i < samples.length; i++) {
+      if (samples[i]!.at >= to) {
+        after = i
+        break
+      }
+    }
+    const a = samples[before]!.waits
+    const b = samples[after]!.waits
+    let longest = 0
+    for (let slot = 0; slot < b.length; slot++) {
+      const end = b[slot]
+      const start = a[slot] ?? this.#first[slot]!
+      if (end !== undefined) longest = Math.max(longest, end - start)
+    }
+    return longest
+  }
+
+  /** Stops reading (the client has ended) and closes the descriptors; what was read stays for the checks. */
+  stop (): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#timer = undefined
+    this.#stopped = true
+    for (const thread of this.#threads.values()) this.#close(thread)
+    this.#threads.clear()
+  }
+
+  /** Opens the threads of the group not yet open; returns the processes found. */
+  #find (): string[] {
+    this.#lastScan = performance.now()
+    const members = [String(this.#group)]
+    try {
+      // A child has a higher process id than its group's leader, but for a wrap of the id space (where a child
+      // then goes unwatched, and unexcused).
+      for (const name of readdirSync('/proc')) {
+        if (name.charCodeAt(0) > 57 || Number(name) <= this.#group) continue
+        if (groupOf(name) === this.#group) members.push(name)
+      }
+    } catch {}
+    const found: string[] = []
+    for (const pid of members) {
+      let tids: string[]
+      try {
+        tids = readdirSync(`/proc/${pid}/task`)
+      } catch {
+        continue
+      }
+      found.push(pid)
+      for (const tid of tids) {
+        const key = `${pid}/${tid}`
+        if (this.#threads.has(key)) continue
+        try {
+          this.#threads.set(key, { fd: openSync(`/proc/${pid}/task/${tid}/schedstat`, 'r'), slot: this.#slots++ })
+        } catch {}
+      }
+    }
+    return this.#threads.size === 0 ? [] : found
+  }
+
+  #sample (): void {
+    const at = performance.now()
+    if (at - this.#lastScan >= (at - this.#started < EAGER_MS ? 0 : RESCAN_MS)) this.#find()
+    const waits: Array<number | undefined> = new Array(this.#slots)
+    for (const [key, thread] of this.#threads) {
+      const wait = readWait(thread.fd)
+      if (wait === undefined) {
+        this.#close(thread)
+        this.#threads.delete(key)
+      } else {
+        waits[thread.slot] = wait
+        this.#first[thread.slot] ??= wait
+      }
+    }
+    this.#samples.push({ at, waits })
+    if (this.#samples.length > KEPT) this.#samples.splice(0, this.#samples.length - KEPT)
+  }
+
+  #close (thread: Thread): void {
+    try {
+      closeSync(thread.fd)
+    } catch {}
+  }
+}

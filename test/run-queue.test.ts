@@ -1,0 +1,83 @@
+// OTC-25: the client's own waits for a CPU, read from Linux's schedstat for every thread of its process group, and
+// what they excuse. Real processes: three busy loops pinned to one CPU with taskset share it, and each waits on its
+// run queue about two thirds of the time. (Linux adds a wait to a thread's total when the thread runs again, so a
+// loop starved for long stretches, as SCHED_IDLE would be, reads in jumps; equal loops take turns of milliseconds.)
+// At nice 19 they take little from the other test files, and they start only once the run's timed file has ended
+// (test/helpers/timed-marker.ts): even so little load beside it made its judged runs miss.
+import { existsSync } from 'node:fs'
+import t, { type Test } from 'tap'
+import { ClientProcess } from '../conformance/client/process.js'
+import { RunQueueWatch } from '../conformance/client/run-queue.js'
+import { Observer } from '../conformance/orbtile-client/observer.js'
+import { exchange } from './helpers/tap-exchange.js'
+import { afterTimedFile } from './helpers/timed-marker.js'
+
+const STARVED = `nice -n 19 taskset -c 0 ${process.execPath} -e 'for (;;) {}'`
+const COMPETITOR = STARVED
+// Not a Node process: its helper threads go on working for a while after it starts, and wait for the CPU meanwhile.
+const ASLEEP = 'taskset -c 0 sleep 60'
+const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Starts a client as the suites do (its own process group: `; :` keeps sh from exec'ing), stopped with the test. */
+function client (t: Test, command: string): ClientProcess {
+  // Without tap's NODE_OPTIONS, whose loaders would make each loop's start slow.
+  const c = new ClientProcess(['sh', '-c', `${command}; :`], { PATH: process.env.PATH }, () => 0, () => {})
+  t.teardown(async () => { await c.stop(200) })
+  return c
+}
+
+if (!existsSync('/proc/self/schedstat')) {
+  t.pass('OTC-25 no /proc/PID/schedstat on this system: the watch reads nothing, and excuses nothing')
+  t.equal(new RunQueueWatch(process.pid).watching, false, 'OTC-25 nothing is read')
+} else {
+  t.before(async () => { await afterTimedFile() })
+
+  t.test('OTC-25 the watch reads how long a client waited for a CPU, a child in its process group included: a starved loop most of the time, a sleeping process none', async (t) => {
+    client(t, COMPETITOR)
+    client(t, COMPETITOR)
+    const starved = client(t, STARVED)
+    const asleep = client(t, ASLEEP)
+    const starvedWatch = new RunQueueWatch(starved.pid)
+    const asleepWatch = new RunQueueWatch(asleep.pid)
+    t.teardown(() => { starvedWatch.stop(); asleepWatch.stop() })
+    t.ok(starvedWatch.watching && asleepWatch.watching, 'both are read')
+    await sleep(600) // the loops have started: their turns are even
+    const a = performance.now()
+    await sleep(800)
+    const b = performance.now()
+    const waited = starvedWatch.waited(a, b)
+    // Two thirds of the time in theory; read here, nearer half (the loops' starts, the samples' timing).
+    t.ok(waited >= (b - a) / 4 && waited <= b - a + 100, `the starved child waited ${waited.toFixed(0)} of ${(b - a).toFixed(0)} ms`)
+    t.ok(asleepWatch.waited(a, b) < 50, `the sleeping one ${asleepWatch.waited(a, b).toFixed(0)} ms`)
+    t.equal(starvedWatch.waited(b, a), 0, 'an empty interval: none')
+    const none = new RunQueueWatch(undefined)
+    t.equal(none.watching, false, 'no process: nothing is read')
+    t.equal(none.waited(a, b), 0, 'and nothing excused')
+  })
+
+  /**
+   * OT-027 on a journal written here, against a real client process: a 429 (Retry-After: 1) on connection 1, then a
+   * request 350 ms later on `connection`, while the client was starved or asleep.
+   */
+  const onItsWay = async (t: Test, command: string, connection: number): Promise<number> => {
+    const watch = new RunQueueWatch(client(t, command).pid)
+    t.teardown(() => { watch.stop() })
+    await sleep(600)
+    const obs = new Observer('discovery-token', { only: ['OT-027'] })
+    obs.watchClient(watch)
+    const t0 = obs.now()
+    obs.exchange({ ...exchange(1, 429, ['429 injected, Retry-After 1']), startedAt: t0, sentAt: t0 })
+    await sleep(400)
+    obs.exchange({ ...exchange(2, 200), connection, startedAt: t0 + 350, sentAt: t0 + 350 })
+    return obs.findings(t0 + 800).find((f) => f.id === 'OT-027')!.violationCount
+  }
+
+  t.test('OTC-25 OT-027 a request on another connection 350 ms after a 429 was on its way if the client waited for a CPU meanwhile, not if it was asleep; on the same connection never', async (t) => {
+    client(t, COMPETITOR)
+    client(t, COMPETITOR)
+    // The starved loop waits about 230 of the 350 ms (150 or so read here, as above); the excuse is 250 ms and that.
+    t.equal(await onItsWay(t, STARVED, 2), 0, 'kept off the CPU most of the time: it may not have read the 429 yet')
+    t.equal(await onItsWay(t, ASLEEP, 2), 1, 'ready to run all along: it had the 429, and sent anyway')
+    t.equal(await onItsWay(t, STARVED, 1), 1, 'on the connection the 429 came on, it had read it')
+  })
+}
