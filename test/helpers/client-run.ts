@@ -1,5 +1,5 @@
 // Runs the client suite in-process against a client command, with its JSON report read back, for the client tests.
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
@@ -46,6 +46,15 @@ export async function run (args: string[], command: string[], client: string[] =
   const code = await conformance(['--client', ...client, '--json', json, ...args, '--', ...command], out)
   const report = JSON.parse(readFileSync(json, 'utf8')) as Run['json']
   return { code, tap, json: report, dir }
+}
+
+/**
+ * A run's folder goes once its test has read it, unless the test has failed: then its report, with the journal of
+ * every scenario with a finding, stays for a person to read, and the test says where.
+ */
+export function settle (t: { passing(): boolean, comment(...args: unknown[]): void }, r: Run): void {
+  if (t.passing()) rmSync(r.dir, { recursive: true, force: true })
+  else t.comment(`the report, with the journals of the scenarios with findings, is kept: ${join(r.dir, 'report.json')}`)
 }
 
 export const verdictOf = (r: Run, id: string): string | undefined => r.json.checks.find((c) => c.id === id)?.verdict

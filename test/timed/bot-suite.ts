@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { group } from './group.js'
 import { ORB_CLIENT_CHECKS } from '../../conformance/orb-client/checks.js'
-import { EVENTS_BOT, pool, run, SEED, WEBHOOK_BOT, type Run } from '../helpers/client-run.js'
+import { EVENTS_BOT, pool, run, SEED, settle, WEBHOOK_BOT, type Run } from '../helpers/client-run.js'
 import { ROOT } from '../helpers/root.js'
 
 const t = group()
@@ -108,7 +108,7 @@ for (const [name, runs, exercised] of [
     for (const [i, r] of all.entries()) {
       t.same(findings(r), [], `seed ${seeds[i]!}: no finding (${r.json.scenarios.length} scenarios)`)
       t.equal(r.code, 0, `seed ${seeds[i]!}: exit 0`)
-      rmSync(r.dir, { recursive: true, force: true })
+      settle(t, r)
     }
     const toured = all[0]!
     t.notOk(toured.json.scenarios.some((s) => s.name === 'tour:voice'), 'the long tour:voice is not played by default')
@@ -124,7 +124,7 @@ t.test('BOT-02 each deliberate fault of the reference bots fails the check named
     const c = r.json.checks.find((x) => x.id === f.id)!
     t.equal(c.verdict, 'fail', `${f.bot} bot, ${f.fault}: ${f.id} fails (${c.reason ?? c.note ?? 'no reason'})`)
     t.equal(r.code, 1, `${f.bot} bot, ${f.fault}: exit 1`)
-    rmSync(r.dir, { recursive: true, force: true })
+    settle(t, r)
   }
   const events = FAULTS.filter((f) => f.bot === 'events').length
   t.ok(events >= 12, `${events} distinct faults of the events-mode bot`)
@@ -137,7 +137,7 @@ t.test('BOT-02 OBC-11 a command lost in a restart is judged only once a later fe
   t.not(c.verdict, 'fail', `ORB-048 does not fail (${c.verdict}: ${c.reason ?? c.note ?? ''})`)
   t.ok(existsSync(join(markDir, 'started')), 'the bot was started, and restarted into its sleep')
   t.equal(r.json.checks.find((x) => x.id === 'ORB-071')?.verdict, 'fail', 'the command was indeed never answered')
-  rmSync(r.dir, { recursive: true, force: true })
+  settle(t, r)
   rmSync(markDir, { recursive: true, force: true })
 })
 
@@ -171,7 +171,7 @@ t.test('BOT-04 bad bots get a verdict, never a hung run', async (t) => {
   t.equal(check(flood, 'ORB-032').verdict, 'fail', 'floods: ORB-032 fails')
   for (const r of [quitter, deaf, garbage, hang, flood]) {
     t.equal(r.code, 1, 'exit 1')
-    rmSync(r.dir, { recursive: true, force: true })
+    settle(t, r)
   }
   t.ok(performance.now() - badStarted < 60_000, 'every run ended within its scenario, the delivery timeout and the stop grace')
 })
@@ -182,7 +182,7 @@ t.test('BOT-05 --scopes makes the app with those scopes alone; a name that is no
     'without passport the check is refused (403), so no holds: null is ever answered')
   t.same(findings(r), [], 'and the bot, which says it could not check, breaks no rule')
   t.equal(r.code, 0, 'exit 0')
-  rmSync(r.dir, { recursive: true, force: true })
+  settle(t, r)
   await t.rejects(run(['--scopes', 'messages:read,admin'], [process.execPath, EVENTS_BOT], EVENTS),
     /--scopes: admin is not a scope of the bot API/, 'an unknown scope is refused before anything runs')
 })

@@ -2,7 +2,7 @@
 import { rmSync } from 'node:fs'
 import { group } from './group.js'
 import { CHECKS } from '../../conformance/orbtile-client/checks/index.js'
-import { NODE_ADAPTER, pool, run, SEED } from '../helpers/client-run.js'
+import { NODE_ADAPTER, pool, run, SEED, settle } from '../helpers/client-run.js'
 
 const t = group()
 
@@ -79,7 +79,7 @@ t.test('CLIENT-03 each deliberate fault of the Node adapter fails the check name
     const c = r.json.checks.find((x) => x.id === f.id)!
     t.equal(c.verdict, 'fail', `${f.fault}: ${f.id} fails${f.strict === true ? ' with --strict' : ''} (${c.reason ?? c.note ?? 'no reason'})`)
     t.equal(r.code, 1, `${f.fault}: exit 1`)
-    rmSync(r.dir, { recursive: true, force: true })
+    settle(t, r)
   }
   t.same(
     [...new Set(FAULTS.map((f) => f.fault))].length,
@@ -98,6 +98,6 @@ t.test('CLIENT-03 without --strict, a finding that is a SHOULD or a decision is 
     t.equal(c.verdict, expected, `${f.fault}: ${f.id} is ${expected}`)
     t.ok(c.violationCount > 0, `${f.fault}: with its violation`)
     t.equal(r.code, 0, `${f.fault}: exit 0`)
-    rmSync(r.dir, { recursive: true, force: true })
+    settle(t, r)
   }
 })

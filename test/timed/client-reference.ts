@@ -1,9 +1,8 @@
 // The reference adapters judged by the client suite: the Node one under five seeds, the Python one (standard library
 // alone), both passing every check that applies to them. The runs start at once and the tests read their results.
-import { rmSync } from 'node:fs'
 import { group } from './group.js'
 import { join } from 'node:path'
-import { NODE_ADAPTER, pool, PYTHON_ADAPTER, run, SEED, verdictOf } from '../helpers/client-run.js'
+import { NODE_ADAPTER, pool, PYTHON_ADAPTER, run, SEED, settle, verdictOf } from '../helpers/client-run.js'
 import { ROOT } from '../helpers/root.js'
 
 const t = group()
@@ -36,7 +35,7 @@ t.test('CLIENT-01 the Node reference adapter passes every check that applies, un
     const bad = r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
     t.same(bad, [], `seed ${seeds[i]!}: no finding at all (${r.json.scenarios.length} scenarios)`)
     t.equal(r.code, 0, `seed ${seeds[i]!}: exit 0`)
-    rmSync(r.dir, { recursive: true, force: true })
+    settle(t, r)
   }
   const toured = runs[0]!
   const unexercised = toured.json.checks.filter((c) => c.verdict === 'not-exercised').map((c) => c.id)
@@ -49,7 +48,7 @@ t.test('CLIENT-02 the Python reference adapter (standard library only) passes ev
   const bad = r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
   t.same(bad, [], 'no finding')
   t.equal(r.code, 0, 'exit 0')
-  rmSync(r.dir, { recursive: true, force: true })
+  settle(t, r)
 })
 
 t.test('CLIENT-02 a bash adapter (curl and jq), built differently, passes every check that applies too', async (t) => {
@@ -57,7 +56,7 @@ t.test('CLIENT-02 a bash adapter (curl and jq), built differently, passes every 
     const bad = r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
     t.same(bad, [], `${i === 0 ? 'without events' : 'with --poll'}: no finding`)
     t.equal(r.code, 0, 'exit 0')
-    rmSync(r.dir, { recursive: true, force: true })
+    settle(t, r)
   }
 })
 
@@ -70,5 +69,5 @@ t.test('CLIENT-07 OTC-19: an adapter that takes 4.5 s to start still gets the wh
   // Counted from the adapter's start, the new token and the new socket came before it ran, and the lease it lost
   // (4.6 s) before it had registered: no re-registration to judge, and OT-064 went unexercised.
   t.equal(verdictOf(r, 'OT-064'), 'pass', 'the app ended its lease while it ran: it registered again, icon and all')
-  rmSync(r.dir, { recursive: true, force: true })
+  settle(t, r)
 })

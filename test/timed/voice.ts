@@ -2,12 +2,11 @@
 // silent-seat fault fails the check; a seat taken late is still watched for 93 s (OBC-08). The three runs wait out
 // the tour's 93 s side by side, started when this module is imported (at the start of test/_timed.test.ts); they
 // need almost no CPU. Their tests are the last group, and OBC-10's slow starter is played in its own test.
-import { rmSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import type { Test } from 'tap'
 import { VOICE_TOUR_MS, VOICE_TOUR, type Scenario } from '../../conformance/orb-client/scenario.js'
 import { playOrbScenario } from '../../conformance/orb-client/world.js'
-import { EVENTS_BOT, run, SEED, verdictOf } from '../helpers/client-run.js'
+import { EVENTS_BOT, run, SEED, settle, verdictOf } from '../helpers/client-run.js'
 
 const voice = ['--seed', String(SEED), '--tour', 'voice', '--scenarios', '0']
 const [clean, silent] = [
@@ -40,7 +39,7 @@ export function voiceTests (t: Test): void {
     t.equal(check.verdict, 'fail', 'silent-seat fails ORB-077')
     t.match(check.reason ?? '', /no heartbeat for call_\S+ for 9\d\.\d+ s before the bot stopped/, 'with the gap')
     t.equal(bad.code, 1, 'exit 1')
-    for (const r of [ok, bad]) rmSync(r.dir, { recursive: true, force: true })
+    for (const r of [ok, bad]) settle(t, r)
   })
 
   t.test('OBC-08 a seat taken 4 s after the /join is still watched for 93 s, and ORB-077 is judged', async (t) => {
