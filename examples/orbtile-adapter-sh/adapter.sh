@@ -24,13 +24,17 @@ N=0; PREFIX=$RANDOM$RANDOM   # OT-128: request ids <prefix>-<n>, never reused
 ACTIVITY=thinking
 
 log () { printf 'orbtile-adapter-sh: %s\n' "$*" >&2; }   # short lines, never a token
+# pause SECONDS: a read that times out on a pipe no one writes to. No process per pause (a loop that runs ten times a
+# second would otherwise start `sleep` ten times a second), and a trapped SIGTERM still ends it at once.
+exec {PAUSE_FD}<> <(:)
+pause () { read -rt "$1" -u "$PAUSE_FD" || :; }
 now () { local t=${EPOCHREALTIME/./}; NOW=$(( t / 1000 )); }
 
 # call METHOD ROUTE [BODY]: one HTTP/1.1 exchange on a new connection. Sets STATUS, REPLY, CODE, FIELD, RETRY.
 call () {
   local method=$1 route=$2 body=${3-} sock base bearer out args
   (( STOPPING == 1 )) && stop                                         # a SIGTERM is acted on between exchanges
-  now; while (( NOW < BLOCK )); do (( STOPPING == 1 )) && stop; sleep 0.05; now; done  # OT-027: wait out Retry-After
+  now; while (( NOW < BLOCK )); do (( STOPPING == 1 )) && stop; pause 0.05; now; done  # OT-027: wait out Retry-After
   # OT-005, OT-A04: socketPath, basePath and the bearer token from the file, afresh for every request
   if ! IFS=$'\t' read -r sock base bearer < <(jq -r '[.socketPath,.basePath,.token]|@tsv' "$DISC" 2>/dev/null); then
     STATUS=000; REPLY=''; CODE=no-discovery; return                    # no file: the API is off (OT-A03)
@@ -45,7 +49,10 @@ call () {
          curl "${args[@]}" -w '\n%{http_code} %header{retry-after}' "http://localhost$base$route" 2>/dev/null)
   local tail=${out##*$'\n'}; REPLY=${out%$'\n'*}
   read -r STATUS RETRY <<<"$tail"; STATUS=${STATUS:-000}; RETRY=${RETRY:-1}  # OT-003: basePath + route above
-  # The error's code and field in one jq, split on a separator that is not white space (an empty code stays empty).
+  # The error's code and field in one jq, split on a separator that is not white space (an empty code stays empty);
+  # a 2xx has none, and its jq is saved (each one costs the CPU a curl does).
+  CODE=''; FIELD=''
+  [[ $STATUS == 2?? ]] && return
   IFS=$'\x1f' read -r CODE FIELD < <(jq -r '[.error.code // "", .error.field // ""] | join("\u001f")' <<<"$REPLY" 2>/dev/null)
 }
 
@@ -57,8 +64,8 @@ request () {
     case $STATUS in
       2??) return 0 ;;
       429) now; [[ $RETRY =~ ^[0-9]+$ ]] || RETRY=1; BLOCK=$(( NOW + RETRY * 1000 )); continue ;;  # OT-027
-      000) sleep 0.3; return 1 ;;                                      # no socket: off, or moving (OT-A03)
-      503) sleep 0.5; return 1 ;;                                      # api_disabled
+      000) pause 0.3; return 1 ;;                                      # no socket: off, or moving (OT-A03)
+      503) pause 0.5; return 1 ;;                                      # api_disabled
       401) if [ "$FIELD" != X-Orbtile-Adapter-Token ] && (( tries < 2 )); then continue; fi ;;  # OT-A04: once more
     esac
     if [ "$CODE" = adapter_not_registered ] || { [ "$STATUS" = 401 ] && [ "$FIELD" = X-Orbtile-Adapter-Token ]; }; then
@@ -102,6 +109,7 @@ poll () {  # OT-134: one poll at a time (the loop is single-threaded); waitSecon
   if (( EXPIRED )) && request POST "/adapters/$ID/sessions/main" '{"approval":null,"activity":"thinking"}'; then
     EXPIRED=0; PENDING=''; ACTIVITY=thinking; now; NEXT_ASK=$(( NOW + 1000 ))   # after the ack (OTC-01's limit)
   fi
+  [[ $REPLY == *'"events":[]'* ]] && return                          # nothing to handle, and no jq to start
   while IFS=$'\t' read -r seq type rid exp decision; do
     [ -z "$seq" ] && continue; (( seq <= AFTER )) && continue
     now
@@ -132,10 +140,10 @@ log "starting (discovery $DISC$( (( POLL )) && echo ', --poll'))"
 while :; do
   now
   (( STOPPING == 1 )) && stop
-  if [ -z "$TOKEN" ]; then register || { sleep 1 & wait $!; }
+  if [ -z "$TOKEN" ]; then register || pause 1
   elif (( ! SESSIONS || NOW >= NEXT_BEAT )); then beat
   elif (( POLL && NOW >= NEXT_POLL )); then poll
   elif (( POLL )) && [ -z "$PENDING" ] && (( NOW >= NEXT_ASK )); then ask
   fi
-  sleep 0.1 & wait $!
+  pause 0.1
 done
