@@ -47,7 +47,13 @@ async function service (fault: string | undefined): Promise<{ job: Job, stop: Pl
   const job = newJob()
   await job.action(root, { start: 'true', judge: 'true', flags: '--orb-port 0 --control-port 0' })
   const { token } = JSON.parse(readFileSync(job.env.ORBTILE_DISCOVERY!, 'utf8')) as { token: string }
-  await job.run(`timeout -s TERM 4 node ${NODE_ADAPTER}${fault === undefined ? '' : ` --fault ${fault}`} || true`)
+  // The clean adapter runs until it has made its sessions, and a second more (30 s at most: a fixed 4 s was once too
+  // short on a loaded machine, and only one check had been exercised); the faulty one, refused from its first
+  // request, for 4 s.
+  const until = fault === undefined ? "grep -q 'sessions s1 and s2 created' adapter.log" : 'false'
+  await job.run(`node ${NODE_ADAPTER}${fault === undefined ? '' : ` --fault ${fault}`} 2> adapter.log & pid=$!
+    for i in $(seq ${fault === undefined ? 300 : 40}); do ${until} && { sleep 1; break; }; sleep 0.1; done
+    kill -TERM $pid 2>/dev/null || true; wait $pid || true`)
   const stop = await job.action(join(root, 'stop'), { 'job-status': job.failed ? 'failure' : 'success' })
   return { job, stop, token }
 }
