@@ -54,6 +54,7 @@ export async function playScenario (
   let observer: Observer | undefined
   const seen = new Set<string>()
   let fake: OrbtileMock | undefined
+  let runQueue: RunQueueWatch | undefined
   const timers: NodeJS.Timeout[] = []
   // OTC-19: the scenario's clock starts at the adapter's first contact (a connection to the socket).
   let contact: () => void = () => {}
@@ -123,7 +124,7 @@ export async function playScenario (
       () => obs.now(),
       (stream, line) => obs.output(stream, line)
     )
-    const runQueue = new RunQueueWatch(client.pid)
+    runQueue = new RunQueueWatch(client.pid)
     obs.watchClient(runQueue)
     // OTC-19: a slow start (a JVM, a loaded machine) must not eat the scenario: its steps and its length count from
     // the adapter's first connection, or from START_ALLOWANCE_MS after its start if it never connects.
@@ -183,6 +184,7 @@ export async function playScenario (
       dropped: obs.journal.dropped
     }
   } finally {
+    runQueue?.stop()
     for (const t of timers) clearTimeout(t)
     await fake?.close()
     rmSync(place.root, { recursive: true, force: true })

@@ -227,12 +227,14 @@ async function request (method, route, body, extraHeaders) {
     if (route !== '/info' && verified !== discovery) return null // OT-039: nothing before the proof
     const leaseAtSend = lease
     const endProbe = blockedUntil > 0 ? startProbe() : () => {}
-    // Not sent after all when, by the time it could go, a 429 has closed the gate (OT-027) or the lease has changed
-    // (OT-019: its token and its body, an events cursor, are the old lease's): back to the gate, made afresh.
+    // Not sent after all when, by the time it could go, a 429 has closed the gate (OT-027: back to the gate), or the
+    // lease has changed (OT-019: its token and its body, an events cursor or a session of the old lease, are stale:
+    // given up, as a reply under a changed lease is; its caller acts anew under the new one).
     const stale = () => (Date.now() < blockedUntil ? 'EGATED' : lease !== leaseAtSend ? 'ELEASE' : null)
     const r = await send(method, route, valueOf(body), valueOf(extraHeaders), stale).catch((err) => err)
     endProbe()
-    if (r instanceof Error && (r.code === 'EGATED' || r.code === 'ELEASE')) continue
+    if (r instanceof Error && r.code === 'EGATED') continue
+    if (r instanceof Error && r.code === 'ELEASE') return null
     // ENOENT, ECONNREFUSED, ECONNRESET, EPIPE: the app may be off, or restarted on a new socket (OT-005, OT-A03)
     if (r instanceof Error) { await sleep(300); refreshDiscovery(); continue }
     if (fault('crash-on-unknown-field') || fault('freeze-on-unknown-field')) await crashOnUnknownKeys(route, r)

@@ -190,7 +190,10 @@ class Api:
                 if data is not None:
                     conn.putheader('Content-Length', str(len(data)))
                 # OT-027: the pause is checked again and the request sent under the lock a 429 is noted under, so
-                # no thread sends once another has read a 429 (only what was already on its way goes out)
+                # no thread sends once another has read a 429 (only what was already on its way goes out). The
+                # connection is made first, outside it: a connect that waits must not hold up the other threads.
+                if conn.sock is None:
+                    conn.connect()
                 with self.lock:
                     paused = time.monotonic() < self.pause_until
                     if not paused:

@@ -24,10 +24,13 @@ N=0; PREFIX=$RANDOM$RANDOM   # OT-128: request ids <prefix>-<n>, never reused
 ACTIVITY=thinking
 
 log () { printf 'orbtile-adapter-sh: %s\n' "$*" >&2; }   # short lines, never a token
-# pause SECONDS: a read that times out on a pipe no one writes to. No process per pause (a loop that runs ten times a
-# second would otherwise start `sleep` ten times a second), and a trapped SIGTERM still ends it at once.
-exec {PAUSE_FD}<> <(:)
-pause () { read -rt "$1" -u "$PAUSE_FD" || :; }
+# pause SECONDS: a read that times out on a FIFO no one writes to (opened read-write, so it never sees an end). No
+# process per pause (a loop that runs ten times a second would otherwise start `sleep` ten times a second), and a
+# trapped SIGTERM still ends it at once. Where no FIFO can be made, `sleep` in the background.
+PAUSE_FD=''
+if PAUSE_DIR=$(mktemp -d 2>/dev/null) && mkfifo "$PAUSE_DIR/p" 2>/dev/null; then exec {PAUSE_FD}<>"$PAUSE_DIR/p"; fi
+rm -rf "${PAUSE_DIR:-}"
+pause () { if [ -n "$PAUSE_FD" ]; then read -rt "$1" -u "$PAUSE_FD" || :; else sleep "$1" & wait $!; fi; }
 now () { local t=${EPOCHREALTIME/./}; NOW=$(( t / 1000 )); }
 
 # call METHOD ROUTE [BODY]: one HTTP/1.1 exchange on a new connection. Sets STATUS, REPLY, CODE, FIELD, RETRY.
@@ -100,16 +103,17 @@ ask () {   # --poll: an approval, with an id fresh in the registration (OT-125, 
 }
 
 poll () {  # OT-134: one poll at a time (the loop is single-threaded); waitSeconds 0
-  local seq type rid exp decision
+  local seq type rid exp decision events
   now; NEXT_POLL=$(( NOW + 1000 ))
   if ! request POST "/adapters/$ID/events" "{\"after\":$AFTER,\"ack\":$ACK,\"waitSeconds\":0}"; then
     [ "$CODE" = invalid_cursor ] && { AFTER=0; ACK=0; }                # OT-A23: a cursor of an older lease
     return
   fi
+  events=$REPLY                                                        # the next request's reply replaces REPLY
   if (( EXPIRED )) && request POST "/adapters/$ID/sessions/main" '{"approval":null,"activity":"thinking"}'; then
     EXPIRED=0; PENDING=''; ACTIVITY=thinking; now; NEXT_ASK=$(( NOW + 1000 ))   # after the ack (OTC-01's limit)
   fi
-  [[ $REPLY == *'"events":[]'* ]] && return                          # nothing to handle, and no jq to start
+  [[ $events == *'"events":[]'* ]] && return                         # nothing to handle, and no jq to start
   while IFS=$'\t' read -r seq type rid exp decision; do
     [ -z "$seq" ] && continue; (( seq <= AFTER )) && continue
     now
@@ -123,7 +127,7 @@ poll () {  # OT-134: one poll at a time (the loop is single-threaded); waitSecon
       [ "$type" = approval ] && [ "$rid" = "$PENDING" ] && EXPIRED=1
     fi
     AFTER=$seq; ACK=$seq                                               # OT-139: ack only what was handled
-  done < <(jq -r '.events[]? | [.sequence, .type, (.requestId // "-"), ((.expiresAt // 0) * 1000 | floor), (.decision // "-")] | @tsv' <<<"$REPLY")
+  done < <(jq -r '.events[]? | [.sequence, .type, (.requestId // "-"), ((.expiresAt // 0) * 1000 | floor), (.decision // "-")] | @tsv' <<<"$events")
 }
 
 stop () {  # OT-A07: unregister, at most 1 s, then exit (OTC-05)
