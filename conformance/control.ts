@@ -149,6 +149,16 @@ export class ControlClient {
     return this.must('POST', `/control/orb/apps/${encodeURIComponent(app)}/test-event`)
   }
 
+  /** `count` test events in one call, their ids oldest first (one call each where the target answers no `events`). */
+  async testEvents (app: string, count: number): Promise<string[]> {
+    const path = `/control/orb/apps/${encodeURIComponent(app)}/test-event`
+    const reply = await this.must('POST', path, { count }) as { events?: unknown }
+    if (Array.isArray(reply.events) && reply.events.length === count) return reply.events as string[]
+    const made: string[] = []
+    for (let i = 0; i < count; i++) made.push((await this.testEvent(app)).event)
+    return made
+  }
+
   setEndpoint (app: string, url: string | null): Promise<any> {
     return this.must('PUT', `/control/orb/apps/${encodeURIComponent(app)}/endpoint`, { url })
   }

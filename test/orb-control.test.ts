@@ -309,11 +309,22 @@ t.test(
     )
     const tested = await call('POST', '/control/orb/apps/app_demo/test-event')
     t.ok(check('OrbEventRef', tested.json), 'OrbEventRef')
+    t.same(tested.json.events, [tested.json.event], 'one event without a count')
     t.equal((await call('POST', '/control/orb/apps/app_none/test-event')).status, 404)
+    const three = await call('POST', '/control/orb/apps/app_demo/test-event', { count: 3 })
+    t.ok(check('OrbEventRef', three.json), 'OrbEventRef, with a count')
+    t.equal(three.json.events.length, 3, 'count 3: three events')
+    t.equal(three.json.event, three.json.events[2], 'event is the last of them')
+    for (const bad of [{ count: 0 }, { count: 1001 }, { count: 2.5 }, { count: '3' }, { count: 3, app: 'x' }]) {
+      const refused = await call('POST', '/control/orb/apps/app_demo/test-event', bad)
+      t.equal(refused.status, 400, `${JSON.stringify(bad)}: 400`)
+      t.equal(refused.json.error.code, 'bad_request', `${JSON.stringify(bad)}: bad_request`)
+    }
     const events = (await bot.get('/api/bot/v1/events')).json.events
     t.same(
       events.map((e: { id: string }) => e.id),
-      [invoked.json.event, tested.json.event]
+      [invoked.json.event, tested.json.event, ...three.json.events],
+      'the events in the order they were made, and none from a refused count'
     )
     const endpoint = await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://127.0.0.1:9/hook' })
     t.ok(check('OrbEndpointState', endpoint.json), 'OrbEndpointState')

@@ -137,11 +137,16 @@ export class OrbControl {
     return { deliveries: this.#services.webhooks.deliveries(appId) }
   }
 
-  /** `POST /control/orb/apps/{app}/test-event`: the developer presses "send test event" (ORB-A10). */
-  testEvent (appId: string): { event: string } {
+  /**
+   * `POST /control/orb/apps/{app}/test-event`: the developer presses "send test event" (ORB-A10), `count` times (a
+   * suite that fills the queue makes its 500 in one call). `event` is the last made, `events` all, oldest first.
+   */
+  testEvent (appId: string, count = 1): { event: string, events: string[] } {
     const app = this.#store.apps.get(appId)
     if (app === undefined) throw new ControlError('not_found', `no app ${appId}`)
-    return { event: this.#services.events.testEvent(app).id }
+    const events: string[] = []
+    for (let i = 0; i < count; i++) events.push(this.#services.events.testEvent(app).id)
+    return { event: events[events.length - 1]!, events }
   }
 
   /**

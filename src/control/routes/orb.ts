@@ -48,8 +48,10 @@ export function orbRoutes (app: FastifyInstance, { orb, body }: ControlRouteCont
     const { url } = body<{ url: string | null }>('OrbEndpoint', request.body)
     return fake().control.setEndpoint((request.params as AppParams).app, url)
   })
-  app.post('/control/orb/apps/:app/test-event', async (request) =>
-    fake().control.testEvent((request.params as AppParams).app))
+  app.post('/control/orb/apps/:app/test-event', async (request) => {
+    const { count } = request.body === undefined ? {} : body<{ count?: number }>('OrbTestEvents', request.body)
+    return fake().control.testEvent((request.params as AppParams).app, count)
+  })
   app.get('/control/orb/apps/:app/deliveries', async (request) =>
     fake().control.deliveries((request.params as AppParams).app))
 }

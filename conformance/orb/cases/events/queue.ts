@@ -48,8 +48,7 @@ export const queueCases: Array<ConformanceCase<OrbBotClient>> = [
       expectThat(!left.includes(old), 'an event 24 h + 1 ms old is gone', `no ${old}`, left)
       expectThat(left.includes(younger), 'an event 12 h old is kept', `${younger} kept`, left)
       // Now only `younger` is retained; 500 more make 501, and the oldest (younger) is dropped.
-      const made: string[] = []
-      for (let i = 0; i < 500; i++) made.push((await control.testEvent(app)).event)
+      const made = await control.testEvents(app, 500)
       const { events } = await drain(ctx, 0)
       expectThat(events.length === 500, 'at most 500 events are kept', 500, events.length)
       expectThat(
