@@ -32,11 +32,25 @@ const jobs: Array<() => Promise<Run>> = [
   )),
   () => run(['--seed', String(SEED), '--scenarios', '3', '--tour', 'none'], ['bash', SHELL_ADAPTER])
 ]
-const all = pool(jobs, 3, async (job) => await job())
-const nodeRuns = all.then((runs) => runs.slice(3, 3 + seeds.length))
-const pythonRun = all.then((runs) => runs[1]!)
-const shellRuns = all.then((runs) => [runs[3 + seeds.length]!, runs[0]!])
-const slowRun = all.then((runs) => runs[2]!)
+// Each run's result on a promise of its own, so that a run the harness could not finish fails only the test that
+// reads it (handled at once: the tests read them later).
+const results = jobs.map(() => {
+  let settle: (run: Promise<Run>) => void = () => {}
+  const result = new Promise<Run>((resolve) => { settle = resolve })
+  result.catch(() => {})
+  return { result, settle }
+})
+pool(jobs.map((job, i) => ({ job, i })), 3, async ({ job, i }) => {
+  const result = job()
+  results[i]!.settle(result)
+  await result.catch(() => {})
+}).catch(() => {})
+const resultOf = (i: number): Promise<Run> => results[i]!.result
+const handled = <T>(p: Promise<T>): Promise<T> => { p.catch(() => {}); return p }
+const nodeRuns = handled(Promise.all(seeds.map((_, i) => resultOf(3 + i))))
+const pythonRun = resultOf(1)
+const shellRuns = handled(Promise.all([resultOf(3 + seeds.length), resultOf(0)]))
+const slowRun = resultOf(2)
 
 t.test('CLIENT-01 the Node reference adapter passes every check that applies, under five seeds', async (t) => {
   const runs = await nodeRuns
