@@ -1,1 +1,0 @@
-const r = JSON.parse(require('fs').readFileSync('/tmp/r/ready.json','utf8'))
