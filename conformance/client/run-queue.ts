@@ -77,7 +77,8 @@ export class RunQueueWatch {
     this.#group = group ?? 0
     this.#started = performance.now()
     // Nothing to read: no process, or no schedstat on this system.
-    if (group === undefined || this.#find().length === 0) {
+    if (group !== undefined) this.#find()
+    if (this.#threads.size === 0) {
       this.#stopped = true
       return
     }
@@ -136,8 +137,8 @@ export class RunQueueWatch {
     this.#threads.clear()
   }
 
-  /** Opens the threads of the group not yet open; returns the processes found. */
-  #find (): string[] {
+  /** Opens the threads of the group not yet open. */
+  #find (): void {
     this.#lastScan = performance.now()
     const members = [String(this.#group)]
     try {
@@ -148,7 +149,6 @@ export class RunQueueWatch {
         if (groupOf(name) === this.#group) members.push(name)
       }
     } catch {}
-    const found: string[] = []
     for (const pid of members) {
       let tids: string[]
       try {
@@ -156,7 +156,6 @@ export class RunQueueWatch {
       } catch {
         continue
       }
-      found.push(pid)
       for (const tid of tids) {
         const key = `${pid}/${tid}`
         if (this.#threads.has(key)) continue
@@ -165,7 +164,6 @@ export class RunQueueWatch {
         } catch {}
       }
     }
-    return this.#threads.size === 0 ? [] : found
   }
 
   #sample (): void {

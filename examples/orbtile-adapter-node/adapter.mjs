@@ -126,10 +126,10 @@ function refreshDiscovery () {
 }
 
 // ---- Transport: one HTTP/1.1 exchange over the Unix socket (OT-002, OT-003) -----------------------------------
-// The head is written only once the request has a connected socket, and `stale()` is asked first: a code (EGATED,
-// ELEASE) drops the request unsent, and the caller tries again. A request queued behind the agent's four sockets is
-// handed the socket a 429 has just freed before any promise continuation of ours runs (OT-027), and a new
-// connection's head waits for its connect, while a new lease may come (OT-019).
+// The head is written only once the request has a connected socket, and `stale()` is asked first: a code
+// (EGATED, ELEASE) drops the request unsent, and request() decides what follows. A request queued behind the
+// agent's four sockets is handed the socket a 429 has just freed before any promise continuation of ours runs
+// (OT-027), and a new connection's head waits for its connect, while a new lease may come (OT-019).
 function send (method, route, body, extraHeaders = {}, stale = () => null) {
   const d = discovery
   const json = body === undefined ? undefined : JSON.stringify(body) // PUT/POST bodies are JSON objects (OT-A05)

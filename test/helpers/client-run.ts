@@ -59,6 +59,27 @@ export function settle (t: { passing(): boolean, comment(...args: unknown[]): vo
 
 export const verdictOf = (r: Run, id: string): string | undefined => r.json.checks.find((c) => c.id === id)?.verdict
 
+/**
+ * Runs what it is given `jobs` at a time, in the order given; each call's promise is its own, so that a run the
+ * harness could not finish fails only the test that reads it.
+ */
+export function limiter (jobs: number): <R>(fn: () => Promise<R>) => Promise<R> {
+  let running = 0
+  const waiting: Array<() => void> = []
+  return async <R>(fn: () => Promise<R>): Promise<R> => {
+    if (running < jobs) running++
+    else await new Promise<void>((resolve) => { waiting.push(resolve) })
+    try {
+      return await fn()
+    } finally {
+      // The slot goes to the next in line, or is given back.
+      const next = waiting.shift()
+      if (next === undefined) running--
+      else next()
+    }
+  }
+}
+
 /** Runs `jobs` at a time: enough to keep two cores busy while adapters mostly wait on long polls. */
 export async function pool<T, R> (items: readonly T[], jobs: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length)

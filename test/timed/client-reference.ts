@@ -3,7 +3,7 @@
 // time (the slow starter early: it mostly sleeps), and the tests read their results.
 import { group } from './group.js'
 import { join } from 'node:path'
-import { NODE_ADAPTER, pool, PYTHON_ADAPTER, run, SEED, settle, verdictOf, type Run } from '../helpers/client-run.js'
+import { limiter, NODE_ADAPTER, PYTHON_ADAPTER, run, SEED, settle, verdictOf } from '../helpers/client-run.js'
 import { ROOT } from '../helpers/root.js'
 
 const t = group()
@@ -16,41 +16,26 @@ const seeds = [SEED, SEED + 1, SEED + 2, SEED + 3, SEED + 4]
 // Judged on a machine that busy, a request on its way after a refusal reached the fake later than any stall either
 // side measured (OTC-17, OTC-25), and a clean adapter was blamed. Three runs at a time, the longest first: the
 // group takes a little longer, and the machine keeps some room.
-const jobs: Array<() => Promise<Run>> = [
-  // A third adapter, in bash with curl and jq, built differently: batch heartbeats, a connection per request, no
-  // proof check, and (with --poll) short polls on a timer, through the tours and one generated scenario.
-  () => run(['--seed', String(SEED), '--scenarios', '1'], ['bash', SHELL_ADAPTER, '--poll']),
-  // The Python adapter, through the tours and two generated scenarios.
-  () => run(['--seed', String(SEED), '--scenarios', '2'], ['python3', PYTHON_ADAPTER]),
-  // A slow starter (OTC-19): tour:app's new token (1.2 s) and new socket (2.8 s) would have come before it ran.
-  () => run(['--tour', 'app', '--scenarios', '0'],
-    ['bash', '-c', `sleep 4.5; exec ${process.execPath} ${NODE_ADAPTER}`]),
-  // The Node adapter: the tours once, and three generated scenarios under each seed.
-  ...seeds.map((seed) => () => run(
-    ['--seed', String(seed), '--scenarios', '3', ...(seed === SEED ? [] : ['--tour', 'none'])],
-    [process.execPath, NODE_ADAPTER]
-  )),
-  () => run(['--seed', String(SEED), '--scenarios', '3', '--tour', 'none'], ['bash', SHELL_ADAPTER])
-]
-// Each run's result on a promise of its own, so that a run the harness could not finish fails only the test that
-// reads it (handled at once: the tests read them later).
-const results = jobs.map(() => {
-  let settle: (run: Promise<Run>) => void = () => {}
-  const result = new Promise<Run>((resolve) => { settle = resolve })
-  result.catch(() => {})
-  return { result, settle }
-})
-pool(jobs.map((job, i) => ({ job, i })), 3, async ({ job, i }) => {
-  const result = job()
-  results[i]!.settle(result)
-  await result.catch(() => {})
-}).catch(() => {})
-const resultOf = (i: number): Promise<Run> => results[i]!.result
-const handled = <T>(p: Promise<T>): Promise<T> => { p.catch(() => {}); return p }
-const nodeRuns = handled(Promise.all(seeds.map((_, i) => resultOf(3 + i))))
-const pythonRun = resultOf(1)
-const shellRuns = handled(Promise.all([resultOf(3 + seeds.length), resultOf(0)]))
-const slowRun = resultOf(2)
+const limit = limiter(3)
+// A third adapter, in bash with curl and jq, built differently: batch heartbeats, a connection per request, no proof
+// check, and (with --poll) short polls on a timer, through the tours and one generated scenario.
+const shellPoll = limit(async () =>
+  await run(['--seed', String(SEED), '--scenarios', '1'], ['bash', SHELL_ADAPTER, '--poll']))
+// The Python adapter, through the tours and two generated scenarios.
+const pythonRun = limit(async () =>
+  await run(['--seed', String(SEED), '--scenarios', '2'], ['python3', PYTHON_ADAPTER]))
+// A slow starter (OTC-19): tour:app's new token (1.2 s) and new socket (2.8 s) would have come before it ran.
+const slowRun = limit(async () => await run(['--tour', 'app', '--scenarios', '0'],
+  ['bash', '-c', `sleep 4.5; exec ${process.execPath} ${NODE_ADAPTER}`]))
+// The Node adapter: the tours once, and three generated scenarios under each seed.
+const nodeRuns = Promise.all(seeds.map(async (seed) => await limit(async () => await run(
+  ['--seed', String(seed), '--scenarios', '3', ...(seed === SEED ? [] : ['--tour', 'none'])],
+  [process.execPath, NODE_ADAPTER]
+))))
+const shellRuns = Promise.all([
+  limit(async () => await run(['--seed', String(SEED), '--scenarios', '3', '--tour', 'none'], ['bash', SHELL_ADAPTER])),
+  shellPoll
+])
 
 t.test('CLIENT-01 the Node reference adapter passes every check that applies, under five seeds', async (t) => {
   const runs = await nodeRuns
