@@ -35,10 +35,20 @@ export const PIN = process.env.BENCH_PIN !== '0' && CPUS >= 2 && spawnSync('task
 export const SERVER_CPU = String(CPUS - 1)
 if (PIN) spawnSync('taskset', ['-a', '-p', '-c', `0-${CPUS - 2}`, String(process.pid)], { stdio: 'ignore' })
 
-/** Spawns a server process (pinned to its CPU when PIN). */
+/**
+ * Spawns a server process (pinned to its CPU when PIN). orbtest's CLI is started as its users start it, as a
+ * command: /bin/sh reads its first lines, sets glibc's malloc tunables and replaces itself with Node (CLI-D01), so
+ * the rows pay that exec and measure the allocator the fakes run with. The profiler's flags then go through
+ * NODE_OPTIONS. The baselines are plain Node.
+ */
 export function spawnServer (args: readonly string[], stdio: 'inherit' | 'ignore' = 'inherit'): ChildProcess {
-  const command = PIN ? ['taskset', '-c', SERVER_CPU, process.execPath] : [process.execPath]
-  return spawn(command[0]!, [...command.slice(1), ...PROFILE, ...args], { stdio: ['ignore', 'ignore', stdio] })
+  const asCommand = args[0] === CLI
+  const run = asCommand ? args : [process.execPath, ...PROFILE, ...args]
+  const argv = PIN ? ['taskset', '-c', SERVER_CPU, ...run] : run
+  const env = asCommand && PROFILE.length > 0
+    ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${PROFILE.join(' ')}`.trim() }
+    : process.env
+  return spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'ignore', stdio] })
 }
 
 /** A pair's two sides, in the order a round starts them. */

@@ -2,7 +2,9 @@
 // Builds dist/ only when a source is newer than the last build, so that `npm start` and `npm run conformance` with
 // nothing changed cost the fake's own start-up, not a compile. The stamp is written after a build that succeeded.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
+} from 'node:fs'
 import { join } from 'node:path'
 
 const root = join(import.meta.dirname, '..')
@@ -81,6 +83,11 @@ async function buildIfStale () {
     packages: 'external',
     logLevel: 'warning'
   })
+  // The command's first lines, for /bin/sh: it sets glibc's malloc tunables and runs Node on the same file (CLI-D01).
+  const { shellHeader } = await import(join(root, 'dist', 'src', 'cli', 'malloc.js'))
+  const bin = join(root, 'dist', 'cli', 'orbtest.js')
+  writeFileSync(bin, readFileSync(bin, 'utf8').replace(/^#!.*\n/, `${shellHeader()}\n`))
+  chmodSync(bin, 0o755)
   // The dashboard's page is compiled for the browser by its own tsconfig; its HTML and CSS are copied beside it.
   execFileSync(process.execPath, [tsc, '-p', join(ui, 'tsconfig.json')], { stdio: 'inherit' })
   const out = join(root, 'dist', 'src', 'dashboard-ui')

@@ -383,3 +383,47 @@ t.test('ORB-A04 cli: a world file that breaks the schema stops start-up with eve
   t.equal(await missing.exit, 1)
   t.match(missing.stderr(), /cannot read the world file .*nope\.json: ENOENT/)
 })
+
+// CLI-D01 (docs/decisions.md): the command is a file /bin/sh runs first; it sets glibc's malloc tunables and replaces
+// itself with Node on the same file. Read from /proc: glibc rewrites its copy of GLIBC_TUNABLES in place as it
+// parses it, so /proc shows the first tunable only; what glibc took is in `ld.so --list-tunables` (docs/decisions.md).
+t.test('CLI-D01 the command runs Node with the malloc tunables, keeps a caller\'s own, and a client under test gets neither', { skip: !existsSync('/proc/self/environ') && 'no /proc' }, async (t) => {
+  const environ = (pid: number): Map<string, string> => new Map(
+    readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])
+  )
+  const { GLIBC_TUNABLES: _callers, ...env } = process.env
+  const dir = scratch(t)
+  const startAs = async (name: string, extra: NodeJS.ProcessEnv): Promise<Map<string, string>> => {
+    const ready = join(dir, `${name}.json`)
+    const child = spawn(CLI, ['orb', '--orb-port', '0', '--control-port', '0', '--ready-file', ready], {
+      env: { ...env, ...extra },
+      stdio: 'ignore'
+    })
+    t.teardown(() => child.kill('SIGKILL'))
+    for (let i = 0; i < 400 && !existsSync(ready) && child.exitCode === null; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    t.ok(existsSync(ready), `${name}: the fake Orb started through /bin/sh`)
+    const comm = readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim()
+    t.equal(comm, 'node', `${name}: the shell replaced itself with Node`)
+    const seen = environ(child.pid!)
+    child.kill('SIGTERM')
+    await new Promise((resolve) => child.once('exit', resolve))
+    return seen
+  }
+  const ours = await startAs('ours', {})
+  t.equal(ours.get('ORBTEST_MALLOC_TUNED'), '1', 'marked as the command\'s own')
+  t.equal(ours.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2', 'its tunables, the first of them as glibc left it')
+  const callers = await startAs('callers', { GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' })
+  t.equal(callers.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=4', 'a caller\'s own are kept')
+  t.notOk(callers.has('ORBTEST_MALLOC_TUNED'), 'and not marked')
+  // A client under test gets the environment the command was given: it exits at once, having written it down.
+  const seen = join(dir, 'client-env')
+  const client = spawn(CLI, ['conformance', '--client', 'orb', '--tour', 'basic', '--scenarios', '0', '--',
+    'sh', '-c', `env > '${seen}'`], { env, stdio: 'ignore' })
+  await new Promise((resolve) => client.once('exit', resolve))
+  const got = readFileSync(seen, 'utf8')
+  t.match(got, /^ORB_URL=/m, 'the client ran under the suite')
+  t.notMatch(got, /^(GLIBC_TUNABLES|ORBTEST_MALLOC_TUNED)=/m, 'without the command\'s tunables or its mark')
+})
