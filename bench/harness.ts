@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { MALLOC_TUNABLES } from '../src/cli/malloc.js'
 
 export const here = dirname(fileURLToPath(import.meta.url))
 export const root = join(here, '..', '..')
@@ -38,15 +39,16 @@ if (PIN) spawnSync('taskset', ['-a', '-p', '-c', `0-${CPUS - 2}`, String(process
 /**
  * Spawns a server process (pinned to its CPU when PIN). orbtest's CLI is started as its users start it, as a
  * command: /bin/sh reads its first lines, sets glibc's malloc tunables and replaces itself with Node (CLI-D01), so
- * the rows pay that exec and measure the allocator the fakes run with. The profiler's flags then go through
- * NODE_OPTIONS. The baselines are plain Node.
+ * the rows pay that exec and measure the allocator the fakes run with. Under BENCH_PROF Node itself must take the
+ * profiler's flags (NODE_OPTIONS refuses `--cpu-prof`): the CLI then runs under Node with the tunables the command
+ * would have set. The baselines are plain Node.
  */
 export function spawnServer (args: readonly string[], stdio: 'inherit' | 'ignore' = 'inherit'): ChildProcess {
-  const asCommand = args[0] === CLI
-  const run = asCommand ? args : [process.execPath, ...PROFILE, ...args]
+  const cli = args[0] === CLI
+  const run = cli && PROFILE.length === 0 ? args : [process.execPath, ...PROFILE, ...args]
   const argv = PIN ? ['taskset', '-c', SERVER_CPU, ...run] : run
-  const env = asCommand && PROFILE.length > 0
-    ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${PROFILE.join(' ')}`.trim() }
+  const env = cli && PROFILE.length > 0 && process.env.GLIBC_TUNABLES === undefined
+    ? { ...process.env, GLIBC_TUNABLES: MALLOC_TUNABLES }
     : process.env
   return spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'ignore', stdio] })
 }
