@@ -24,17 +24,22 @@ export function shellHeader (): string {
   return [
     '#!/bin/sh',
     `':' //; if [ -z "\${GLIBC_TUNABLES+set}" ]; then GLIBC_TUNABLES=${MALLOC_TUNABLES} ${MARK}=1; ` +
-      `export GLIBC_TUNABLES ${MARK}; fi; exec node "$0" "$@"`,
+      `export GLIBC_TUNABLES ${MARK}; else unset ${MARK}; fi; exec node "$0" "$@"`,
     '// The two lines above are for /bin/sh: see src/cli/malloc.ts (CLI-D01).'
   ].join('\n')
 }
 
 /**
  * Takes the settings back out of this process's environment when the shell put them there: they are for this
- * process, and a client under test, or anything else the CLI starts, gets the environment its caller gave.
+ * process, and a client under test, or anything else the CLI starts, gets GLIBC_TUNABLES as its caller gave it (or
+ * none). The mark alone is not enough: the value must be ours too, as glibc left it (up to 2.38 glibc cuts the
+ * variable at its first `:` as it parses it; later versions leave it whole), so a caller's own is never taken.
  */
 export function forgetTunables (env: NodeJS.ProcessEnv = process.env): void {
-  if (env[MARK] !== '1') return
+  if (env[MARK] === undefined) return
+  const value = env.GLIBC_TUNABLES
+  if (env[MARK] === '1' && value !== undefined && value !== '' && MALLOC_TUNABLES.startsWith(value)) {
+    delete env.GLIBC_TUNABLES
+  }
   delete env[MARK]
-  delete env.GLIBC_TUNABLES
 }
