@@ -96,10 +96,10 @@ let v8: { gc: () => void, setFlags: (flags: string) => void } | undefined
  * V8's `gc`, which Node gives only under `--expose-gc`: the flag is set on the running V8, and a new context is made,
  * whose global then has it (the way the `expose-gc` package does it). Asked for once, when a reclaim first collects.
  *
- * Each collection compacts the old space (`--compact-on-every-full-gc`, set for it alone and cleared after): a run
- * leaves its pages a fifth free, scattered, and V8 moves objects off only the worst of them on its own. With it, and
- * with the allocator settings the CLI starts with (cli/malloc.ts), a fake both suites ran against comes back to
- * within 10% of its RSS before them (+2.5 to +7.6% in three runs, against +17 to +19% without either; bench/memory.ts).
+ * Each collection compacts the old space (`--compact-on-every-full-gc`, set for it alone and cleared after, unless
+ * Node was started with it): a run leaves its pages a fifth free, scattered, and V8 moves objects off only the worst
+ * of them on its own. With it, and with the allocator settings the CLI starts with (cli/malloc.ts), a fake both
+ * suites ran against comes back to within 10% of its RSS before them (docs/benchmarks.md, eighth session).
  */
 function collectGarbage (): void {
   if (v8 === undefined) {
@@ -117,6 +117,10 @@ function collectGarbage (): void {
     }
     v8 = { gc, setFlags: setFlagsFromString }
   }
+  if (COMPACTS_ALWAYS) {
+    v8.gc()
+    return
+  }
   v8.setFlags('--compact-on-every-full-gc')
   try {
     v8.gc()
@@ -124,3 +128,6 @@ function collectGarbage (): void {
     v8.setFlags('--no-compact-on-every-full-gc')
   }
 }
+
+/** Node started with the flag: every full collection compacts already, and clearing it would change that. */
+const COMPACTS_ALWAYS = process.execArgv.some((arg) => /^--compact[-_]on[-_]every[-_]full[-_]gc$/.test(arg))
