@@ -4,10 +4,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { availableParallelism } from 'node:os'
-import { dirname, join } from 'node:path'
+import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import { MALLOC_TUNABLES } from '../src/cli/malloc.js'
+import { MALLOC_TUNABLES, MARK } from '../src/cli/malloc.js'
 
 export const here = dirname(fileURLToPath(import.meta.url))
 export const root = join(here, '..', '..')
@@ -47,9 +47,13 @@ export function spawnServer (args: readonly string[], stdio: 'inherit' | 'ignore
   const cli = args[0] === CLI
   const run = cli && PROFILE.length === 0 ? args : [process.execPath, ...PROFILE, ...args]
   const argv = PIN ? ['taskset', '-c', SERVER_CPU, ...run] : run
-  const env = cli && PROFILE.length > 0 && process.env.GLIBC_TUNABLES === undefined
-    ? { ...process.env, GLIBC_TUNABLES: MALLOC_TUNABLES }
-    : process.env
+  // The command's `exec node` finds Node on PATH: the one running the bench comes first, as for the baselines.
+  const path = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`
+  const env = !cli
+    ? process.env
+    : PROFILE.length > 0 && process.env.GLIBC_TUNABLES === undefined
+      ? { ...process.env, PATH: path, GLIBC_TUNABLES: MALLOC_TUNABLES, [MARK]: '1' }
+      : { ...process.env, PATH: path }
   return spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'ignore', stdio] })
 }
 

@@ -86,7 +86,9 @@ async function buildIfStale () {
   // The command's first lines, for /bin/sh: it sets glibc's malloc tunables and runs Node on the same file (CLI-D01).
   const { shellHeader } = await import(join(root, 'dist', 'src', 'cli', 'malloc.js'))
   const bin = join(root, 'dist', 'cli', 'orbtest.js')
-  writeFileSync(bin, readFileSync(bin, 'utf8').replace(/^#!.*\n/, `${shellHeader()}\n`))
+  const bundled = readFileSync(bin, 'utf8')
+  if (!bundled.startsWith('#!')) throw new Error(`${bin} has no #! line for the shell's header to replace`)
+  writeFileSync(bin, bundled.replace(/^#!.*\n/, `${shellHeader()}\n`))
   chmodSync(bin, 0o755)
   // The dashboard's page is compiled for the browser by its own tsconfig; its HTML and CSS are copied beside it.
   execFileSync(process.execPath, [tsc, '-p', join(ui, 'tsconfig.json')], { stdio: 'inherit' })
