@@ -90,7 +90,7 @@ function everyHalfSecond (tick: () => void): () => void {
   return () => { clearInterval(timer) }
 }
 
-let v8: { gc: () => void, setFlags: (flags: string) => void } | undefined
+let v8: { gc: () => void, setFlags: (flags: string) => void, compactsAlways: boolean } | undefined
 
 /**
  * V8's `gc`, which Node gives only under `--expose-gc`: the flag is set on the running V8, and a new context is made,
@@ -115,9 +115,11 @@ function collectGarbage (): void {
       setFlagsFromString('--expose-gc')
       gc = runInNewContext('gc') as () => void
     }
-    v8 = { gc, setFlags: setFlagsFromString }
+    // Node started with the flag: every full collection compacts already, and clearing it would change that.
+    const compactsAlways = process.execArgv.some((arg) => /^--compact[-_]on[-_]every[-_]full[-_]gc$/.test(arg))
+    v8 = { gc, setFlags: setFlagsFromString, compactsAlways }
   }
-  if (COMPACTS_ALWAYS) {
+  if (v8.compactsAlways) {
     v8.gc()
     return
   }
@@ -128,6 +130,3 @@ function collectGarbage (): void {
     v8.setFlags('--no-compact-on-every-full-gc')
   }
 }
-
-/** Node started with the flag: every full collection compacts already, and clearing it would change that. */
-const COMPACTS_ALWAYS = process.execArgv.some((arg) => /^--compact[-_]on[-_]every[-_]full[-_]gc$/.test(arg))
