@@ -54,8 +54,20 @@ export function spawnServer (args: readonly string[], stdio: 'inherit' | 'ignore
     : PROFILE.length > 0 && process.env.GLIBC_TUNABLES === undefined
       ? { ...process.env, PATH: path, GLIBC_TUNABLES: MALLOC_TUNABLES, [MARK]: '1' }
       : { ...process.env, PATH: path }
-  return spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'ignore', stdio] })
+  const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'ignore', stdio] })
+  running.add(child)
+  child.once('exit', () => running.delete(child))
+  return child
 }
+
+/**
+ * The servers still running. When the bench ends on an error (a server that exits before its ready file throws), it
+ * stops them too: one left behind would hold the bench's stderr open, and whatever reads it would wait.
+ */
+const running = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL')
+})
 
 /** A pair's two sides, in the order a round starts them. */
 export const KINDS = ['baseline', 'orbtest'] as const
