@@ -92,13 +92,17 @@ export class HumanReporter {
       lines.push('')
     }
     for (const f of run.rows.filter((r) => r.verdict === 'non-strict')) {
-      lines.push(`${this.paint('yellow', '! SHOULD')} ${this.paint('bold', f.id)} ${f.title}${f.reason === undefined ? '' : `: ${f.reason}`}`)
+      lines.push(`${this.paint('yellow', '! NON-STRICT')} ${this.paint('bold', f.id)} ${f.title}${f.reason === undefined ? '' : `: ${f.reason}`}`)
+    }
+    for (const f of run.rows.filter((r) => r.verdict === 'inconclusive')) {
+      lines.push(`${this.paint('dim', '? INCONCLUSIVE')} ${this.paint('bold', f.id)} ${f.title}${f.reason === undefined ? '' : `: ${f.reason}`}`)
     }
     const counts = [
       this.paint('green', `${c.passed} passed`),
       c.failed > 0 ? this.paint('red', `${c.failed} failed`) : `${c.failed} failed`,
       ...(c.expectedFailures > 0 ? [`${c.expectedFailures} expected failures`] : []),
-      ...(c.nonStrict > 0 ? [this.paint('yellow', `${c.nonStrict} non-strict`)] : []),
+      ...(c.nonStrict > 0 ? [this.paint('yellow', `${c.nonStrict} non-strict (fail only with --strict)`)] : []),
+      ...(c.inconclusive > 0 ? [`${c.inconclusive} inconclusive`] : []),
       ...(c.notExercised > 0 ? [`${c.notExercised} not exercised`] : []),
       ...(c.skipped > 0 ? [`${c.skipped} skipped`] : []),
       ...(c.informational > 0 ? [`${c.informational} informational`] : [])

@@ -9,7 +9,7 @@ import type { CheckSummary } from './client/journal.js'
 import { caseReplayFlags } from './report.js'
 
 /** Verdicts as both kinds of report write them. */
-type AnyVerdict = 'pass' | 'fail' | 'skip' | 'informational' | 'non-strict' | 'not-exercised'
+type AnyVerdict = 'pass' | 'fail' | 'skip' | 'informational' | 'non-strict' | 'inconclusive' | 'not-exercised'
 
 /** One row of the summary: a server case or a client check, in the fields both share. */
 export interface SummaryRow {
@@ -43,6 +43,7 @@ export interface SummaryCounts {
   failed: number
   expectedFailures: number
   nonStrict: number
+  inconclusive: number
   notExercised: number
   skipped: number
   informational: number
@@ -148,6 +149,7 @@ export function summaryCounts (run: RunSummary): SummaryCounts {
     failed: n('fail') - expectedFailures,
     expectedFailures,
     nonStrict: n('non-strict'),
+    inconclusive: n('inconclusive'),
     notExercised: n('not-exercised'),
     skipped: n('skip'),
     informational: n('informational')
@@ -160,7 +162,8 @@ const SHOWN: Record<AnyVerdict, string> = {
   fail: '❌ fail',
   skip: '➖ skipped',
   'not-exercised': '➖ not exercised',
-  'non-strict': '⚠️ non-strict (a SHOULD)',
+  'non-strict': '⚠️ non-strict (fails only with --strict)',
+  inconclusive: '❔ inconclusive (never fails)',
   informational: 'ℹ️ informational'
 }
 
@@ -202,7 +205,11 @@ export function markdownSummary (run: RunSummary): string {
     ...(c.expectedFailures > 0 ? [['expected failures', c.expectedFailures] as [string, number]] : []),
     ...(run.kind === 'server'
       ? [['skipped', c.skipped] as [string, number]]
-      : [['non-strict', c.nonStrict] as [string, number], ['not exercised', c.notExercised] as [string, number]]),
+      : [
+          ['non-strict', c.nonStrict] as [string, number],
+          ['inconclusive', c.inconclusive] as [string, number],
+          ['not exercised', c.notExercised] as [string, number]
+        ]),
     ['informational', c.informational]
   ]
   lines.push(`| ${columns.map(([k]) => k).join(' | ')} |`, `|${columns.map(() => '---:').join('|')}|`)
@@ -220,8 +227,8 @@ export function markdownSummary (run: RunSummary): string {
       lines.push('')
     }
   }
-  const findings = run.rows.filter((r) =>
-    r.verdict === 'non-strict' || (r.verdict === 'informational' && r.reason !== undefined && r.reason !== ''))
+  const findings = run.rows.filter((r) => r.verdict === 'non-strict' || r.verdict === 'inconclusive' ||
+    (r.verdict === 'informational' && r.reason !== undefined && r.reason !== ''))
   if (findings.length > 0) {
     lines.push('### Findings that do not fail the run', '')
     for (const f of findings) lines.push(`- **${mdText(f.id)}** (${SHOWN[f.verdict]}): ${mdText(f.reason ?? '')}`)

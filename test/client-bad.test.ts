@@ -43,11 +43,15 @@ const tokenRun = run(
   [process.execPath, NODE_ADAPTER, '--fault', 'log-token']
 )
 
-t.test('CLIENT-04 bad clients get a verdict, never a hung run', async (t) => {
+t.test('CLIENT-04 bad clients get a verdict, never a hung run; one that never reaches the fake is a command that cannot run', async (t) => {
   const [silent, quitter] = await badRuns
-  t.equal(verdictOf(silent, 'OT-002'), 'fail', 'never connects: OT-002 fails')
+  t.equal(verdictOf(silent, 'OT-002'), 'non-strict', 'never connects: OT-002 says so (it rests on the start allowance)')
   t.match(silent.tap, /no request reached the socket/, 'with the reason')
-  t.equal(verdictOf(quitter, 'OTC-03'), 'fail', 'exits at once: OTC-03 fails')
+  t.equal(verdictOf(quitter, 'OTC-03'), 'non-strict', 'exits at once: OTC-03 says so')
+  for (const r of [silent, quitter]) {
+    t.equal(r.code, 2, 'exit 2: nothing was judged')
+    t.match(r.tap, /the client never reached the fake in any scenario .*does it read ORBTILE_DISCOVERY\?/, 'and the run says why')
+  }
   // The scenario's own clock: 10 s for a first connection (OTC-19), tour:basic's 3 s, the stop's grace, and slack
   // for a loaded machine. The wall clock only shows that nothing waited for the sleeping client.
   const [scenario] = silent.json.scenarios

@@ -6,23 +6,15 @@ import { Writable } from 'node:stream'
 import t from 'tap'
 import { conformance } from '../conformance/index.js'
 import { CHECKS } from '../conformance/orbtile-client/checks/index.js'
-import { picksProblem } from '../conformance/orbtile-client/checks/decisions.js'
+import { picksProblem } from '../conformance/orbtile-client/checks/deliveries.js'
+import { ORB_CLIENT_CHECKS } from '../conformance/orb-client/checks.js'
+import { WINDOWS } from '../conformance/client/windows.js'
+import { FAULTS } from '../trust/faults.js'
 import { TOURS } from '../conformance/orbtile-client/scenario.js'
 import { UsageError } from '../src/cli/args.js'
 import { ROOT } from './helpers/root.js'
 
 const root = ROOT
-const requirements = (
-  JSON.parse(readFileSync(join(root, 'conformance', 'orbtile', 'requirements.json'), 'utf8')) as {
-    requirements: Record<string, { kind: string }>
-  }
-).requirements
-const coverage = (
-  JSON.parse(readFileSync(join(root, 'conformance', 'orbtile-client', 'coverage.json'), 'utf8')) as {
-    partial: Record<string, string>
-  }
-).partial
-
 const sink = (): { out: Writable; text: () => string } => {
   let text = ''
   return {
@@ -36,50 +28,80 @@ const sink = (): { out: Writable; text: () => string } => {
   }
 }
 
-t.test(
-  'CLIENT-09 every [client] and [both] id of part 1 has a check; partial ones say what is not judged',
-  async (t) => {
-    const clientIds = Object.entries(requirements)
-      .filter(([, r]) => r.kind === 'client' || r.kind === 'both')
-      .map(([id]) => id)
-    const checked = new Set(CHECKS.map((c) => c.id))
-    t.same(
-      clientIds.filter((id) => !checked.has(id)),
-      [],
-      'client rules without a check'
-    )
-    t.ok(clientIds.length >= 25, `${clientIds.length} client and both rules in part 1`)
-    t.same(
-      Object.keys(coverage).filter((id) => !checked.has(id)),
-      [],
-      'coverage notes name checked ids'
-    )
-    t.ok(
-      Object.values(coverage).every((why) => why.length > 40),
-      'each says what is left out'
-    )
-    const ids = CHECKS.map((c) => c.id)
-    t.same(
-      ids.filter((id, i) => ids.indexOf(id) !== i),
-      [],
-      'check ids are unique'
-    )
-    for (const c of CHECKS) {
-      const ledger = requirements[c.id]
-      if (/^OT-\d/.test(c.id)) {
-        t.ok(ledger?.kind === 'client' || ledger?.kind === 'both', `${c.id} is a client rule of the ledger`)
-      }
-      if (/^OT-A/.test(c.id) || /^OTC-/.test(c.id)) {
-        t.ok(['decision', 'required'].includes(c.level), `${c.id}: ${c.level}`)
-      }
+/** A suite's requirements (part 1 or part 2 of the ledger) and its coverage file's unobservable clauses. */
+function ledger (server: 'orbtile' | 'orb', client: 'orbtile-client' | 'orb-client'): {
+  ids: string[]
+  unobservable: Record<string, string>
+} {
+  const requirements = (JSON.parse(readFileSync(join(root, 'conformance', server, 'requirements.json'), 'utf8')) as {
+    requirements: Record<string, { kind: string }>
+  }).requirements
+  const coverage = JSON.parse(readFileSync(join(root, 'conformance', client, 'coverage.json'), 'utf8')) as {
+    unobservable: Record<string, string>
+  }
+  const ids = Object.entries(requirements).filter(([, r]) => r.kind === 'client' || r.kind === 'both').map(([id]) => id)
+  return { ids, unobservable: coverage.unobservable }
+}
+
+for (const [name, checks, server, client, floor] of [
+  ['part 1', CHECKS, 'orbtile', 'orbtile-client', 25],
+  ['part 2', ORB_CLIENT_CHECKS, 'orb', 'orb-client', 15]
+] as const) {
+  t.test(`CLIENT-09 every [client] and [both] rule of ${name} has a check or a clause the coverage file says cannot be seen`, async (t) => {
+    const { ids, unobservable } = ledger(server, client)
+    const checked = new Set<string>(checks.map((c) => c.id))
+    const said = new Set(Object.keys(unobservable).map((k) => k.split('.')[0]!))
+    t.same(ids.filter((id) => !checked.has(id) && !said.has(id)), [], 'rules with neither')
+    t.ok(ids.length >= floor, `${ids.length} client and both rules in ${name}`)
+    for (const [clause, why] of Object.entries(unobservable)) {
+      t.ok(ids.includes(clause.split('.')[0]!), `${clause}: a client rule of the ledger`)
+      t.ok(why.length > 40, `${clause}: says why it cannot be seen`)
+    }
+    const all = checks.map((c) => c.id)
+    t.same(all.filter((id, i) => all.indexOf(id) !== i), [], 'check ids are unique')
+  })
+}
+
+t.test('CLIENT-09 each check is plain data: its level, the ledger sentence, clauses with what exercises them, windows that exist', async (t) => {
+  for (const c of [...CHECKS, ...ORB_CLIENT_CHECKS]) {
+    t.ok(['MUST', 'SHOULD', 'decision', 'info'].includes(c.level), `${c.id}: ${c.level}`)
+    t.ok(c.ledger.length > 20, `${c.id}: the ledger sentence`)
+    t.ok(c.clauses.length > 0, `${c.id}: its clauses`)
+    // OTC-06 is the spec's own schemas, judged as its MUST; every other check orbtest numbers is a decision.
+    if (/^(OTC|OBC)-|-A\d/.test(c.id) && c.id !== 'OTC-06') t.equal(c.level, 'decision', `${c.id}: a decision of orbtest's`)
+    for (const k of c.clauses) {
+      t.ok(k.exercise.length > 5, `${c.id}.${k.key}: what exercises it`)
+      if (k.level === 'decision') t.ok(k.basis !== undefined, `${c.id}.${k.key}: what it rests on`)
+      if (k.level === 'decision' && c.level === 'MUST') t.ok((k.why ?? '').length > 20 || k.basis?.startsWith('OT-A') === true || k.basis?.startsWith('ORB-A') === true || /^(OTC|OBC)-/.test(k.basis ?? ''), `${c.id}.${k.key}: why it is not failed`)
+    }
+    for (const w of c.windows) t.ok(w in WINDOWS, `${c.id}: window ${w} is in the table`)
+  }
+})
+
+t.test('CLIENT-14 every clause a check judges has a reference fault that breaks it (trust/faults.ts)', async (t) => {
+  const faulted = new Set(FAULTS.flatMap((f) => f.clauses))
+  for (const c of [...CHECKS, ...ORB_CLIENT_CHECKS]) {
+    for (const k of c.clauses) {
+      if (k.level === 'info') continue
+      t.ok(faulted.has(`${c.id}.${k.key}`), `${c.id}.${k.key}: a fault breaks it`)
     }
   }
-)
+  for (const clause of faulted) {
+    const [id, key] = clause.split('.')
+    const c = [...CHECKS, ...ORB_CLIENT_CHECKS].find((x) => x.id === id)
+    t.ok(c?.clauses.some((k) => k.key === key), `${clause}: a clause of a check`)
+  }
+})
 
 t.test('CLIENT-10 --list prints every check and tour; bad flags are usage errors', async (t) => {
   const s = sink()
   t.equal(await conformance(['--client', 'orbtile', '--list'], s.out), 0)
-  for (const c of CHECKS) t.match(s.text(), new RegExp(`^${c.id} +${c.level} +`, 'm'), `${c.id} listed`)
+  for (const c of CHECKS) {
+    t.match(s.text(), new RegExp(`^${c.id} +${c.level} +`, 'm'), `${c.id} listed with its level`)
+    for (const k of c.clauses) t.match(s.text(), `.${k.key}: ${k.level}`, `${c.id}.${k.key} listed`)
+  }
+  t.match(s.text(), /ledger: Clients ignore unknown response fields/, 'with the ledger sentence')
+  t.match(s.text(), /windows: ttl-seconds, measurement-error/, 'and the windows')
   for (const tour of TOURS) t.match(s.text(), `tour:${tour.name}`, `tour ${tour.name} listed`)
   const refused = async (args: string[], message: RegExp): Promise<void> => {
     await t.rejects(conformance(args, sink().out), { constructor: UsageError, message }, args.join(' '))

@@ -20,18 +20,22 @@ function sample (): ClientRunReport {
       {
         id: 'OT-012',
         title: 'the client sends its bearer',
-        level: 'required',
+        level: 'MUST',
         verdict: 'pass',
         exercised: 5,
-        violationCount: 0
+        violationCount: 0,
+        inconclusiveCount: 0,
+        clauses: {}
       },
       {
         id: 'OT-031',
         title: 'a request with a body names its Content-Type',
-        level: 'required',
+        level: 'MUST',
         verdict: 'fail',
         exercised: 3,
         violationCount: 1,
+        inconclusiveCount: 0,
+        clauses: {},
         reason: 'POST without Content-Type',
         expected: 'content-type: application/json',
         actual: 'no content-type header <none>',
@@ -41,19 +45,23 @@ function sample (): ClientRunReport {
       {
         id: 'OT-040',
         title: 'the client resumes after a restart',
-        level: 'should',
+        level: 'SHOULD',
         verdict: 'not-exercised',
         exercised: 0,
         violationCount: 0,
+        inconclusiveCount: 0,
+        clauses: {},
         note: 'no scenario restarted the app; run tour:restart to exercise it'
       },
       {
         id: 'OTC-002',
         title: 'the client backs off after a 429',
         level: 'decision',
-        verdict: 'informational',
+        verdict: 'non-strict',
         exercised: 1,
         violationCount: 1,
+        inconclusiveCount: 0,
+        clauses: {},
         reason: 'retried after 10 ms',
         where: { scenario: 'tour:approve' }
       }
@@ -72,7 +80,10 @@ function sample (): ClientRunReport {
             verdict: 'pass',
             exercised: 2,
             violations: [],
-            violationCount: 0
+            violationCount: 0,
+            inconclusiveCount: 0,
+            clauses: {},
+            inconclusive: []
           },
           {
             id: 'OTC-002',
@@ -80,6 +91,9 @@ function sample (): ClientRunReport {
             verdict: 'informational',
             exercised: 1,
             violationCount: 1,
+            inconclusiveCount: 0,
+            clauses: {},
+            inconclusive: [],
             violations: [
               { message: 'retried too soon', expected: 'a wait of >= 1000 ms', actual: 'retried after 10 ms' }
             ]
@@ -121,6 +135,9 @@ function sample (): ClientRunReport {
             verdict: 'fail',
             exercised: 1,
             violationCount: 1,
+            inconclusiveCount: 0,
+            clauses: {},
+            inconclusive: [],
             violations: [{
               seq: 2,
               at: 500,
@@ -136,6 +153,9 @@ function sample (): ClientRunReport {
             exercised: 0,
             violations: [],
             violationCount: 0,
+            inconclusiveCount: 0,
+            clauses: {},
+            inconclusive: [],
             note: 'no restart here'
           }
         ],
@@ -284,7 +304,7 @@ t.test('CLIENT-H06 a scenario lists its non-pass findings, its loose violations 
   const findings = first.slice(first.indexOf('<h3>Findings'), first.indexOf('<h3>Timeline'))
   t.notMatch(findings, 'OT-012', 'a pass is not listed')
   t.match(findings, 'OTC-002')
-  t.match(findings, '<h3>Violations not tied to a journal entry</h3>')
+  t.match(findings, '<h3>Cases not tied to a journal entry</h3>')
   t.match(findings, '<dt>Expected</dt><dd><code>a wait of &gt;= 1000 ms</code></dd>')
   t.equal(first.match(/<li id="s0-e\d+"/g)?.length, 4, 'one row per entry')
   t.match(first, '<a class="t" href="#s0-e1" title="entry #1">+1.234 s</a>')

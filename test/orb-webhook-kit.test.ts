@@ -15,8 +15,8 @@ import {
   type DeliveryKind
 } from '../conformance/orb-client/webhook-kit.js'
 import { webhook } from '../src/cli/webhook.js'
-import type { JournalEntry } from '../conformance/client/journal.js'
-import type { OrbModel } from '../conformance/orb-client/model.js'
+import { judge, Journal } from './helpers/journal.js'
+import { OrbModel } from '../conformance/orb-client/model.js'
 import { WEBHOOK_CHECKS } from '../conformance/orb-client/webhook-checks.js'
 import { signature as fakeSignature } from '../src/orb-mock/webhook-signing.js'
 import { CLI } from './helpers/cli.js'
@@ -203,45 +203,37 @@ t.test('CLI-05 orbtest webhook sign and send, as a person runs them', async (t) 
   t.match(refused.out, /no reply/)
 })
 
-t.test('OBC-13 ORB-095 ORB-096 a slow reply to a genuine mention is not blamed on the delivery after it; a write no mention was owed is', async (t) => {
+t.test('OBC-13 ORB-095 ORB-096 a write that carries a forged event\'s marks is proof; one put down to a delivery by time alone is non-strict', async (t) => {
   // Journals played by hand: the suite's delivery actions and the bot's posts, at the times given (ms).
-  let seq = 0
-  const sent = (at: number, data: Record<string, unknown>): JournalEntry =>
-    ({ kind: 'action', seq: seq++, at, actor: 'wire', name: 'delivery-sent', text: '', data })
-  const mention = (at: number, duplicate = false): JournalEntry =>
-    sent(at, { genuine: true, kind: 'genuine', type: 'message.mention', duplicate })
-  const forged = (at: number): JournalEntry =>
-    sent(at, { genuine: false, kind: 'unsigned', type: 'message.mention', duplicate: false })
-  const post = (at: number): JournalEntry => ({
-    kind: 'exchange',
-    seq: seq++,
-    at,
-    end: at + 5,
-    connection: 1,
-    method: 'POST',
-    target: '/api/bot/v1/messages',
-    httpVersion: '1.1',
-    headers: {},
-    bodyBytes: 0,
-    status: 200,
-    replyHeaders: {},
-    reply: ''
-  })
-  const verdict = (id: string, entries: JournalEntry[]): string => {
-    const check = WEBHOOK_CHECKS.find((c) => c.id === id)!.create()
-    for (const entry of entries) check.observe(entry, {} as OrbModel)
-    return check.finding().verdict
+  const marks = (n: number): string[] => [`evt_${n}`, `word-${n}`]
+  const sent = (j: Journal, at: number, n: number, data: Record<string, unknown>): void => {
+    j.action(at, 'wire', 'delivery-sent', { eventId: `evt_${n}`, marks: marks(n), ...data })
   }
-  t.equal(verdict('ORB-095', [mention(1000), forged(2300), post(2600)]), 'pass',
-    'the mention\'s reply, 1.6 s late, inside the forgery\'s window')
-  t.equal(verdict('ORB-095', [mention(1000), post(1100), forged(2300), post(2400)]), 'fail',
-    'the mention answered at once, then a post after the forgery')
-  t.equal(verdict('ORB-095', [mention(1000), forged(2300), post(2400), post(2500)]), 'fail',
-    'a slow reply and a post for the forgery: one write more than was owed')
-  t.equal(verdict('ORB-095', [mention(1000), forged(7000), post(7100)]), 'fail',
+  const mention = (j: Journal, at: number, n: number, duplicate = false): void =>
+    sent(j, at, n, { genuine: true, kind: 'genuine', type: 'message.mention', duplicate })
+  const forged = (j: Journal, at: number, n: number): void =>
+    sent(j, at, n, { genuine: false, kind: 'unsigned', type: 'message.mention', duplicate: false })
+  const post = (j: Journal, at: number, n?: number): void => {
+    j.exchange({ path: '/api/bot/v1/messages', body: { channel: 'ch_general', content: n === undefined ? 'hi' : `you said hello word-${n}` }, at })
+  }
+  const verdict = (id: string, play: (j: Journal) => void): string => {
+    const j = new Journal()
+    play(j)
+    const model = new OrbModel('token-0123456789', new Map(), 0)
+    return judge(WEBHOOK_CHECKS.find((c) => c.id === id)!, model, j.entries, 20_000).verdict
+  }
+  t.equal(verdict('ORB-095', (j) => { mention(j, 1000, 1); forged(j, 2300, 2); post(j, 2600, 1) }), 'pass',
+    'the mention\'s reply, 1.6 s late, inside the forgery\'s window, carrying the mention\'s word')
+  t.equal(verdict('ORB-095', (j) => { forged(j, 2300, 2); post(j, 9000, 2) }), 'fail',
+    'a post carrying the forged event\'s word, however late: certain')
+  t.equal(verdict('ORB-095', (j) => { mention(j, 1000, 1); post(j, 1100, 1); forged(j, 2300, 2); post(j, 2400) }), 'non-strict',
+    'a post that carries nothing of the forgery, 0.1 s after it: put down to it by time alone (OBC-04)')
+  t.equal(verdict('ORB-095', (j) => { mention(j, 1000, 1); forged(j, 7000, 2); post(j, 7100) }), 'non-strict',
     'a mention is owed its reply for 5 s, no longer')
-  t.equal(verdict('ORB-096', [mention(1000), mention(2300, true), post(2500)]), 'pass',
-    'the first delivery\'s reply, late, inside the retry\'s window')
-  t.equal(verdict('ORB-096', [mention(1000), post(1100), mention(2300, true), post(2500)]), 'fail',
-    'acting on the retry as well')
+  t.equal(verdict('ORB-096', (j) => { mention(j, 1000, 1); mention(j, 2300, 1, true); post(j, 2500, 1) }), 'pass',
+    'the first delivery\'s reply, late, after the retry: its first handling')
+  t.equal(verdict('ORB-096', (j) => { mention(j, 1000, 1); post(j, 1100, 1); mention(j, 2300, 1, true); post(j, 2500, 1) }), 'fail',
+    'handled, then handled again after the retry: certain')
+  t.equal(verdict('ORB-096', (j) => { mention(j, 1000, 1); mention(j, 2300, 1, true); post(j, 2500, 1); post(j, 2600, 1) }), 'inconclusive',
+    'two posts for the event, both after the retry: one slow handling of two posts, or two handlings')
 })

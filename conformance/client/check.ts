@@ -1,101 +1,216 @@
-import type { CheckFinding, CheckLevel, JournalEntry, Millis, Violation } from './journal.js'
+import type { CheckFinding, ClauseCount, JournalEntry, Level, Millis, ScenarioReport, Violation } from './journal.js'
+import type { WindowId } from './windows.js'
 
-/** Violations kept per check and scenario; the rest are counted. */
-export const KEPT_VIOLATIONS = 5
+export type { Level } from './journal.js'
 
-/**
- * One client rule, judged from outside: it watches the journal go by (entries in the order they completed, with
- * the suite's model `M` of the protocol state already updated for each) and says what it saw when the run ends.
- * A check is made afresh for every scenario (and once for a judged run), so it keeps what it needs in itself.
- */
-export interface ClientCheck<M> {
-  observe(entry: JournalEntry, model: M): void
-  /** The run is over at `end`: what is still open (a heartbeat owed, an event never acknowledged) is judged now. */
-  finish(model: M, end: Millis): void
-  finding(): CheckFinding
-  /** Violations so far (cheap: read after every entry). */
-  readonly violationCount: number
-}
-
-/** What `--list` and the reports know of a check before it runs. */
-export interface CheckInfo {
-  /** A ledger id (`OT-113`) or one of orbtest's own client decisions (`OTC-03`). */
-  id: string
-  title: string
-  level: CheckLevel
-  /** What a run must contain for the rule to be judged, for the not-exercised note. */
+/** One clause of a rule: what exactly is judged, how a violation of it counts, and what makes it arise. */
+export interface Clause {
+  /** Short, unique within the check: shown as `OT-147.withdrawn`. */
+  key: string
+  /** The clause, in the ledger's words. */
+  text: string
+  level: Level
+  /** For a `decision` clause, what it rests on: a decision's id (`OT-A20`, `OTC-01`) or a window's. */
+  basis?: string
+  /** For a `decision` clause of a MUST rule, why its finding is not a failure, in words the report shows. */
+  why?: string
+  /** What makes its situation arise in a run (a tour, a step): the not-exercised note says it. */
   exercise: string
 }
 
-export interface CheckDef<M> extends CheckInfo {
-  create(): ClientCheck<M>
-}
-
 /**
- * The usual body of a check: counts what the rule applied to, keeps the first violations, and turns them into a
- * finding by the check's level. Checks extend it and call `applied()` and `violate()`.
+ * One client rule as plain data: `--list`, the docs and the reports are all written from this object. `judge` makes
+ * the function over the journal that judges one scenario (or one judged run): it is fed every entry in the order
+ * they completed, with the suite's model `M` already updated for it.
  */
-export abstract class Tally<M> implements ClientCheck<M> {
-  readonly #info: CheckInfo
-  #exercised = 0
-  #count = 0
-  /** Violations that rest on a decision of orbtest's (a stand-in for what the wire cannot show): informational. */
-  #weak = 0
-  readonly #kept: Violation[] = []
-  /** Extra text for the finding (what was seen), set by the check. */
-  protected note: string | undefined
-
-  constructor (info: CheckInfo) {
-    this.#info = info
-  }
-
-  abstract observe (entry: JournalEntry, model: M): void
-  finish (_model: M, _end: Millis): void {}
-
-  /** The rule applied once more (a request checked, an event handled). */
-  protected applied (n = 1): void {
-    this.#exercised += n
-  }
-
-  get violationCount (): number {
-    return this.#count
-  }
-
+export interface CheckDef<M, R = unknown> {
+  /** A ledger id (`OT-113`) or one of orbtest's own client decisions (`OTC-03`). */
+  id: string
+  title: string
+  /** The rule's level as the spec states it (or `decision` for a rule of orbtest's). */
+  level: Level
+  /** The ledger sentence or sentences the check enforces. */
+  ledger: string
+  clauses: readonly Clause[]
+  /** The rows of the windows table (windows.ts) its verdicts rest on. */
+  windows: readonly WindowId[]
+  /** What it reads of the journal (each suite says what that can be). */
+  reads: R
+  judge(): Judge<M>
   /**
-   * Records a violation. `weak` marks one judged through a stand-in of orbtest's (OTC-01): it counts as a decision,
-   * informational unless --strict, whatever the check's level.
+   * For a rule about behaviour ("handled exactly as without it"): judges a tour's journal against its twin's, the
+   * same world without the variant. Such a check's `judge` records nothing; the engine calls this once both are
+   * played.
    */
-  protected violate (v: Violation, weak = false): void {
-    violations++
-    this.#count++
-    if (weak) this.#weak++
-    if (this.#kept.length >= KEPT_VIOLATIONS) return
-    this.#kept.push(weak ? { ...v, message: `${v.message} [a decision of orbtest's]` } : v)
+  compare?(variant: ScenarioReport, twin: ScenarioReport, out: Outcomes): void
+}
+
+/** The function over the journal, as a fold: `observe` each entry; `open` judges what is still open at `end`. */
+export interface Judge<M> {
+  observe(entry: JournalEntry, model: M, out: Outcomes): void
+  /**
+   * What is still open at `end` (a heartbeat owed, an event never acknowledged), judged without changing the
+   * judge's state: the live verdicts and the report call it alike, so they agree at every moment.
+   */
+  open?(model: M, end: Millis, out: Outcomes): void
+}
+
+/** What a judge records: the situations that arose, by clause, and what it saw in them. */
+export interface Outcomes {
+  /** The clause's situation arose `n` times and the rule held (or was judged). */
+  exercised(clause: string, n?: number): void
+  /** The clause was broken, as the journal proves. */
+  violation(clause: string, v: Violation): void
+  /** The clause's situation arose, and the judge cannot tell whether it held (the reason in `v.message`). */
+  inconclusive(clause: string, v: Violation): void
+  /** A line for the reader (what was seen, why something was not judged). */
+  note(text: string): void
+}
+
+/** Violations and inconclusive cases kept per check and scenario; the rest are counted. */
+export const KEPT = 5
+
+let cited = 0
+/**
+ * Violations and inconclusive cases recorded by every check in this process so far: a reader that compares it
+ * before and after feeding one entry learns whether that entry is cited, and keeps it as evidence.
+ */
+export function citedSoFar (): number {
+  return cited
+}
+
+/** The outcomes of one check over one scenario: counts by clause and the first cases kept. */
+export class Tally implements Outcomes {
+  readonly clauses: Record<string, ClauseCount> = {}
+  readonly violations: Violation[] = []
+  readonly inconclusiveCases: Violation[] = []
+  notes: string[] = []
+
+  exercised (clause: string, n = 1): void {
+    this.#count(clause).exercised += n
   }
 
-  finding (): CheckFinding {
-    const { id, title, level, exercise } = this.#info
-    const base = { id, title, exercised: this.#exercised, violations: [...this.#kept], violationCount: this.#count }
-    if (level === 'info') return { ...base, verdict: 'informational', note: this.note ?? '' }
-    if (this.#count > this.#weak) {
-      return { ...base, verdict: level === 'required' ? 'fail' : level === 'should' ? 'non-strict' : 'informational' }
+  violation (clause: string, v: Violation): void {
+    cited++
+    this.#count(clause).violations++
+    if (this.violations.length < KEPT) this.violations.push({ ...v, clause })
+  }
+
+  inconclusive (clause: string, v: Violation): void {
+    cited++
+    this.#count(clause).inconclusive++
+    if (this.inconclusiveCases.length < KEPT) this.inconclusiveCases.push({ ...v, clause })
+  }
+
+  note (text: string): void {
+    if (!this.notes.includes(text)) this.notes.push(text)
+  }
+
+  /** A copy to add the open cases to, leaving this one as the journal left it. */
+  copy (): Tally {
+    const t = new Tally()
+    for (const [k, c] of Object.entries(this.clauses)) t.clauses[k] = { ...c }
+    t.violations.push(...this.violations)
+    t.inconclusiveCases.push(...this.inconclusiveCases)
+    t.notes = [...this.notes]
+    return t
+  }
+
+  #count (clause: string): ClauseCount {
+    let c = this.clauses[clause]
+    if (c === undefined) {
+      c = { exercised: 0, violations: 0, inconclusive: 0 }
+      this.clauses[clause] = c
     }
-    if (this.#count > 0) return { ...base, verdict: 'informational' }
-    if (this.#exercised === 0) return { ...base, verdict: 'not-exercised', note: this.note ?? exercise }
-    return { ...base, verdict: 'pass', ...(this.note === undefined ? {} : { note: this.note }) }
+    return c
   }
 }
 
-let violations = 0
+/** A check judging one scenario: its judge, fed entry by entry, and the outcomes so far. */
+export class CheckRun<M> {
+  readonly def: CheckDef<M>
+  readonly #judge: Judge<M>
+  readonly #tally = new Tally()
+
+  constructor (def: CheckDef<M>) {
+    this.def = def
+    this.#judge = def.judge()
+  }
+
+  observe (entry: JournalEntry, model: M): void {
+    this.#judge.observe(entry, model, this.#tally)
+  }
+
+  /** The finding at `end`: what the journal showed, and what is still open then. Changes nothing. */
+  finding (model: M, end: Millis): CheckFinding {
+    const tally = this.#tally.copy()
+    this.#judge.open?.(model, end, tally)
+    return findingOf(this.def, tally)
+  }
+}
+
 /**
- * Violations recorded by every check in this process so far: a reader that compares it before and after feeding
- * one entry to its checks learns whether that entry broke a rule, without asking each check.
+ * The verdict of one check over one scenario, from its clauses: a violation of a MUST clause fails; of a SHOULD or
+ * a decision, it is non-strict; a case the judge could not settle is inconclusive; the rule held in every case
+ * that arose is a pass; none arose is not exercised.
  */
-export function violationsSoFar (): number {
-  return violations
+export function findingOf (def: CheckDef<any>, t: Tally): CheckFinding {
+  const level = (key: string): Level => clauseOf(def, key).level
+  const counts = Object.entries(t.clauses)
+  const sum = (f: (c: ClauseCount) => number): number => counts.reduce((n, [, c]) => n + f(c), 0)
+  const broken = counts.filter(([, c]) => c.violations > 0).map(([k]) => level(k))
+  const exercised = sum((c) => c.exercised + c.violations + c.inconclusive)
+  const base = {
+    id: def.id,
+    title: def.title,
+    exercised,
+    violationCount: sum((c) => c.violations),
+    inconclusiveCount: sum((c) => c.inconclusive),
+    clauses: t.clauses,
+    violations: [...t.violations].sort((a, b) => rank(level(a.clause!)) - rank(level(b.clause!))),
+    inconclusive: t.inconclusiveCases,
+    ...(t.notes.length === 0 ? {} : { note: t.notes.join('; ') })
+  }
+  if (def.level === 'info') return { ...base, verdict: 'informational' }
+  if (broken.includes('MUST')) return { ...base, verdict: 'fail' }
+  if (broken.length > 0) return { ...base, verdict: 'non-strict' }
+  if (base.inconclusiveCount > 0) return { ...base, verdict: 'inconclusive' }
+  if (exercised > 0) return { ...base, verdict: 'pass' }
+  const needs = def.clauses.map((c) => c.exercise).filter((e, i, all) => all.indexOf(e) === i)
+  return { ...base, verdict: 'not-exercised', note: t.notes.length > 0 ? base.note! : `needs ${needs.join('; or ')}` }
+}
+
+/** MUST violations first: the one a report shows is the one that decides. */
+function rank (level: Level): number {
+  return level === 'MUST' ? 0 : level === 'SHOULD' ? 1 : 2
+}
+
+/** The finding of a check that was not judged at all in a scenario (a pair check before its twin was played). */
+export function notJudged (def: CheckDef<any>): CheckFinding {
+  return findingOf(def, new Tally())
+}
+
+/** The findings of the checks that compare a tour with its twin (ClientSuite.compare). */
+export function compareTwins (
+  defs: ReadonlyArray<CheckDef<any>>,
+  variant: ScenarioReport,
+  twin: ScenarioReport
+): CheckFinding[] {
+  return defs.filter((d) => d.compare !== undefined).map((d) => {
+    const tally = new Tally()
+    d.compare!(variant, twin, tally)
+    return findingOf(d, tally)
+  })
 }
 
 /** `+1.234 s`, how the reports give a time in a scenario. */
 export function seconds (ms: Millis): string {
   return `${(ms / 1000).toFixed(3)} s`
+}
+
+/** A clause of a check, by key (a typo is a bug: it throws). */
+export function clauseOf (def: CheckDef<any>, key: string): Clause {
+  const clause = def.clauses.find((c) => c.key === key)
+  if (clause === undefined) throw new Error(`${def.id} has no clause ${key}`)
+  return clause
 }

@@ -3,10 +3,11 @@ import { randomInt } from 'node:crypto'
 import { delimiter, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { flagMessage, joinNegativeValues, UsageError } from '../../src/cli/args.js'
-import { clientRunPassed, playsTour, runClientSuite, type ClientSuite } from './engine.js'
+import { playsTour, runClientSuite, type ClientSuite } from './engine.js'
 import { renderHtml } from './html.js'
-import type { CheckSummary } from './journal.js'
+import type { CheckSummary, ClientRunReport, Level } from './journal.js'
 import { clientJson, clientJunit, clientTapLine, clientTapSummary, scenarioComment } from './report.js'
+import { clientRunPassed } from './verdict.js'
 import { integer, readExpectations } from '../flags.js'
 import { chooseReporter, HumanReporter } from '../human.js'
 import { readRunReport } from '../summary.js'
@@ -37,18 +38,21 @@ Flags:
   --tour NAME              play only this tour (repeatable; "none" for no tour; a long one plays only when named)
   --seed N                 the seed the scenarios are generated from (default: random, printed)
   --path P                 replay the one generated scenario at fast-check's path P (with its --seed)
-  --jobs N                 scenarios played at once (default 4)
+  --jobs N                 scenarios played at once (default: all of them; each has its own fake and process)
   --shrink N               scenarios fast-check may play to shrink a failure (default 8; 0 to skip)
   --grep PREFIX            report only checks whose id starts with PREFIX (repeatable)
   --junit FILE             also write JUnit XML
-  --json FILE              also write JSON (every check; the journal of each scenario with a finding)
+  --json FILE              also write JSON (every check and its rule; every scenario's findings and whole
+                           journal, each entry a finding cites marked)
   --html FILE              also write one self-contained page: each scenario as a timeline
   --expect-failures FILE   ids expected to fail, one per line: "OT-027 reason" (# starts a comment)
-  --strict                 SHOULDs (non-strict) and orbtest's decisions (informational) fail the run too
+  --strict                 non-strict findings fail the run too: SHOULDs, and findings that rest on orbtest's
+                           decisions, windows or stand-ins (inconclusive ones never fail)
   --reporter tap|human     TAP, or progress and a readable summary (default: human on a terminal, else TAP)
   --webhook                (orb) the bot has an endpoint URL: Orb's events come to it, genuine and forged
   --scopes LIST            (orb) the app's scopes, comma-separated (default: every scope)
-  --list                   list the checks and the tours, and exit
+  --list                   list the checks (level, the ledger sentence, each clause and what exercises it, the
+                           windows) and the tours, and exit
   --help, -h               this help
 `
 
@@ -104,11 +108,7 @@ export async function clientConformance (
     throw new UsageError(`--grep ${grep.join(' ')} selects no check; see --list`)
   }
   if (values.list === true) {
-    for (const c of suite.checks) out.write(`${c.id.padEnd(12)} ${c.level.padEnd(9)} ${c.title}\n`)
-    for (const t of suite.tours) {
-      const long = t.long === true ? ` (long: played only with --tour ${t.name})` : ''
-      out.write(`tour:${t.name.padEnd(11)} ${suite.describe(t.scenario)}${long}\n`)
-    }
+    list(suite, out)
     return 0
   }
   if (command.length === 0) throw new UsageError('give the client to judge after --, for example: --client orbtile -- ./my-adapter')
@@ -139,7 +139,7 @@ export async function clientConformance (
   } catch (err) {
     throw new UsageError((err as Error).message)
   }
-  const selected = shown(suite.checks.map((c) => ({ ...c, verdict: 'pass', exercised: 0, violationCount: 0 })))
+  const selected = suite.checks.filter((c) => grep.length === 0 || grep.some((g) => c.id.startsWith(g)))
   const plays = path === undefined
     ? `${plannedTours} tours and ${scenarios} generated scenarios`
     : `the scenario at path ${path}`
@@ -156,7 +156,7 @@ export async function clientConformance (
     scenarios,
     ...(path === undefined ? {} : { path }),
     ...(tours === undefined ? {} : { tours: tours.filter((t) => t !== 'none') }),
-    jobs: values.jobs === undefined ? 4 : integer(values.jobs as string, 'jobs', 1, 64),
+    ...(values.jobs === undefined ? {} : { jobs: integer(values.jobs as string, 'jobs', 1, 64) }),
     shrinkRuns: values.shrink === undefined ? 8 : integer(values.shrink as string, 'shrink', 0, 1000),
     strict: values.strict === true,
     expectFailures,
@@ -181,7 +181,7 @@ export async function clientConformance (
     ...(values.webhook === true ? ['--webhook'] : []),
     ...(typeof values.scopes === 'string' ? ['--scopes', values.scopes] : [])
   ]
-  const json = clientJson(report, checks, suiteFlags)
+  const json = clientJson(report, checks, suite.checks, suiteFlags)
   const note = (text: string): void => { out.write(human === undefined ? `# ${text}\n` : `${text}\n`) }
   if (human === undefined) {
     out.write(`1..${selected.length}\n`)
@@ -197,7 +197,42 @@ export async function clientConformance (
   if (values.junit !== undefined) writeFileSync(values.junit as string, clientJunit(report, checks))
   if (values.json !== undefined) writeFileSync(values.json as string, json)
   if (values.html !== undefined) writeFileSync(values.html as string, renderHtml({ ...report, checks }))
+  if (neverReached(report)) {
+    note(`the client never reached the fake in any scenario (${report.scenarios[0]?.exit ?? 'no scenario'}): nothing was judged; does it read ${name === 'orbtile' ? 'ORBTILE_DISCOVERY' : 'ORB_URL and ORB_TOKEN (and PORT with --webhook)'}?`)
+    return 2
+  }
   return clientRunPassed({ ...report, checks }) ? 0 : 1
+}
+
+/**
+ * A client that never reached the fake in any scenario (no request, and, a webhook bot, no delivery taken) is a
+ * command that cannot run as the suite runs it (a wrong path, a variable it does not read), not a client to judge.
+ */
+function neverReached (report: ClientRunReport): boolean {
+  const reached = (e: ClientRunReport['scenarios'][number]['journal'][number]): boolean =>
+    e.kind === 'exchange' || e.kind === 'malformed' ||
+    (e.kind === 'action' && e.name === 'delivery' && (typeof e.data?.status === 'number' || !/ECONNREFUSED/.test(String(e.data?.error))))
+  return report.scenarios.length > 0 && !report.scenarios.some((s) => s.journal.some(reached))
+}
+
+const SHOWN_LEVEL: Record<Level, string> = { MUST: 'MUST', SHOULD: 'SHOULD', decision: 'decision', info: 'info' }
+
+/** `--list`: each check as plain data says it (level, the ledger sentence, its clauses, its windows), then the tours. */
+function list (suite: ClientSuite<unknown>, out: NodeJS.WritableStream): void {
+  for (const c of suite.checks) {
+    out.write(`${c.id.padEnd(12)} ${SHOWN_LEVEL[c.level].padEnd(9)} ${c.title}\n`)
+    out.write(`${''.padEnd(22)}ledger: ${c.ledger}\n`)
+    for (const k of c.clauses) {
+      const rests = k.level === 'decision' && k.basis !== undefined ? ` (rests on ${k.basis})` : ''
+      out.write(`${''.padEnd(22)}.${k.key}: ${SHOWN_LEVEL[k.level]}${rests}: ${k.text}; exercised by ${k.exercise}\n`)
+    }
+    if (c.windows.length > 0) out.write(`${''.padEnd(22)}windows: ${c.windows.join(', ')}\n`)
+  }
+  for (const t of suite.tours) {
+    const long = t.long === true ? ` (long: played only with --tour ${t.name})` : ''
+    const twin = t.twin === undefined ? '' : ' (played beside its twin, which varies in one thing)'
+    out.write(`tour:${t.name.padEnd(14)} ${suite.describe(t.scenario)}${long}${twin}\n`)
+  }
 }
 
 function parse (argv: readonly string[]): Record<string, string | boolean | string[] | undefined> {

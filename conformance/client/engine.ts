@@ -1,6 +1,7 @@
 import fc from 'fast-check'
-import type { CheckInfo } from './check.js'
-import type { CheckFinding, CheckSummary, ClientRunReport, ScenarioReport } from './journal.js'
+import type { CheckDef } from './check.js'
+import type { CheckFinding, ClientRunReport, ScenarioReport } from './journal.js'
+import { failedIds, summarize } from './verdict.js'
 
 /**
  * A client suite as the engine sees it: its checks, its tours (fixed scenarios every run plays), how to generate
@@ -9,19 +10,25 @@ import type { CheckFinding, CheckSummary, ClientRunReport, ScenarioReport } from
 export interface ClientSuite<S> {
   name: string
   title: string
-  checks: readonly CheckInfo[]
+  checks: ReadonlyArray<CheckDef<any>>
   tours: ReadonlyArray<Tour<S>>
   arbitrary: fc.Arbitrary<S>
   describe(scenario: S): string
   /** Plays one scenario; an aborted `signal` (Ctrl-C) stops the client at once and cleans up. */
   play(scenario: S, command: readonly string[], name: string, signal?: AbortSignal): Promise<ScenarioReport>
+  /**
+   * Judges a tour against its twin, the same world without the one thing the tour varies: the findings of the
+   * checks that compare two journals (a rule about behaviour, "as if the variant were not there").
+   */
+  compare?(variant: ScenarioReport, twin: ScenarioReport): CheckFinding[]
 }
 
 /**
  * A fixed scenario. A `long` one (it lasts minutes, as a rule about minutes needs) is played only when `--tour`
- * names it, so that a run of the suite stays short.
+ * names it, so that a run of the suite stays short. A tour with a `twin` is played twice at once, as it is and as
+ * its twin, and the suite compares the two journals.
  */
-export interface Tour<S> { name: string, scenario: S, long?: boolean }
+export interface Tour<S> { name: string, scenario: S, long?: boolean, twin?: S }
 
 /** Whether a run plays a tour: named by `--tour`, or, with no `--tour`, every tour that is not long. */
 export function playsTour (tour: { name: string, long?: boolean }, tours: readonly string[] | undefined): boolean {
@@ -35,8 +42,8 @@ export interface ClientRunOptions {
   scenarios: number
   /** Tours to play: every one that is not long when undefined, none when empty. */
   tours?: readonly string[]
-  /** Scenarios played at once (each has its own fake and its own client process). */
-  jobs: number
+  /** Scenarios played at once (each has its own fake and its own client process); every one when undefined. */
+  jobs?: number
   /** fast-check's path of one generated scenario to replay alone (with its seed). */
   path?: string
   /** Decisions and SHOULDs fail the run too. */
@@ -51,14 +58,38 @@ export interface ClientRunOptions {
   signal?: AbortSignal
 }
 
-/** What a run plays: the tours, then fast-check's scenarios for the seed (path `k` is the k-th). */
-interface Planned<S> { name: string, scenario: S, replay?: { seed: number, path: string } }
+/** What a run plays: the tours (and their twins), then fast-check's scenarios for the seed (path `k` is the k-th). */
+interface Planned<S> { name: string, scenario: S, replay?: { seed: number, path: string }, twinOf?: number }
 
-/** Plays the suite's scenarios against the client and folds every finding into one verdict per check. */
+/**
+ * Plays the suite's scenarios against the client, every one at once unless `jobs` says otherwise (they are
+ * independent: each has its own fake, folder and process), and folds every finding into one verdict per check.
+ */
 export async function runClientSuite<S> (suite: ClientSuite<S>, o: ClientRunOptions): Promise<ClientRunReport> {
   const started = performance.now()
   const planned = plan(suite, o)
-  const reports = new Array<ScenarioReport>(planned.length)
+  const reports = await playAll(suite, o, planned)
+  if (o.signal?.aborted !== true) compareTwins(suite, planned, reports)
+  const played = reports.filter((r): r is ScenarioReport => r !== undefined)
+  const checks = summarize(suite.checks, played, o)
+  const report: ClientRunReport = {
+    suite: suite.name,
+    title: suite.title,
+    command: [...o.command],
+    seed: o.seed,
+    strict: o.strict,
+    checks,
+    scenarios: played,
+    ms: 0
+  }
+  if (o.signal?.aborted !== true) await shrinkFirstFailure(suite, o, planned, report)
+  report.ms = Math.round(performance.now() - started)
+  return report
+}
+
+async function playAll<S> (suite: ClientSuite<S>, o: ClientRunOptions, planned: ReadonlyArray<Planned<S>>):
+Promise<Array<ScenarioReport | undefined>> {
+  const reports = new Array<ScenarioReport | undefined>(planned.length)
   let done = 0
   let next = 0
   const worker = async (): Promise<void> => {
@@ -75,44 +106,48 @@ export async function runClientSuite<S> (suite: ClientSuite<S>, o: ClientRunOpti
       o.onScenario?.(reports[i], ++done, planned.length)
     }
   }
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.jobs, planned.length)) }, worker))
-  if (o.signal?.aborted === true) {
-    const played = reports.filter((r) => r !== undefined)
-    const ms = Math.round(performance.now() - started)
-    const checks = fold(suite.checks, played, o)
-    const { name, title } = suite
-    const { seed, strict } = o
-    return { suite: name, title, command: [...o.command], seed, strict, checks, scenarios: played, ms }
-  }
+  const jobs = Math.max(1, Math.min(o.jobs ?? planned.length, planned.length))
+  await Promise.all(Array.from({ length: jobs }, worker))
+  return reports
+}
 
-  const checks = fold(suite.checks, reports, o)
-  // The first generated scenario that failed a required check is shrunk to the smallest that still fails it.
+/** Each tour played with a twin gets the findings of the checks that compare the two journals. */
+function compareTwins<S> (
+  suite: ClientSuite<S>,
+  planned: ReadonlyArray<Planned<S>>,
+  reports: Array<ScenarioReport | undefined>
+): void {
+  planned.forEach((p, i) => {
+    const variant = p.twinOf === undefined ? undefined : reports[p.twinOf]
+    const twin = reports[i]
+    if (variant === undefined || twin === undefined || suite.compare === undefined) return
+    const compared = suite.compare(variant, twin)
+    const ids = new Set(compared.map((f) => f.id))
+    reports[p.twinOf!] = { ...variant, findings: [...variant.findings.filter((f) => !ids.has(f.id)), ...compared] }
+  })
+}
+
+/** The first generated scenario that failed is shrunk to the smallest that still fails the same checks. */
+async function shrinkFirstFailure<S> (
+  suite: ClientSuite<S>,
+  o: ClientRunOptions,
+  planned: ReadonlyArray<Planned<S>>,
+  report: ClientRunReport
+): Promise<void> {
   const failing = planned.findIndex(
-    (p, i) => p.replay !== undefined && failedIds(reports[i]!, o.strict).length > 0
+    (p, i) => p.replay !== undefined && failedIds(report.scenarios[i]!.findings, o.strict).length > 0
   )
-  if (failing >= 0 && o.path === undefined && o.shrinkRuns > 0) {
-    const ids = failedIds(reports[failing]!, o.strict)
-    const shrunk = await shrink(suite, o, planned[failing]!.replay!.path, ids)
-    if (shrunk !== undefined) {
-      reports.push({
-        ...shrunk.report,
-        name: `shrunk:${shrunk.path}`,
-        summary: suite.describe(shrunk.scenario),
-        replay: { seed: o.seed, path: shrunk.path }
-      })
-      for (const c of checks) if (ids.includes(c.id)) c.shrunk = { seed: o.seed, path: shrunk.path }
-    }
-  }
-  return {
-    suite: suite.name,
-    title: suite.title,
-    command: [...o.command],
-    seed: o.seed,
-    strict: o.strict,
-    checks,
-    scenarios: reports,
-    ms: Math.round(performance.now() - started)
-  }
+  if (failing < 0 || o.path !== undefined || o.shrinkRuns <= 0) return
+  const ids = failedIds(report.scenarios[failing]!.findings, o.strict)
+  const shrunk = await shrink(suite, o, planned[failing]!.replay!.path, ids)
+  if (shrunk === undefined) return
+  report.scenarios.push({
+    ...shrunk.report,
+    name: `shrunk:${shrunk.path}`,
+    summary: suite.describe(shrunk.scenario),
+    replay: { seed: o.seed, path: shrunk.path }
+  })
+  for (const c of report.checks) if (ids.includes(c.id)) c.shrunk = { seed: o.seed, path: shrunk.path }
 }
 
 function plan<S> (suite: ClientSuite<S>, o: ClientRunOptions): Array<Planned<S>> {
@@ -120,10 +155,15 @@ function plan<S> (suite: ClientSuite<S>, o: ClientRunOptions): Array<Planned<S>>
     const value = replayValue(suite.arbitrary, o.seed, o.path)
     return [{ name: `generated:${o.path}`, scenario: value, replay: { seed: o.seed, path: o.path } }]
   }
-  const tours = suite.tours.filter((t) => playsTour(t, o.tours))
+  const tours: Array<Planned<S>> = []
+  for (const t of suite.tours.filter((t) => playsTour(t, o.tours))) {
+    const at = tours.length
+    tours.push({ name: `tour:${t.name}`, scenario: t.scenario })
+    if (t.twin !== undefined) tours.push({ name: `tour:${t.name}:twin`, scenario: t.twin, twinOf: at })
+  }
   const generated = o.scenarios === 0 ? [] : fc.sample(suite.arbitrary, { seed: o.seed, numRuns: o.scenarios })
   return [
-    ...tours.map((t) => ({ name: `tour:${t.name}`, scenario: t.scenario })),
+    ...tours,
     ...generated.map((scenario, k) => ({ name: `generated:${k}`, scenario, replay: { seed: o.seed, path: String(k) } }))
   ]
 }
@@ -139,16 +179,6 @@ function replayValue<S> (arbitrary: fc.Arbitrary<S>, seed: number, path: string)
   return found
 }
 
-/** The ids a scenario fails, as the run counts failures (decisions and SHOULDs only with --strict). */
-function failedIds (report: ScenarioReport, strict: boolean): string[] {
-  return report.findings.filter((f) => counts(f, strict)).map((f) => f.id)
-}
-
-function counts (f: CheckFinding, strict: boolean): boolean {
-  if (f.violationCount === 0) return false
-  return f.verdict === 'fail' || (strict && (f.verdict === 'non-strict' || f.verdict === 'informational'))
-}
-
 /** fast-check shrinks the failing scenario, playing at most `shrinkRuns` smaller ones. */
 async function shrink<S> (suite: ClientSuite<S>, o: ClientRunOptions, path: string, ids: readonly string[]):
 Promise<{ path: string, scenario: S, report: ScenarioReport } | undefined> {
@@ -158,59 +188,10 @@ Promise<{ path: string, scenario: S, report: ScenarioReport } | undefined> {
     // Past the budget every candidate "passes", which ends the shrinking with the smallest failure so far.
     if (budget-- <= 0) return true
     const report = await suite.play(scenario, o.command, 'shrinking')
-    const still = failedIds(report, o.strict).some((id) => ids.includes(id))
+    const still = failedIds(report.findings, o.strict).some((id) => ids.includes(id))
     if (still) smallest = { scenario, report }
     return !still
   }), { seed: o.seed, path, numRuns: 1 })
   if (!details.failed || details.counterexamplePath === null || smallest === undefined) return undefined
   return { path: details.counterexamplePath, ...smallest }
-}
-
-/** Every check's findings over the scenarios, folded: a violation anywhere decides, then pass, then not exercised. */
-function fold (infos: readonly CheckInfo[], reports: readonly ScenarioReport[], o: ClientRunOptions): CheckSummary[] {
-  return infos.map((info) => {
-    const found = reports.flatMap((r) => r.findings.filter((f) => f.id === info.id).map((f) => ({ r, f })))
-    const exercised = found.reduce((n, { f }) => n + f.exercised, 0)
-    const violationCount = found.reduce((n, { f }) => n + f.violationCount, 0)
-    const first = found.find(({ f }) => f.violations.length > 0)
-    const base: CheckSummary = {
-      id: info.id,
-      title: info.title,
-      level: info.level,
-      verdict: 'pass',
-      exercised,
-      violationCount
-    }
-    const expected = o.expectFailures.get(info.id)
-    if (expected !== undefined) base.expectedFailure = expected
-    if (info.level === 'info') {
-      // Each scenario's note lists what it saw, `; ` between: the run's note is their union.
-      const notes = [...new Set(found.flatMap(({ f }) => (f.note ?? '').split('; ')).filter((n) => n !== ''))]
-      return { ...base, verdict: 'informational', note: notes.sort().join('; ') }
-    }
-    if (first !== undefined) {
-      // The strongest finding decides: a failure anywhere, then a SHOULD, then a decision; --strict fails all three.
-      const worst = (['fail', 'non-strict', 'informational'] as const)
-        .find((w) => found.some(({ f }) => f.verdict === w && f.violationCount > 0)) ?? 'informational'
-      const shown = found.find(({ f }) => f.verdict === worst && f.violations.length > 0) ?? first
-      const v = shown.f.violations[0]!
-      const verdict = o.strict ? 'fail' : worst
-      return {
-        ...base,
-        verdict,
-        reason: `${v.message} (in ${shown.r.name})`,
-        expected: v.expected,
-        actual: v.actual,
-        where: { scenario: shown.r.name, ...(v.seq === undefined ? {} : { seq: v.seq }) },
-        ...(shown.r.replay === undefined ? {} : { replay: shown.r.replay })
-      }
-    }
-    if (exercised === 0) return { ...base, verdict: 'not-exercised', note: `not exercised: needs ${info.exercise}` }
-    return base
-  })
-}
-
-/** Whether the run passed: no failure that was not expected. */
-export function clientRunPassed (report: ClientRunReport): boolean {
-  return report.checks.every((c) => c.verdict !== 'fail' || c.expectedFailure !== undefined)
 }

@@ -32,6 +32,7 @@ border-bottom:1px solid var(--line)}thead th{background:var(--alt)}td.num{text-a
 tr:target,li:target{outline:3px solid var(--info)}.note,.meta{color:var(--dim)}tr.row-fail{background:var(--bad)}
 .v{font-weight:600;white-space:nowrap}.v-pass{color:var(--pass)}.v-fail{color:var(--fail)}
 .v-non-strict{color:var(--warn)}.v-informational{color:var(--info)}.v-not-exercised{color:var(--none)}
+.v-inconclusive{color:var(--dim)}li.unsettled{border-left:6px dashed var(--warn)}.vio.unsure{border-style:dashed;border-color:var(--warn)}
 .ea{display:grid;grid-template-columns:auto 1fr;gap:0 .6rem;margin:.2rem 0}.ea dt{font-weight:600}
 .ea dd{margin:0;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:0 .4rem;border:1px solid var(--wire);border-radius:1rem;color:var(--wire);
@@ -72,10 +73,11 @@ const VERDICTS: Record<ClientVerdict, { icon: string, label: string }> = {
   pass: { icon: '\u2713', label: 'pass' },
   fail: { icon: '\u2717', label: 'fail' },
   'non-strict': { icon: '\u25b2', label: 'non-strict' },
+  inconclusive: { icon: '?', label: 'inconclusive' },
   'not-exercised': { icon: '\u25cb', label: 'not exercised' },
   informational: { icon: 'i', label: 'informational' }
 }
-const ORDER: ClientVerdict[] = ['pass', 'fail', 'non-strict', 'not-exercised', 'informational']
+const ORDER: ClientVerdict[] = ['pass', 'fail', 'non-strict', 'inconclusive', 'not-exercised', 'informational']
 
 /** Where things are on the page: a check's row (`k<n>`) and a scenario's section (`s<n>`), by id and name. */
 interface Places {
@@ -122,8 +124,8 @@ function header (report: ClientRunReport): string {
     return `<li>${verdict(v)}: <strong>${count(v)}</strong>${extra}</li>`
   })
   const strict = report.strict
-    ? 'yes (--strict): non-strict findings and failing decisions fail the run'
-    : 'no: non-strict and informational findings are reported but do not fail the run'
+    ? 'yes (--strict): non-strict findings fail the run too'
+    : 'no: non-strict findings (SHOULDs, and findings that rest on orbtest\'s decisions) are reported but do not fail the run'
   const nav = report.scenarios.map((s, n) => `<li><a href="#s${n}">${esc(s.name)}</a></li>`)
   return [
     '<header>',
@@ -147,13 +149,15 @@ function verdictTable (report: ClientRunReport, places: Places): string {
     `<tr id="k${n}" class="row-${esc(c.verdict)}">`,
     `<th scope="row"><code>${esc(c.id)}</code></th><td>${esc(c.title)}</td><td>${esc(c.level)}</td>`,
     `<td>${verdict(c.verdict)}</td><td class="num">${esc(String(c.exercised))}</td>`,
-    `<td class="num">${esc(String(c.violationCount))}</td><td>${checkDetail(c, report, places)}</td></tr>`
+    `<td class="num">${esc(String(c.violationCount))}</td><td class="num">${esc(String(c.inconclusiveCount))}</td>`,
+    `<td>${checkDetail(c, report, places)}</td></tr>`
   ].join(''))
   return [
     '<section aria-labelledby="verdicts"><h2 id="verdicts">Verdicts</h2>',
     '<div class="scroll" role="region" aria-label="Verdict table" tabindex="0"><table>',
     '<thead><tr><th scope="col">Check</th><th scope="col">Title</th><th scope="col">Level</th>',
     '<th scope="col">Verdict</th><th scope="col">Exercised</th><th scope="col">Violations</th>',
+    '<th scope="col">Not settled</th>',
     '<th scope="col">Detail</th></tr></thead>',
     `<tbody>${rows.join('\n')}</tbody></table></div></section>`
   ].join('\n')
@@ -182,13 +186,17 @@ function checkDetail (c: CheckSummary, report: ClientRunReport, places: Places):
   return out.join('')
 }
 
+/** A case a check cites: a violation, or (`unsure`) one the judge could not settle. */
+interface Cited { id: string, v: Violation, unsure: boolean }
+
 function scenarioSection (s: ScenarioReport, n: number, places: Places): string {
-  const cited = new Map<number, Array<{ id: string, v: Violation }>>()
-  const loose: Array<{ id: string, v: Violation }> = []
+  const cited = new Map<number, Cited[]>()
+  const loose: Cited[] = []
   for (const f of s.findings) {
-    for (const v of f.violations) {
-      if (v.seq === undefined) loose.push({ id: f.id, v })
-      else cited.set(v.seq, [...(cited.get(v.seq) ?? []), { id: f.id, v }])
+    const cases = [...f.violations.map((v) => ({ id: f.id, v, unsure: false })), ...f.inconclusive.map((v) => ({ id: f.id, v, unsure: true }))]
+    for (const c of cases) {
+      if (c.v.seq === undefined) loose.push(c)
+      else cited.set(c.v.seq, [...(cited.get(c.v.seq) ?? []), c])
     }
   }
   const notPassed = s.findings.filter((f) => f.verdict !== 'pass').map((f) => {
@@ -214,8 +222,7 @@ function scenarioSection (s: ScenarioReport, n: number, places: Places): string 
       : `<ul>${notPassed.join('')}</ul>`
   ]
   if (loose.length > 0) {
-    out.push('<h3>Violations not tied to a journal entry</h3>',
-      loose.map(({ id, v }) => violationBlock(id, v, places)).join(''))
+    out.push('<h3>Cases not tied to a journal entry</h3>', loose.map((c) => violationBlock(c, places)).join(''))
   }
   out.push('<h3>Timeline</h3>', s.journal.length === 0
     ? '<p>No entries.</p>'
@@ -224,14 +231,15 @@ function scenarioSection (s: ScenarioReport, n: number, places: Places): string 
   return out.filter((part) => part !== '').join('\n')
 }
 
-function entryRow (e: JournalEntry, n: number, cited: Array<{ id: string, v: Violation }>, places: Places): string {
+function entryRow (e: JournalEntry, n: number, cited: Cited[], places: Places): string {
   const classes = ['entry', e.kind]
   if (e.kind === 'action') classes.push(`actor-${e.actor}`)
   if (e.kind === 'output') classes.push(e.stream)
-  if (cited.length > 0) classes.push('violated')
+  if (cited.some((c) => !c.unsure)) classes.push('violated')
+  else if (cited.length > 0) classes.push('unsettled')
   const here = esc(anchor(n, e.seq))
   const [who, whoClass] = author(e)
-  const marks = cited.map(({ id, v }) => violationBlock(id, v, places)).join('')
+  const marks = cited.map((c) => violationBlock(c, places)).join('')
   return `<li id="${here}" class="${esc(classes.join(' '))}">` +
     `<a class="t" href="#${here}" title="entry #${esc(String(e.seq))}">${esc(offset(e.at))}</a>` +
     `<span class="who who-${esc(whoClass)}">${esc(who)}</span>` +
@@ -324,9 +332,11 @@ function prettyJson (text: string): string | undefined {
   return out
 }
 
-function violationBlock (id: string, v: Violation, places: Places): string {
+function violationBlock ({ id, v, unsure }: Cited, places: Places): string {
   const at = v.at === undefined ? '' : ` <span class="meta">at ${esc(offset(v.at))}</span>`
-  return `<div class="vio"><p>${checkLink(id, places)} ${esc(v.message)}${at}</p>` +
+  const clause = v.clause === undefined ? id : `${id}.${v.clause}`
+  const label = `${unsure ? 'not settled: ' : ''}<a class="cid" href="#k${places.checks.get(id) ?? ''}">${esc(clause)}</a>`
+  return `<div class="vio${unsure ? ' unsure' : ''}"><p>${label} ${esc(v.message)}${at}</p>` +
     `${expectedActual(v.expected, v.actual)}</div>`
 }
 

@@ -72,11 +72,17 @@ export interface JournalOutput {
 
 export type JournalEntry = JournalExchange | JournalMalformed | JournalAction | JournalOutput
 
-/** How a check's finding counts. */
-export type ClientVerdict = 'pass' | 'fail' | 'non-strict' | 'not-exercised' | 'informational'
+/**
+ * How a check's finding counts: `fail` (a MUST the journal proves broken), `non-strict` (a SHOULD, or a finding
+ * that rests on a decision of orbtest's: it fails only with --strict), `inconclusive` (the situation arose and the
+ * judge cannot tell; it never fails), `pass`, `not-exercised`, or `informational` (a note for the reader).
+ */
+export type ClientVerdict = 'pass' | 'fail' | 'non-strict' | 'inconclusive' | 'not-exercised' | 'informational'
 
 /** One place a rule was broken: where, and what was expected there. */
 export interface Violation {
+  /** The clause of the rule it is about (`withdrawn` of OT-147); set by the tally. */
+  clause?: string
   /** The journal entry that shows it (its `seq`), when one does. */
   seq?: number
   at?: Millis
@@ -85,18 +91,31 @@ export interface Violation {
   actual: string
 }
 
+/** How often one clause's situation arose, and what the judge made of it. */
+export interface ClauseCount {
+  /** Cases the judge judged (held, broken or not settled are each counted below too). */
+  exercised: number
+  violations: number
+  inconclusive: number
+}
+
 /** A check's finding over one scenario (or one judged run). */
 export interface CheckFinding {
   id: string
   title: string
   verdict: ClientVerdict
-  /** How many times the rule applied (requests checked, events handled). */
+  /** How many times the rule's situation arose (requests checked, events handled), violations included. */
   exercised: number
-  /** The first violations (bounded), in order. */
+  /** The first violations (bounded), the ones that decide the verdict first. */
   violations: Violation[]
   /** How many violations there were in all. */
   violationCount: number
-  /** Why it was not exercised (and what would exercise it), or the informational text. */
+  /** The first cases the judge could not settle, each with why. */
+  inconclusive: Violation[]
+  inconclusiveCount: number
+  /** By clause key. */
+  clauses: Record<string, ClauseCount>
+  /** Why it was not exercised (and what would exercise it), what was not judged, or the informational text. */
   note?: string
 }
 
@@ -118,28 +137,32 @@ export interface ScenarioReport {
   dropped: number
 }
 
-/** How a check counts in the run's verdict. */
-export type CheckLevel =
-  /** A MUST of the spec ([client] or [both]): a violation fails the run. */
-  | 'required'
-  /** A SHOULD of the spec: a violation is a non-strict finding (it fails only with --strict). */
-  | 'should'
-  /** A decision of orbtest's where the spec is silent (OT-A…, OTC-…): informational unless --strict. */
-  | 'decision'
-  /** Reported for the reader; never fails. */
-  | 'info'
+/**
+ * How a rule, or one clause of it, binds a client:
+ * - `MUST`: the spec requires it; a violation the journal proves fails a default run.
+ * - `SHOULD`: the spec advises it; a violation is non-strict (it fails only with --strict).
+ * - `decision`: it rests on a decision of orbtest's where the spec is silent (OT-A…, ORB-A…, OTC-…, OBC-…), on a
+ *   window orbtest chose, or on a stand-in for what the wire cannot show; a violation is non-strict.
+ * - `info`: reported for the reader; it never fails.
+ */
+export type Level = 'MUST' | 'SHOULD' | 'decision' | 'info'
 
 /** One check over the whole run: the scenarios' findings folded into one verdict. */
 export interface CheckSummary {
   id: string
   title: string
-  level: CheckLevel
+  level: Level
   verdict: ClientVerdict
   /** Requests or events the rule applied to, over every scenario. */
   exercised: number
   violationCount: number
-  /** The first violation, and where it happened (a scenario's name and journal position). */
+  inconclusiveCount: number
+  /** Each clause's counts over every scenario, by key. */
+  clauses: Record<string, ClauseCount>
+  /** The first violation (or, for an inconclusive verdict, the first case not settled), and where it happened. */
   reason?: string
+  /** The clause the reason is about, and for a non-strict one what it rests on. */
+  clause?: string
   expected?: string
   actual?: string
   where?: { scenario: string, seq?: number }

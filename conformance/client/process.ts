@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { lstatSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { windowMs } from './windows.js'
 
 /** How the client's run ended. */
 export interface ClientExit {
@@ -163,8 +164,8 @@ export function scanFiles (
   return found
 }
 
-/** How long a client has to exit after SIGTERM before SIGKILL (OTC-05, OBC-06). */
-export const STOP_GRACE_MS = 2000
+/** How long a client has to exit after SIGTERM before SIGKILL (OTC-05, OBC-06: the window `stop-grace`). */
+export const STOP_GRACE_MS = windowMs('stop-grace')
 
 /** How a client's run ended, in words, for the reports. */
 export function exitText (exit: ClientExit): string {

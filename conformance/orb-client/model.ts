@@ -1,4 +1,5 @@
 import type { JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
+import { windowMs } from '../client/windows.js'
 
 /** Which operation of the bot API an exchange was, read from its method and target (the spec's paths). */
 export type OrbRoute =
@@ -97,17 +98,37 @@ export class OrbModel {
   readonly channels: ReadonlyMap<string, ChannelInfo>
   readonly epochStart: number
   readonly received = new Map<string, Received>()
-  /** The `next` of each events reply, in the order the replies ended. */
-  readonly nexts: Array<{ next: number, at: Millis, cut?: true }> = []
+  /** The `next` of each events reply (the entry that gave it), in the order the replies ended. */
+  readonly nexts: Array<{ next: number, at: Millis, seq: number, cut?: true }> = []
   /** When the bot's process was (re)started, journal ms. */
   readonly starts: Millis[] = []
   /** The first encrypted message the bot received (ORB-036). */
   firstEncrypted: Received | undefined
+  /** How long, within [from, to], the judging process itself could not run on time (OTC-17). */
+  readonly lag: (from: Millis, to: Millis) => Millis
+  /** How long, within [from, to], a thread of the bot waited for a CPU (OTC-25): nothing unless it is watched. */
+  clientWait: (from: Millis, to: Millis) => Millis = () => 0
 
-  constructor (token: string, channels: ReadonlyMap<string, ChannelInfo>, epochStart: number) {
+  constructor (
+    token: string,
+    channels: ReadonlyMap<string, ChannelInfo>,
+    epochStart: number,
+    lag: (from: Millis, to: Millis) => Millis = () => 0
+  ) {
     this.tokens = [token]
     this.channels = channels
     this.epochStart = epochStart
+    this.lag = lag
+  }
+
+  /** The judge's measurement error over [from, to] (the window `measurement-error`): a finding within it is inconclusive. */
+  error (from: Millis, to: Millis): Millis {
+    return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
+  }
+
+  /** The process of the bot that was running at `at`: the number of starts before it (1 for the first). */
+  processAt (at: Millis): number {
+    return this.starts.filter((s) => s <= at).length
   }
 
   get token (): string {
@@ -127,7 +148,7 @@ export class OrbModel {
     // the bot: its bytes can be in the kernel when the cut comes. Its `next` is kept, marked; its events are not.
     const cut = entry.wire?.includes('connection cut before the reply') === true
     if (typeof v.reply.next === 'number') {
-      this.nexts.push({ next: v.reply.next, at: entry.end, ...(cut ? { cut: true as const } : {}) })
+      this.nexts.push({ next: v.reply.next, at: entry.end, seq: entry.seq, ...(cut ? { cut: true as const } : {}) })
     }
     if (!Array.isArray(v.reply.events) || cut) return
     for (const event of v.reply.events) this.#receive(event, entry.end, entry.seq)

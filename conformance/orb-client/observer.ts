@@ -1,9 +1,11 @@
-import { violationsSoFar, type ClientCheck } from '../client/check.js'
+import { CheckRun, citedSoFar } from '../client/check.js'
 import type {
   Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, JournalMalformed, Millis
 } from '../client/journal.js'
 import { exchangeEntry, JournalRecorder, malformedEntry, reportedFindings, Secrets } from '../client/recorder.js'
 import type { TapExchange } from '../../src/orb-mock/index.js'
+import type { RunQueueWatch } from '../client/run-queue.js'
+import { stalls } from '../client/stall.js'
 import { ORB_CLIENT_CHECKS } from './checks.js'
 import { OrbModel, type ChannelInfo } from './model.js'
 
@@ -20,14 +22,25 @@ export class OrbObserver {
   readonly secrets = new Secrets()
   readonly journal = new JournalRecorder(this.secrets, KEEP)
   readonly model: OrbModel
-  readonly checks: Array<ClientCheck<OrbModel>>
+  readonly checks: Array<CheckRun<OrbModel>>
+  readonly #watches: RunQueueWatch[] = []
   #lines = 0
 
   constructor (token: string, channels: ReadonlyMap<string, ChannelInfo>, only?: readonly string[]) {
-    this.model = new OrbModel(token, channels, Date.now() - this.journal.now())
+    const origin = this.journal.origin
+    this.model = new OrbModel(token, channels, Date.now() - this.journal.now(), (from, to) =>
+      stalls.within(origin + from, origin + to))
     this.secrets.add(token, 'app token')
     const selected = only === undefined ? ORB_CLIENT_CHECKS : ORB_CLIENT_CHECKS.filter((c) => only.includes(c.id))
-    this.checks = selected.map((c) => c.create())
+    this.checks = selected.map((c) => new CheckRun(c))
+  }
+
+  /** A process of the bot is watched for its waits for a CPU (OTC-25): the longest of any process counts. */
+  watchClient (watch: RunQueueWatch): void {
+    this.#watches.push(watch)
+    const origin = this.journal.origin
+    this.model.clientWait = (from, to) =>
+      Math.max(0, ...this.#watches.map((w) => w.waited(origin + from, origin + to)))
   }
 
   now (): Millis {
@@ -52,16 +65,17 @@ export class OrbObserver {
     if (++this.#lines <= OUTPUT_LINES) this.journal.add({ kind: 'output', at: this.now(), stream, line })
   }
 
+  /** Each check's finding at `end`, with what is still open judged then. */
   findings (end: Millis): CheckFinding[] {
-    for (const c of this.checks) c.finish(this.model, end)
-    return reportedFindings(this.checks.map((c) => c.finding()), this.journal, this.secrets)
+    for (const w of this.#watches) w.stop()
+    return reportedFindings(this.checks.map((c) => c.finding(this.model, end)), this.journal, this.secrets)
   }
 
   #feed<E extends JournalEntry> (entry: E): E {
     this.model.observe(entry)
-    const before = violationsSoFar()
+    const before = citedSoFar()
     for (const c of this.checks) c.observe(entry, this.model)
-    if (violationsSoFar() > before) this.journal.pin(entry.seq)
+    if (citedSoFar() > before) this.journal.pin(entry.seq)
     return entry
   }
 }

@@ -75,6 +75,8 @@ export const VOICE_TOUR: Scenario = {
   steps: [{ atMs: 1500, actor: 'member', name: 'command', channel: 'ch_general', command: 'join' }]
 }
 
+const ENCRYPTED: Scenario = { mode: 'events', durationMs: 6000, steps: [mention(1500, 'ch_general', true)] }
+
 /** Tours of a bot that fetches its events. */
 export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
   {
@@ -107,7 +109,7 @@ export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
       mode: 'events',
       durationMs: 9000,
       steps: [
-        { atMs: 1000, actor: 'wire', name: 'throttle', retryAfter: 2 },
+        { atMs: 1000, actor: 'wire', name: 'throttle', retryAfter: 3 },
         mention(1500, 'ch_general'),
         mention(5500, 'ch_staff')
       ]
@@ -167,23 +169,32 @@ export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
   // apart (ORB-077). Long: played only when --tour names it.
   { name: 'voice', long: true, scenario: VOICE_TOUR },
   {
-    // Killed once the command is answered, then that command delivered again: it must not be answered twice.
+    // A command answered, then delivered again: to the same process, and, after a restart, to the next one. It must
+    // not be answered twice (ORB-048).
     name: 'repeat',
     scenario: {
       mode: 'events',
       durationMs: 11_000,
       steps: [
         command(1500),
-        { atMs: 4000, actor: 'harness', name: 'restart' },
-        { atMs: 5500, actor: 'wire', name: 'repeat' },
-        mention(6500, 'ch_general')
+        { atMs: 3500, actor: 'wire', name: 'repeat' },
+        { atMs: 5000, actor: 'harness', name: 'restart' },
+        { atMs: 6500, actor: 'wire', name: 'repeat' },
+        mention(7500, 'ch_general')
       ]
     }
-  }
+  },
+  // An encrypted mention, beside a twin given the same mention in clear: a bot that exits after the one and not the
+  // other crashed on body null (ORB-036).
+  { name: 'encrypted', scenario: ENCRYPTED, twin: { ...ENCRYPTED, steps: [mention(1500, 'ch_general', false)] } }
 ]
+
+const ENCRYPTED_DELIVERY: Scenario = { mode: 'webhook', durationMs: 5000, steps: [deliver(1500, 'genuine', 'message.mention', true)] }
 
 /** Tours of a bot with an endpoint URL: genuine deliveries of every type, then every forgery, then a retry. */
 export const WEBHOOK_TOURS: ReadonlyArray<Tour<Scenario>> = [
+  // An encrypted mention, beside a twin delivered the same mention in clear (ORB-036).
+  { name: 'encrypted', scenario: ENCRYPTED_DELIVERY, twin: { ...ENCRYPTED_DELIVERY, steps: [deliver(1500, 'genuine', 'message.mention', false)] } },
   {
     name: 'deliveries',
     scenario: {

@@ -1,3 +1,4 @@
+import { compareTwins } from '../client/check.js'
 import type { ClientSuite } from '../client/engine.js'
 import { ORB_CLIENT_CHECKS } from './checks.js'
 import { describeScenario, EVENT_TOURS, scenarioArbitrary, WEBHOOK_TOURS, type Scenario } from './scenario.js'
@@ -18,6 +19,7 @@ export function orbClientSuite (options: { webhook: boolean, scopes?: readonly s
     tours: options.webhook ? WEBHOOK_TOURS : EVENT_TOURS,
     arbitrary: scenarioArbitrary(mode),
     describe: describeScenario,
+    compare: (variant, twin) => compareTwins(ORB_CLIENT_CHECKS, variant, twin),
     play: async (scenario, command, name, signal) => await playOrbScenario(scenario, command, {
       name,
       ...(signal === undefined ? {} : { signal }),

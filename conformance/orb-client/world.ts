@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +10,7 @@ import { isObject, view, type ChannelInfo } from './model.js'
 import { OrbObserver } from './observer.js'
 import { OrbWire } from './orb-wire.js'
 import { freePort, ready } from './ready.js'
+import { RunQueueWatch } from '../client/run-queue.js'
 import type { Scenario, Step } from './scenario.js'
 import {
   isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, sendDelivery, TOLERANCE_MS, type WebhookDelivery
@@ -87,7 +89,9 @@ export async function playOrbScenario (
     }
     const start = (): ClientProcess => {
       o.action('harness', 'bot-start', `the bot starts (${scenario.mode} mode${endpoint === undefined ? '' : `, endpoint ${endpoint}`})`)
-      return new ClientProcess(command, env, () => o.now(), (stream, line) => { o.output(stream, line) })
+      const started = new ClientProcess(command, env, () => o.now(), (stream, line) => { o.output(stream, line) })
+      o.watchClient(new RunQueueWatch(started.pid))
+      return started
     }
     o.action('harness', 'start', `scenario ${options.name}: app ${app.id} installed in ${SERVER}`, { mode: scenario.mode })
     client = start()
@@ -111,7 +115,7 @@ export async function playOrbScenario (
               content,
               encrypted: step.encrypted
             })
-            return say(`${MEMBER} mentions the bot in ${step.channel}${step.encrypted ? ' (end-to-end encrypted)' : ''}`, { events: made.events })
+            return say(`${MEMBER} mentions the bot in ${step.channel}${step.encrypted ? ' (end-to-end encrypted)' : ''}`, { events: made.events, encrypted: step.encrypted })
           }
           case 'reply': {
             // A reply to the bot's latest message in the channel, without a mention: a message.mention with reason
@@ -208,7 +212,8 @@ export async function playOrbScenario (
           }
           case 'deliver': {
             if (endpoint === undefined) return
-            const text = `<@${app.id}> hello ${++n}`
+            // A word no other delivery carries: a call that quotes it acted on this delivery (ORB-095).
+            const text = `<@${app.id}> hello ${++n}-${randomBytes(3).toString('hex')}`
             const event = sampleEvent(step.type, Date.now(), { appId: app.id, appName: app.name, text })
             if (step.encrypted && isObject(event.data) && isObject(event.data.message)) event.data.message.body = null
             const d = makeDelivery(step.kind, app.token, event, Date.now())
@@ -221,7 +226,7 @@ export async function playOrbScenario (
             }
             if (isGenuine(step.kind)) last = { event, type: step.type }
             const genuine = isGenuine(step.kind)
-            const about = { genuine, kind: step.kind, type: step.type, ...(genuine ? { event } : {}) }
+            const about = { genuine, kind: step.kind, type: step.type, encrypted: step.encrypted, ...(genuine ? { event } : {}) }
             await send(o, endpoint, d, sending.signal, about)
             return
           }
@@ -314,11 +319,11 @@ async function send (
   url: string,
   d: WebhookDelivery,
   signal: AbortSignal,
-  data: { genuine: boolean, kind: string, type: string, duplicate?: boolean, event?: Record<string, unknown> }
+  data: { genuine: boolean, kind: string, type: string, duplicate?: boolean, encrypted?: boolean, event?: Record<string, unknown> }
 ): Promise<void> {
   const sentAt = o.now()
   o.action('wire', 'delivery-sent', `a ${data.duplicate === true ? 'second (retried) ' : ''}${data.kind} ${data.type} delivery: ${d.what}`, {
-    genuine: data.genuine, kind: data.kind, type: data.type, duplicate: data.duplicate === true, eventId: d.event
+    genuine: data.genuine, kind: data.kind, type: data.type, duplicate: data.duplicate === true, eventId: d.event, marks: marksOf(d), encrypted: data.encrypted === true
   })
   const result = await sendDelivery(url, d, DELIVERY_TIMEOUT_MS, signal)
   const reply = 'error' in result
@@ -327,6 +332,24 @@ async function send (
   o.action('wire', 'delivery', `the ${data.kind} ${data.type} delivery: ${'error' in result ? result.error : `${result.status} in ${result.ms} ms`}`, {
     ...data, ...reply, ms: result.ms, sentAt
   })
+}
+
+/**
+ * What a call can carry only from this delivery: its event id (as sent, and as its body says), its message's id and
+ * the word that ends its text.
+ */
+function marksOf (d: WebhookDelivery): string[] {
+  const marks = new Set<string>([d.event])
+  try {
+    const event = JSON.parse(d.body) as unknown
+    if (!isObject(event)) return [...marks]
+    if (typeof event.id === 'string') marks.add(event.id)
+    const message = isObject(event.data) && isObject(event.data.message) ? event.data.message : undefined
+    if (typeof message?.id === 'number') marks.add(String(message.id))
+    const word = typeof message?.body === 'string' ? /hello (\S+)$/.exec(message.body)?.[1] : undefined
+    if (word !== undefined) marks.add(word)
+  } catch {}
+  return [...marks]
 }
 
 function hasNotice (body: string): boolean {

@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs'
 import { extname } from 'node:path'
-import { clientRunPassed } from '../client/engine.js'
 import { renderHtml } from '../client/html.js'
 import type { CheckFinding, CheckSummary, ClientRunReport } from '../client/journal.js'
 import { clientJson, clientJunit, clientTapLine, clientTapSummary } from '../client/report.js'
+import { clientRunPassed, summarize } from '../client/verdict.js'
 import type { OrbtileTap } from '../../src/orbtile-mock/index.js'
 import { CHECKS } from './checks/index.js'
 import { stalls } from '../client/stall.js'
@@ -13,7 +13,10 @@ import { Observer } from './observer.js'
  * Checks that need what only a scenario knows (the client's process, its files, the user's decisions) and so are
  * left out when judging traffic alone (OTC-09).
  */
-export const SCENARIO_ONLY = ['OT-022', 'OT-058', 'OTC-03', 'OTC-05']
+export const SCENARIO_ONLY = ['OT-008', 'OT-022', 'OT-058', 'OTC-03', 'OTC-05']
+
+/** The checks a judged run applies. */
+const JUDGED = CHECKS.filter((c) => !SCENARIO_ONLY.includes(c.id))
 
 /**
  * Entries a judged run keeps besides those a violation cites: the first JUDGE_FIRST (how the run began) and the
@@ -43,7 +46,7 @@ export function startJudge (file: string, token: () => string): Judge {
     observer ??= new Observer(current, {
       keep: JUDGE_KEEP,
       first: JUDGE_FIRST,
-      only: CHECKS.map((c) => c.id).filter((id) => !SCENARIO_ONLY.includes(id))
+      only: JUDGED.map((c) => c.id)
     })
     // A new discovery token (regenerated, or the app restarted through the control API) ends every lease.
     if (observer.model.discoveryToken !== current) {
@@ -55,33 +58,9 @@ export function startJudge (file: string, token: () => string): Judge {
     }
     return observer
   }
+  // The live verdicts and the report's are one function of the same findings: they agree at every moment.
   const summaries = (findings: CheckFinding[]): CheckSummary[] =>
-    findings.map((f) => {
-      const info = CHECKS.find((c) => c.id === f.id)!
-      const v = f.violations[0]
-      const verdict = f.verdict
-      return {
-        id: f.id,
-        title: f.title,
-        level: info.level,
-        verdict,
-        exercised: f.exercised,
-        violationCount: f.violationCount,
-        ...(v === undefined
-          ? {}
-          : {
-              reason: v.message,
-              expected: v.expected,
-              actual: v.actual,
-              where: { scenario: 'judged', ...(v.seq === undefined ? {} : { seq: v.seq }) }
-            }),
-        ...(verdict === 'not-exercised'
-          ? { note: `not exercised: needs ${info.exercise}` }
-          : f.note === undefined
-            ? {}
-            : { note: f.note })
-      }
-    })
+    summarize(JUDGED, [{ name: 'judged', findings }], { strict: false })
   const started = performance.now()
   return {
     tap: {
@@ -122,7 +101,7 @@ export function startJudge (file: string, token: () => string): Judge {
         : ext === '.xml'
           ? clientJunit(report, checks)
           : ext === '.json'
-            ? clientJson(report, checks)
+            ? clientJson(report, checks, JUDGED)
             : `TAP version 14\n# ${report.title}\n1..${checks.length}\n${checks.map((c, i) => clientTapLine(c, i + 1)).join('')}${clientTapSummary(report, checks)}`
       writeFileSync(file, text)
       return { passed: clientRunPassed(report), requests }

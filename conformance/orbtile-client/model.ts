@@ -1,5 +1,6 @@
 import type { JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
 import { BASE_PATH } from '../../src/spec/orbtile.js'
+import { windowMs } from '../client/windows.js'
 
 /** Which protocol route an exchange was, read from its target. */
 export const ROUTE_KINDS = ['info', 'register', 'unregister', 'session', 'batch', 'events', 'other'] as const
@@ -226,30 +227,34 @@ export class OrbtileModel {
   /** The wall-clock time (epoch ms) at the journal's 0. */
   readonly epochStart: number
   /**
-   * How long, within [from, to], the judging process itself could not run on time (OTC-17): what a check that times
-   * the adapter adds to its allowance. No stall unless the observer says otherwise.
+   * How long, within [from, to], the judging process itself could not run on time (OTC-17): part of the judge's
+   * measurement error. No stall unless the observer says otherwise.
    */
   readonly lag: (from: Millis, to: Millis) => Millis
 
-  /** How long in all, within [from, to], the judging process was starved of CPU (OTC-17): for OT-008's progress. */
-  readonly starved: (from: Millis, to: Millis) => Millis
-
   /**
-   * How long, within [from, to], the client itself was ready to run but had no CPU (OTC-25): what widens the excuse
-   * of a request on its way. Nothing unless the client's process can be watched.
+   * How long, within [from, to], the client itself was ready to run but had no CPU (OTC-25): the other part of the
+   * measurement error. Nothing unless the client's process can be watched.
    */
   clientWait: (from: Millis, to: Millis) => Millis = () => 0
 
-  constructor (
-    discoveryToken: string,
-    epochStart: number,
-    lag: (from: Millis, to: Millis) => Millis = () => 0,
-    starved: (from: Millis, to: Millis) => Millis = () => 0
-  ) {
-    this.starved = starved
+  /** Connections open now, and the most open at once (OTC-04). */
+  readonly connections = { open: 0, peak: 0 }
+  /** The journal entry that noted too many connections, for OTC-04 to cite. */
+  connectionsCited: number | undefined
+
+  constructor (discoveryToken: string, epochStart: number, lag: (from: Millis, to: Millis) => Millis = () => 0) {
     this.discoveryTokens.push(discoveryToken)
     this.epochStart = epochStart
     this.lag = lag
+  }
+
+  /**
+   * The judge's measurement error over [from, to] (the window `measurement-error`): its own longest stall plus the
+   * client's longest wait for a CPU, at most 5 s. A finding within it is inconclusive.
+   */
+  error (from: Millis, to: Millis): Millis {
+    return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
   }
 
   /** A journal time as wall-clock epoch milliseconds (what `expiresAt` is compared with, OT-A31). */

@@ -1,4 +1,4 @@
-import { violationsSoFar, type ClientCheck } from '../client/check.js'
+import { CheckRun, citedSoFar } from '../client/check.js'
 import type {
   Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, JournalMalformed, Millis
 } from '../client/journal.js'
@@ -6,8 +6,9 @@ import { exchangeEntry, JournalRecorder, malformedEntry, reportedFindings, Secre
 import type { TapExchange } from '../../src/orbtile-mock/index.js'
 import type { RunQueueWatch } from '../client/run-queue.js'
 import { stalls } from '../client/stall.js'
+import { windowMs } from '../client/windows.js'
 import { CHECKS } from './checks/index.js'
-import type { OrbtileCheckDef, RequestRule, RuleTally } from './checks/wire.js'
+import type { OrbtileCheck } from './checks/define.js'
 import { carriesRequest, isObject, OrbtileModel, primeView, ROUTE_KINDS, view, type RouteKind } from './model.js'
 
 /** Entries a scenario's journal keeps besides those a violation cites: a flooding client is still reported. */
@@ -25,37 +26,27 @@ export class Observer {
   readonly secrets = new Secrets()
   readonly journal: JournalRecorder
   readonly model: OrbtileModel
-  readonly checks: Array<ClientCheck<OrbtileModel>>
-  readonly #everything: Array<ClientCheck<OrbtileModel>>
-  readonly #byRoute = new Map<RouteKind, Array<ClientCheck<OrbtileModel>>>()
+  readonly checks: Array<CheckRun<OrbtileModel>>
+  readonly #everything: Array<CheckRun<OrbtileModel>>
+  readonly #byRoute = new Map<RouteKind, Array<CheckRun<OrbtileModel>>>()
   /** The checks a single session update that carries no approval or question goes to (`requestsOnly` left out). */
-  readonly #plainUpdates: Array<ClientCheck<OrbtileModel>>
-  /** The request rules, each with its tally; every exchange is judged by all of them in one loop. */
-  readonly #rules: Array<{ test: RequestRule, tally: RuleTally }> = []
-  /** Exchanges judged by the rules, and how many of them their tallies have been told of. */
-  #ruled = 0
-  #told = 0
+  readonly #plainUpdates: Array<CheckRun<OrbtileModel>>
   #lines = 0
-  #open = 0
-  #peak = 0
 
   constructor (discoveryToken: string, options: { keep?: number, first?: number, only?: readonly string[] } = {}) {
     this.journal = new JournalRecorder(this.secrets, options.keep ?? SCENARIO_KEEP, options.first ?? 0)
     const origin = this.journal.origin
     this.model = new OrbtileModel(discoveryToken, Date.now() - this.journal.now(), (from, to) =>
-      stalls.within(origin + from, origin + to), (from, to) => stalls.total(origin + from, origin + to))
+      stalls.within(origin + from, origin + to))
     this.secrets.add(discoveryToken, 'discovery token')
     const selected = options.only === undefined ? CHECKS : CHECKS.filter((c) => options.only!.includes(c.id))
-    this.checks = selected.map((c) => c.create())
-    // Each check is shown what it reads (OrbtileCheckDef): the observer keeps a list for each kind of entry.
-    const reads = (test: (c: OrbtileCheckDef) => boolean): Array<ClientCheck<OrbtileModel>> =>
+    this.checks = selected.map((c) => new CheckRun(c))
+    // Each check is shown what it reads (OrbtileReads): the observer keeps a list for each kind of entry.
+    const reads = (test: (c: OrbtileCheck) => boolean): Array<CheckRun<OrbtileModel>> =>
       this.checks.filter((_, i) => test(selected[i]!))
-    this.#everything = reads((c) => c.others ?? c.routes === undefined)
-    for (const route of ROUTE_KINDS) this.#byRoute.set(route, reads((c) => c.routes?.includes(route) ?? true))
-    this.#plainUpdates = reads((c) => (c.routes?.includes('session') ?? true) && c.requestsOnly !== true)
-    selected.forEach((c, i) => {
-      if (c.rule !== undefined) this.#rules.push({ test: c.rule, tally: this.checks[i] as RuleTally })
-    })
+    this.#everything = reads((c) => c.reads.others ?? c.reads.routes === undefined)
+    for (const route of ROUTE_KINDS) this.#byRoute.set(route, reads((c) => c.reads.routes?.includes(route) ?? true))
+    this.#plainUpdates = reads((c) => (c.reads.routes?.includes('session') ?? true) && c.reads.requestsOnly !== true)
   }
 
   now (): Millis {
@@ -93,13 +84,13 @@ export class Observer {
   }
 
   connection (open: boolean): void {
-    this.#open += open ? 1 : -1
-    if (this.#open > this.#peak) {
-      this.#peak = this.#open
-      // The journal notes the peak only where it matters (OTC-04), not every connection of a busy adapter.
-      if (this.#peak === 33) {
-        this.action('harness', 'connections', `${this.#peak} connections open at once`, { open: this.#peak })
-      }
+    const c = this.model.connections
+    c.open += open ? 1 : -1
+    if (c.open <= c.peak) return
+    c.peak = c.open
+    // The journal notes the peak only where it matters (OTC-04), not every connection of a busy adapter.
+    if (c.peak === windowMs('max-connections') + 1) {
+      this.model.connectionsCited = this.action('harness', 'connections', `${c.peak} connections open at once`).seq
     }
   }
 
@@ -123,46 +114,31 @@ export class Observer {
     if (++this.#lines <= OUTPUT_LINES) this.journal.add({ kind: 'output', at: this.now(), stream, line })
   }
 
-  /** The run is over at `end`: the checks judge what is still open. */
+  /** The run is over at `end`: each check's finding, with what is still open judged then. */
   findings (end: Millis): CheckFinding[] {
     if (this.#lines > OUTPUT_LINES) {
       this.action('harness', 'output-cut', `${this.#lines - OUTPUT_LINES} more output lines were not journalled`)
     }
-    this.action('harness', 'connections', `at most ${this.#peak} connection(s) were open at once`, { open: this.#peak })
-    this.#tell()
-    for (const c of this.checks) c.finish(this.model, end)
-    return reportedFindings(this.checks.map((c) => c.finding()), this.journal, this.secrets)
+    this.action('harness', 'connections', `at most ${this.model.connections.peak} connection(s) were open at once`)
+    return reportedFindings(this.peek(end), this.journal, this.secrets)
   }
 
-  /** The findings so far, without ending the run (what `GET /control/judge` shows). */
-  peek (): CheckFinding[] {
-    this.#tell()
-    return this.checks.map((c) => c.finding())
-  }
-
-  /** Tells the rules' tallies how many requests they judged since they were last told. */
-  #tell (): void {
-    for (const r of this.#rules) r.tally.judged(this.#ruled - this.#told)
-    this.#told = this.#ruled
+  /** The findings at `end` without ending the run: the same function the report uses (`GET /control/judge`). */
+  peek (end: Millis = this.now()): CheckFinding[] {
+    return this.checks.map((c) => c.finding(this.model, end))
   }
 
   #feed<E extends JournalEntry> (entry: E): E {
     this.model.observe(entry)
-    const before = violationsSoFar()
+    const before = citedSoFar()
     let checks = this.#everything
     if (entry.kind === 'exchange') {
       const v = view(entry)
       checks = v.route === 'session' && !carriesRequest(v) ? this.#plainUpdates : this.#byRoute.get(v.route)!
-      this.#ruled++
-      const rules = this.#rules
-      for (let i = 0; i < rules.length; i++) {
-        const problem = rules[i]!.test(entry, this.model)
-        if (problem !== undefined) rules[i]!.tally.report(entry, problem)
-      }
     }
     for (const c of checks) c.observe(entry, this.model)
-    // An entry that broke a rule stays in the journal as evidence.
-    if (violationsSoFar() > before) this.journal.pin(entry.seq)
+    // An entry cited by a check stays in the journal as evidence.
+    if (citedSoFar() > before) this.journal.pin(entry.seq)
     return entry
   }
 }

@@ -1,3 +1,4 @@
+import { compareTwins } from '../client/check.js'
 import type { ClientSuite } from '../client/engine.js'
 import { CHECKS } from './checks/index.js'
 import { describeScenario, scenarioArbitrary, TOURS, type Scenario } from './scenario.js'
@@ -11,6 +12,7 @@ export const orbtileClientSuite: ClientSuite<Scenario> = {
   tours: TOURS,
   arbitrary: scenarioArbitrary,
   describe: describeScenario,
+  compare: (variant, twin) => compareTwins(CHECKS, variant, twin),
   play: async (scenario, command, name, signal) =>
     await playScenario(scenario, command, { name, ...(signal === undefined ? {} : { signal }) })
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ScenarioReport } from '../client/journal.js'
+import type { JournalExchange, ScenarioReport } from '../client/journal.js'
 import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, whenAborted } from '../client/process.js'
 import { makeDirectory } from '../../src/shared/make-dir.js'
 import { SPEC_DISCOVERY_SUFFIX } from '../../src/spec/orbtile.js'
@@ -12,6 +12,7 @@ import { stalls } from '../client/stall.js'
 import { Observer } from './observer.js'
 import type { Scenario, Step } from './scenario.js'
 import { Wire } from './wire.js'
+import { windowMs } from '../client/windows.js'
 
 /** Where one scenario lives: a folder of its own, with the adapter's HOME and TMPDIR and the fake's socket. */
 export interface Place {
@@ -37,7 +38,7 @@ export function adapterEnv (place: Place, base: NodeJS.ProcessEnv = process.env)
 }
 
 /** OTC-19: how long an adapter may take to make its first connection before the scenario plays without it. */
-export const START_ALLOWANCE_MS = 10_000
+export const START_ALLOWANCE_MS = windowMs('start-allowance')
 
 /**
  * Plays one scenario: a fresh fake Orbtile in a folder of its own, the adapter started in it, the steps and the
@@ -50,12 +51,13 @@ export async function playScenario (
 ): Promise<ScenarioReport> {
   const place = makePlace()
   const release = stalls.hold()
-  const wire = new Wire(scenario)
   let observer: Observer | undefined
+  const wire = new Wire(scenario, (adapterId, requestId) => observer?.model.pendingRequest(adapterId, requestId) !== undefined)
   const seen = new Set<string>()
   let fake: OrbtileMock | undefined
   let runQueue: RunQueueWatch | undefined
   const timers: NodeJS.Timeout[] = []
+  const length = scenarioLength(scenario)
   // OTC-19: the scenario's clock starts at the adapter's first contact (a connection to the socket).
   let contact: () => void = () => {}
   const contacted = new Promise<void>((resolve) => { contact = resolve })
@@ -81,7 +83,9 @@ export async function playScenario (
         },
         exchange: (x) => {
           const entry = observer?.exchange(x)
-          if (entry !== undefined) userDecides(entry.seq)
+          if (entry === undefined) return
+          userDecides(entry.seq)
+          length.seen(entry)
         },
         malformed: (connection, reason, bytes) => observer?.malformed(connection, reason, bytes),
         connection: (_id, open) => {
@@ -99,7 +103,7 @@ export async function playScenario (
       if (scenario.decide === 'never') return
       for (const [adapterId, requests] of obs.model.pending) {
         for (const request of requests.values()) {
-          if (decided.has(request.id)) continue
+          if (decided.has(request.id) || decided.size >= (scenario.decideOnly ?? Infinity)) continue
           decided.add(request.id)
           later(scenario.decideAfterMs, () => {
             const answer = request.kind === 'approval'
@@ -150,13 +154,9 @@ export async function playScenario (
         await playStep(step, mock, obs, wire, () => join(place.run, `orbtile-${++moves}.sock`))
       })
     }
-    let timer: NodeJS.Timeout | undefined
-    const ended = await Promise.race([
-      client.exited,
-      new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), scenario.durationMs) }),
-      aborted
-    ])
-    clearTimeout(timer)
+    length.start()
+    const ended = await Promise.race([client.exited, length.over, aborted])
+    length.clear()
     dispose()
     for (const t of timers) clearTimeout(t)
     const end = obs.now()
@@ -189,6 +189,32 @@ export async function playScenario (
     await fake?.close()
     rmSync(place.root, { recursive: true, force: true })
     release()
+  }
+}
+
+/**
+ * When a scenario ends: `durationMs` after it starts or, for one with `sessionMs`, that long after the adapter's first
+ * session was made (OTC-27), however late a loaded machine let it come.
+ */
+function scenarioLength (scenario: Scenario): { over: Promise<undefined>, start(): void, seen(e: JournalExchange): void, clear(): void } {
+  let timer: NodeJS.Timeout | undefined
+  let end: () => void = () => {}
+  let sessioned = scenario.sessionMs === undefined
+  const over = new Promise<undefined>((resolve) => { end = () => resolve(undefined) })
+  const after = (ms: number): void => {
+    clearTimeout(timer)
+    timer = setTimeout(end, ms)
+  }
+  return {
+    over,
+    start: () => { after(scenario.durationMs) },
+    seen: (e) => {
+      const v = view(e)
+      if (sessioned || !v.ok || (v.route !== 'session' && v.route !== 'batch')) return
+      sessioned = true
+      after(scenario.sessionMs!)
+    },
+    clear: () => { clearTimeout(timer) }
   }
 }
 

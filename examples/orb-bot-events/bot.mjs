@@ -19,7 +19,7 @@ const FAULT_RULES = {
   'after-not-next': 'the next fetch uses the highest cursor seen + 5, not the `next` given (ORB-048)',
   'cursor-before-handling': 'the cursor is persisted before the events are handled, 2.5 s each (ORB-048)',
   'not-idempotent': 'no handled-ids file: an event repeated after a restart is acted on again (ORB-048, ORB-096)',
-  'ignore-retry-after': 'a 429 is retried after 100 ms (ORB-100)',
+  'ignore-retry-after': 'a 429 is retried after 500 ms, whatever its Retry-After (ORB-100)',
   'crash-on-null-body': 'an encrypted mention (body null) crashes the bot (ORB-036)',
   'empty-on-null': 'an encrypted mention is read as empty text: `you said: ` (ORB-036)',
   everyone: 'every post starts with @everyone (ORB-032)',
@@ -30,7 +30,18 @@ const FAULT_RULES = {
   'token-in-query': 'the events request also carries ?token= (ORB-002)',
   'post-elsewhere': 'mentions are answered in the read-only ch_news, not where they came from (ORB-032)',
   'null-as-false': 'a passport answer of holds: null is read as false: "not verified" (ORB-088)',
-  'silent-seat': '/join takes a voice seat and never sends a heartbeat (ORB-077)'
+  'silent-seat': '/join takes a voice seat and never sends a heartbeat (ORB-077)',
+  'no-speaking': 'voice heartbeats leave out speaking (ORB-077)',
+  'no-version': 'posts go to /api/bot/messages, outside /api/bot/v1 (ORB-001)',
+  'unknown-operation': 'at start, a call the bot API does not have: GET /api/bot/v1/whoami (ORB-001)',
+  'no-auth': 'the events poll carries no Authorization (ORB-002)',
+  refetch: 'after the first reply with events, the next fetch asks again from the cursor before it (ORB-048)',
+  'no-dedup': 'an event delivered again is acted on again, in the same process too (ORB-048)',
+  'changing-commands': 'a second, shorter command list is pushed 2 s after the first (ORB-065)',
+  'no-respond': 'typed commands are never answered (ORB-071)',
+  card: 'mentions are answered with a /trade card (ORB-032)',
+  'exit-early': 'the bot exits by itself 1.5 s after its start (OBC-06)',
+  'ignore-sigterm': 'SIGTERM is ignored (OBC-06)'
 }
 const FAULTS = Object.keys(FAULT_RULES)
 const faults = new Set((process.env.ORBTEST_EXAMPLE_FAULT ?? '').split(',').map((f) => f.trim()).filter(Boolean))
@@ -80,8 +91,9 @@ const stop = () => {
   if (seat?.timer !== undefined) clearInterval(seat.timer)
   setTimeout(() => process.exit(0), 900).unref() // a call in flight gets what is left of the second
 }
-process.on('SIGTERM', stop)
+process.on('SIGTERM', () => fault('ignore-sigterm') ? undefined : stop()) // FAULT: OBC-06
 process.on('SIGINT', stop)
+if (fault('exit-early')) setTimeout(() => process.exit(0), 1500) // FAULT: OBC-06
 
 /** Resolves after `ms`, or at once when the bot is stopping. */
 function sleep (ms) {
@@ -106,11 +118,14 @@ async function call (method, path, body, { poll = false } = {}) {
   for (;;) {
     if (stopped()) throw new Error('stopping')
     let res
+    // FAULT: ORB-001, posts outside /api/bot/v1 (no-version); ORB-002, the poll without its token (no-auth)
+    const base = fault('no-version') && path === '/messages' ? `${ORB}/api/bot` : API
+    const auth = fault('no-auth') && poll ? {} : { authorization: `Bearer ${TOKEN}` }
     try {
-      res = await fetch(`${API}${path}`, {
+      res = await fetch(`${base}${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${TOKEN}`,
+          ...auth,
           ...(body === undefined ? {} : { 'content-type': 'application/json' })
         },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -125,7 +140,7 @@ async function call (method, path, body, { poll = false } = {}) {
     const text = await res.text().catch(() => '')
     if (res.status === 429) {
       const seconds = Number.parseInt(res.headers.get('retry-after') ?? '', 10)
-      const waitMs = fault('ignore-retry-after') ? 100 : Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000
+      const waitMs = fault('ignore-retry-after') ? 500 : Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000
       console.error(`${where}: 429; again in ${waitMs} ms`)
       await sleep(waitMs)
       continue
@@ -211,6 +226,7 @@ function mentionReply (message) {
   if (fault('empty-on-null') && body === null) body = ''
   if (typeof body !== 'string') return 'I cannot read encrypted messages.'
   const text = APP_ID === '' ? body : body.split(`<@${APP_ID}>`).join('')
+  if (fault('card')) return `/trade buy 1 ORB\n${clean(text).slice(0, 200)}` // FAULT: ORB-032, a card
   return `you said: ${clean(text).slice(0, 200)}`
 }
 
@@ -237,7 +253,8 @@ async function joinVoice (server) {
   const callId = joined.body.call
   const beat = async () => {
     if (stopped() || seat?.call !== callId) return
-    const r = await call('POST', '/voice', { action: 'heartbeat', call: callId, speaking: false })
+    const speaking = fault('no-speaking') ? {} : { speaking: false } // FAULT: ORB-077, no speaking
+    const r = await call('POST', '/voice', { action: 'heartbeat', call: callId, ...speaking })
       .catch(() => undefined)
     if (r?.status === 410) { clearInterval(seat.timer); seat = undefined } // dropped, or the call ended
   }
@@ -258,7 +275,8 @@ async function verify (address, server) {
 }
 
 async function handle (event) {
-  if (typeof event?.id !== 'string' || /\s/.test(event.id) || handled.has(event.id)) return
+  // FAULT: ORB-048, no-dedup acts on an event again, whatever was handled
+  if (typeof event?.id !== 'string' || /\s/.test(event.id) || (handled.has(event.id) && !fault('no-dedup'))) return
   if (fault('cursor-before-handling')) await sleep(2500)
   if (stopped()) return
   if (event.type === 'message.mention') {
@@ -280,6 +298,7 @@ async function handle (event) {
   } else if (event.type === 'application_command') {
     const content = await commandAnswer(event.data?.command, event.server)
     await acting(event) // before /respond: a second respond to one event is a second answer
+    if (fault('no-respond')) return // FAULT: ORB-071
     if (fault('late-respond')) await sleep(7000)
     // ORB-071: answered within 6 s of invoked_at; 409 means answered already; 410, the member stopped waiting.
     const answer = await call('POST', `/interactions/${encodeURIComponent(event.id)}/respond`, { content })
@@ -302,7 +321,12 @@ async function main () {
   } else {
     await call('PUT', '/commands', { commands: COMMANDS })
   }
+  if (fault('unknown-operation')) await call('GET', '/whoami') // FAULT: ORB-001
+  if (fault('changing-commands')) { // FAULT: ORB-065, a second list from the same run
+    setTimeout(() => { call('PUT', '/commands', { commands: COMMANDS.slice(1) }).catch(() => {}) }, 2000)
+  }
   let after = await readCursor()
+  let refetched = false
   while (!stopped()) {
     const leak = fault('token-in-query') ? `token=${encodeURIComponent(TOKEN)}&` : ''
     const query = `${leak}after=${after}&wait=25&limit=50`
@@ -323,6 +347,7 @@ async function main () {
     if (stopped()) break // the batch may be unfinished: the cursor stays, and a restart repeats what is left
     // ORB-048: persisted only once every event of the reply is handled.
     if (!fault('cursor-before-handling')) await saveCursor(next)
+    if (fault('refetch') && !refetched && body.events.length > 0) { refetched = true; continue } // FAULT: ORB-048
     after = next
     if (body.mode === 'webhook') await sleep(2000) // events go to the endpoint URL; look again now and then
   }

@@ -14,7 +14,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 
 // ---- The fault switch, for the suite's self-test. With no fault the bot follows the contract exactly. -------------
 const FAULTS = ['no-signature-check', 'parsed-body', 'no-tolerance', 'first-v1-only', 'acts-on-duplicates',
-  'notice-on-mention', 'late-notice', 'no-notice', 'crash-on-null-body', 'accept-unsigned']
+  'notice-on-mention', 'late-notice', 'no-notice', 'crash-on-null-body', 'accept-unsigned', 'blind-acts',
+  'ok-to-forgeries']
 const faults = new Set((process.env.ORBTEST_EXAMPLE_FAULT ?? '').split(',').map((f) => f.trim()).filter(Boolean))
 for (let i = 2; i < process.argv.length; i++) {
   const arg = process.argv[i]
@@ -95,7 +96,8 @@ async function post (channel, content) {
 /** What to answer a genuine event with (status and JSON), after acting on it once. */
 async function handle (event) {
   const id = String(event.id)
-  if (seen.has(id) && !fault('acts-on-duplicates')) return { status: 200, body: {} }
+  // FAULT: ORB-096, acts-on-duplicates and blind-acts act on an event again
+  if (seen.has(id) && !fault('acts-on-duplicates') && !fault('blind-acts')) return { status: 200, body: {} }
   seen.add(id)
   if (seen.size > SEEN_KEPT) seen.delete(seen.values().next().value)
   console.log(`acted ${id} ${event.type}`)
@@ -111,7 +113,9 @@ async function handle (event) {
     const text = message?.body
     // The fault: the process dies on the null body (a throw outside any handler, as a careless bot would).
     if (fault('crash-on-null-body')) setImmediate(() => text.trim())
-    const reply = typeof text === 'string' ? `you said: ${text.slice(0, 200)}` : 'I cannot read encrypted messages.'
+    const reply = fault('blind-acts') // FAULT: a reply that carries nothing of the message
+      ? 'hello!'
+      : typeof text === 'string' ? `you said: ${text.slice(0, 200)}` : 'I cannot read encrypted messages.'
     if (typeof event.channel === 'string') post(event.channel, reply).catch(() => {})
     return { status: 200, body: fault('notice-on-mention') ? { notice: 'seen' } : {} }
   }
@@ -133,7 +137,10 @@ const server = http.createServer((req, res) => {
     if (req.method !== 'POST' || size > 1024 * 1024) return answer(req.method === 'POST' ? 413 : 405, { error: 'no' })
     const raw = Buffer.concat(chunks)
     // ORB-095: nothing is read from the body, nor acted on, before the signature holds.
-    if (!genuine(req.headers['x-orb-signature'], raw)) return answer(401, { error: 'bad signature' })
+    // FAULT: ORB-A12, a forgery answered 200 (and not acted on); ORB-095, blind-acts checks nothing
+    if (!genuine(req.headers['x-orb-signature'], raw) && !fault('blind-acts')) {
+      return answer(fault('ok-to-forgeries') ? 200 : 401, { error: 'bad signature' })
+    }
     let event
     try {
       event = JSON.parse(raw.toString('utf8'))

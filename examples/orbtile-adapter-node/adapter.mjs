@@ -18,7 +18,9 @@ const FAULTS = ['no-host', 'origin', 'info-no-content-type', 'batch-no-adapter-t
   'two-polls', 'ack-on-receipt', 'apply-expired', 'apply-bad-picks', 'reuse-request-id', 'missed-heartbeat',
   'hardcoded-socket', 'stale-discovery', 'log-token', 'token-file', 'crash-on-unknown-field', 'icon-dropped',
   'cursor-past', 'ack-decreases', 'hue-205', 'trust-impostor', 'unknown-palette-key', 'crash', 'garbage',
-  'connections', 'ignore-sigterm', 'invalid-body', 'freeze-on-unknown-field']
+  'connections', 'ignore-sigterm', 'invalid-body', 'freeze-on-unknown-field', 'no-base-path', 'wrong-bearer',
+  'short-nonce', 'fixed-nonce', 'wait-for-keypad', 'attention-hue', 'pending-id-elsewhere', 'no-ack-stale',
+  'apply-to-current', 'ignore-api-minor', 'absolute-target', 'host-port', 'content-type-parameter', 'keep-cursor']
 /** Set by the freeze fault: a promise that never settles, which every request then waits on. */
 let frozen = null
 const faults = new Set((process.env.ORBTEST_EXAMPLE_FAULT ?? '').split(',').map((f) => f.trim()).filter(Boolean))
@@ -40,6 +42,8 @@ const QUESTIONS = [
   { text: 'Which?', header: 'Pick', multiSelect: false, options: [{ label: 'A' }, { label: 'B' }] },
   { text: 'Which ones?', multiSelect: true, options: [{ label: 'x' }, { label: 'y' }, { label: 'z' }] }
 ]
+/** How long our own UI waits for a decision before the user answers in the agent itself and the request is withdrawn. */
+const OWN_UI_ANSWERS_MS = 3000
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const log = (line) => process.stderr.write(`orbtile-adapter-node: ${line}\n`) // short lines, never a token
@@ -74,7 +78,11 @@ const fx = {
   polls: 0,
   cursorPast: false,
   held: [],
-  invalidSent: false
+  invalidSent: false,
+  /** The lowest stale sequence discarded and never acknowledged (no-ack-stale). */
+  unacked: Infinity,
+  /** The last poll was refused invalid_cursor (keep-cursor tries it once more). */
+  cursorRefused: false
 }
 
 // ---- The icon: a 16x16 RGBA PNG drawn here (a blue disc), compressed with zlib ---------------------------------
@@ -134,9 +142,10 @@ function send (method, route, body, extraHeaders = {}, stale = () => null) {
   const d = discovery
   const json = body === undefined ? undefined : JSON.stringify(body) // PUT/POST bodies are JSON objects (OT-A05)
   const headers = {
-    Host: 'localhost', // OT-011
-    'Content-Type': 'application/json', // OT-012: every request, GET /info and DELETE included
-    Authorization: `Bearer ${d.token}`, // OT-013
+    Host: fault('host-port') ? 'localhost:80' : 'localhost', // OT-011; FAULT: with a port (host-port)
+    // OT-012: every request, GET /info and DELETE included; FAULT: with a parameter (content-type-parameter)
+    'Content-Type': fault('content-type-parameter') ? 'application/json; version=1' : 'application/json',
+    Authorization: `Bearer ${fault('wrong-bearer') ? 'not-the-discovery-token' : d.token}`, // OT-013
     ...extraHeaders
   } // OT-014: no Origin header, ever
   if (fault('no-host')) delete headers.Host
@@ -149,7 +158,9 @@ function send (method, route, body, extraHeaders = {}, stale = () => null) {
   if (json !== undefined) headers['Content-Length'] = Buffer.byteLength(json)
   const socketPath = fault('hardcoded-socket') ? '/tmp/orbtile.sock' : d.socketPath
   return new Promise((resolve, reject) => {
-    const options = { socketPath, path: d.basePath + route, method, headers, agent, setHost: !fault('no-host') }
+    // FAULT: OT-003, the routes without basePath (no-base-path), or as an absolute URI (absolute-target)
+    const path = fault('no-base-path') ? route : fault('absolute-target') ? `http://localhost${d.basePath}${route}` : d.basePath + route
+    const options = { socketPath, path, method, headers, agent, setHost: !fault('no-host') }
     const req = http.request({ ...options, timeout: 15000 }, (res) => {
       // OT-027: a 429 closes the gate as soon as its status line is read, before its socket goes back to the agent
       if (res.statusCode === 429 && !fault('ignore-retry-after')) noteRateLimit(res.headers, Date.now())
@@ -256,7 +267,9 @@ async function request (method, route, body, extraHeaders) {
 // ---- The /info proof (OT-039, OT-A29) ---------------------------------------------------------------------------
 async function verify () {
   for (;;) {
-    const nonce = () => ({ 'X-Orbtile-Nonce': randomBytes(16).toString('hex') }) // fresh each time: 32 hex chars
+    // Fresh each time: 32 hex chars. FAULT: OT-039, 8 hex characters (short-nonce), or the same one (fixed-nonce)
+    const value = () => fault('fixed-nonce') ? '0123456789abcdef' : randomBytes(fault('short-nonce') ? 4 : 16).toString('hex')
+    const nonce = () => ({ 'X-Orbtile-Nonce': value() })
     const r = await request('GET', '/info', undefined, nonce)
     if (r === null) return
     if (r.status === 200 && isObject(r.body)) {
@@ -282,9 +295,11 @@ async function verify () {
 async function register () {
   const palette = { baseHue: fault('hue-205') ? 210 : 250 } // OT-074: clear of 205..215
   if (fault('unknown-palette-key')) palette.sheen = 1 // FAULT: Palette is a closed object (OT-A10)
+  if (fault('attention-hue')) palette.attentionHue = 150 // FAULT: OT-081, no calm colour to fix, and not an alarm hue
   const body = { name: 'orbtest example (Node)', palette, capabilities: ['tap', 'approvals', 'questions'] }
   // OT-A28: icon only on a v1.2 server; OT-064: with every registration, or Orbtile drops it (OT-063)
-  if (apiMinor >= 2 && !(fault('icon-dropped') && fx.registeredOnce)) body.icon = { png: ICON_PNG }
+  // FAULT: OT-A28, the icon to an older app too (ignore-api-minor)
+  if ((apiMinor >= 2 || fault('ignore-api-minor')) && !(fault('icon-dropped') && fx.registeredOnce)) body.icon = { png: ICON_PNG }
   const r = await request('PUT', `/adapters/${ID}`, body)
   if (r === null || r.status !== 200 || !isObject(r.body)) {
     if (r !== null) logStatus('register', r)
@@ -302,11 +317,14 @@ async function register () {
 
 function newLease (token, reply) { // a new lease: new cursor, new request-id namespace, sessions made again
   lease++
+  fx.unacked = Infinity
   adapterToken = token
   registered = true
   sessionsCreated = false
-  cursor = { after: 0, ack: 0 }
-  highestReceived = 0
+  if (!fault('keep-cursor')) { // FAULT: OT-138, OT-A23, the last lease's cursor carried into the new one
+    cursor = { after: 0, ack: 0 }
+    highestReceived = 0
+  }
   idPrefix = randomBytes(3).toString('hex')
   idCounter = 0
   for (const s of sessions.values()) s.pending = null
@@ -335,22 +353,17 @@ async function createSessions () {
   nextHeartbeatAt = Date.now() + 3000
   for (const s of sessions.values()) { s.pending = null; s.nextAskAt = Date.now() } // ask at once
   log('sessions s1 and s2 created')
-  if (fault('flood') && !fx.flooded) { // FAULT: 200 heartbeats back to back on 4 connections, past OT-027's rate
+  if (fault('flood') && !fx.flooded) { // FAULT: 200 heartbeats back to back on 4 connections, far past OT-027's rate
     fx.flooded = true
     const stream = async () => {
-      for (let i = 0; i < 50; i++) {
-        const r = await send('POST', sessionRoute(sessions.get('s1')), {}).catch(() => null)
-        if (r?.status === 429) return // ... and then it behaves (send() closed the gate)
-        if (r?.status !== 200) return
-      }
+      for (let i = 0; i < 50; i++) await send('POST', sessionRoute(sessions.get('s1')), {}).catch(() => null)
     }
-    await Promise.all([stream(), stream(), stream(), stream()])
+    await Promise.all([stream(), stream(), stream(), stream()]) // ... and then it behaves (send() closed the gate)
   }
 }
 
 async function heartbeat () { // OT-113, OT-A18: `{}` restarts each session's 10 s TTL clock, every 3 s
   nextHeartbeatAt = Date.now() + 3000
-  if (fault('missed-heartbeat')) return
   for (const s of sessions.values()) {
     // FAULT: the first heartbeat of the process carries a subagentCount the schema refuses (OTC-06)
     const body = fault('invalid-body') && !fx.invalidSent ? { subagentCount: -1 } : {}
@@ -371,12 +384,11 @@ function nextRequestId () {
 
 async function maybeAsk (s) {
   const now = Date.now()
-  if (s.pending !== null && now - s.pending.postedAt >= 600_000) { // our own UI gives up after 600 s
-    log(`${s.kind} ${s.pending.id} timed out in our UI`)
-    s.pending = null
-  }
+  if (s.pending !== null && now - s.pending.postedAt >= OWN_UI_ANSWERS_MS) return await withdraw(s)
   if (s.pending !== null || now < s.nextAskAt) return
-  const id = nextRequestId()
+  // FAULT: OT-125, the question takes the id pending as the approval on s1
+  const elsewhere = fault('pending-id-elsewhere') && s.kind === 'question' ? sessions.get('s1').pending?.id : undefined
+  const id = elsewhere ?? nextRequestId()
   const body = s.kind === 'approval'
     ? { activity: 'waitingPermission', approval: { id, toolName: 'Bash', commandSummary: 'npm test' } }
     : { activity: 'waitingQuestion', question: { id, questions: QUESTIONS } }
@@ -390,11 +402,27 @@ async function maybeAsk (s) {
   s.nextAskAt = Date.now() + 1000
 }
 
+// The user answered in the agent's own UI before the keypad did: the request is no longer pending here, and a
+// decision that arrives for it later is stale (OT-147, OT-148).
+async function withdraw (s) {
+  if (fault('wait-for-keypad') && keypadDecisions) { // FAULT: OT-058, everything waits for the keypad's decision
+    if (frozen === null) setInterval(() => {}, 60_000) // the process stays up, stuck
+    frozen ??= new Promise(() => {})
+    return
+  }
+  const { id } = s.pending
+  const r = await request('POST', sessionRoute(s), { [s.kind]: null, activity: 'thinking' })
+  if (r === null || r.status !== 200) return
+  log(`${s.kind} ${id} answered in our own UI: withdrawn`)
+  s.pending = null
+  s.nextAskAt = Date.now() + 300
+}
+
 async function agentStep () {
   if (discovery === null || verified !== discovery) { await verify(); nextRegisterAt = 0 } // OT-039, then register
   if (Date.now() >= nextRegisterAt) await register()
   else if (registered && !sessionsCreated) await createSessions()
-  else if (registered) {
+  else if (registered && !fault('missed-heartbeat')) { // FAULT: OT-113, the sessions hear nothing once made
     if (Date.now() >= nextHeartbeatAt) await heartbeat()
     for (const s of sessions.values()) await maybeAsk(s)
   }
@@ -420,7 +448,9 @@ async function pollStep () {
   if (lease !== leaseAtPoll) return // the lease changed meanwhile: that reply's sequences mean nothing now
   if (r === null) { await sleep(300); return }
   if (r.status !== 200) {
-    if (errorOf(r).code === 'invalid_cursor') cursor = { after: 0, ack: 0 } // start again from the beginning
+    // Start again from the beginning; FAULT: keep-cursor tries the refused cursor once more first
+    if (errorOf(r).code === 'invalid_cursor' && !(fault('keep-cursor') && !fx.cursorRefused)) cursor = { after: 0, ack: 0 }
+    if (errorOf(r).code === 'invalid_cursor') fx.cursorRefused = !fx.cursorRefused
     else logStatus('events poll', r)
     await sleep(500)
     return
@@ -435,7 +465,8 @@ async function pollStep () {
   }
   const { handled, complete } = await handleEvents(events, leaseAtPoll, cursor.after)
   // OT-138: after = the last handled sequence (never past what was received), ack = after; neither decreases
-  if (lease === leaseAtPoll) cursor = { after: Math.max(cursor.after, handled), ack: Math.max(cursor.after, handled) }
+  const after = Math.max(cursor.after, handled)
+  if (lease === leaseAtPoll) cursor = { after, ack: Math.min(after, fx.unacked - 1) }
   if (!complete) await sleep(500) // an event we could not apply yet comes back with the next poll
 }
 
@@ -456,7 +487,9 @@ async function handleEvent (event) {
   const pending = s?.pending ?? null
   // OT-147, OT-A31: stale on or after expiresAt (epoch seconds, fractions count), or when our UI no longer shows it
   const fresh = fault('apply-expired') || (typeof event.expiresAt === 'number' && Date.now() / 1000 < event.expiresAt)
-  const current = pending !== null && pending.kind === event.type && pending.id === event.requestId
+  // FAULT: OT-147, OT-148, a decision goes to whatever the session has pending, whatever its request id
+  const current = pending !== null && pending.kind === event.type &&
+    (pending.id === event.requestId || fault('apply-to-current'))
   if (event.type === 'approval' && (event.decision === 'allow' || event.decision === 'deny') && fresh && current) {
     const update = event.decision === 'allow' ? { activity: 'tool', toolKind: 'shell' } : { activity: 'thinking' }
     return apply(s, { approval: null, ...update }, `approval ${pending.id} (${event.decision})`)
@@ -466,9 +499,11 @@ async function handleEvent (event) {
       return apply(s, { question: null, activity: 'thinking' }, `question ${pending.id} ${JSON.stringify(event.picks)}`)
     }
     log(`discarded invalid answer to ${pending.id}`)
+    if (fault('no-ack-stale')) fx.unacked = Math.min(fx.unacked, event.sequence) // FAULT: OT-148, never acknowledged
     return true
   }
   log(`discarded stale ${String(event.type).slice(0, 20)} ${String(event.requestId).slice(0, 128)}`)
+  if (fault('no-ack-stale')) fx.unacked = Math.min(fx.unacked, event.sequence) // FAULT: OT-147, never acknowledged
   return true
 }
 

@@ -10,8 +10,9 @@ that replays it, and a table of every id with its verdict. The report holds no t
 whatever text the report carries.
 
 Flags:
-  --github     append the Markdown to $GITHUB_STEP_SUMMARY and write passed, failed, non-strict, not-exercised,
-               informational and verdict (pass or fail) to $GITHUB_OUTPUT, as a GitHub Actions step does
+  --github     append the Markdown to $GITHUB_STEP_SUMMARY and write passed, failed, non-strict, inconclusive,
+               not-exercised, informational and verdict (pass or fail) to $GITHUB_OUTPUT, as a GitHub Actions step
+               does
   --out FILE   write the Markdown to FILE (default: stdout, unless --github)
   --help, -h   this help
 
@@ -65,6 +66,7 @@ export async function summary (argv: readonly string[], out: NodeJS.WritableStre
       `passed=${c.passed}`,
       `failed=${c.failed}`,
       `non-strict=${c.nonStrict}`,
+      `inconclusive=${c.inconclusive}`,
       `not-exercised=${c.notExercised}`,
       `informational=${c.informational}`,
       `verdict=${run.passed ? 'pass' : 'fail'}`,

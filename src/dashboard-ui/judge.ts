@@ -2,12 +2,12 @@ import { html } from 'htm/preact'
 import type { JudgeFrame } from './types.js'
 
 const MARK: Record<string, string> = {
-  pass: '✓', fail: '✗', 'non-strict': '!', 'not-exercised': '·', informational: 'i'
+  pass: '✓', fail: '✗', 'non-strict': '!', inconclusive: '?', 'not-exercised': '·', informational: 'i'
 }
 
 /** `orbtest up --judge`: the adapter client rules' verdicts so far, live, worst first. */
 export function JudgePanel ({ judge }: { judge: JudgeFrame }) {
-  const order = ['fail', 'non-strict', 'pass', 'informational', 'not-exercised']
+  const order = ['fail', 'non-strict', 'inconclusive', 'pass', 'informational', 'not-exercised']
   const rank = (verdict: string): number => order.indexOf(verdict)
   const checks = [...judge.checks].sort((a, b) => rank(a.verdict) - rank(b.verdict) || a.id.localeCompare(b.id))
   const failed = judge.checks.filter((c) => c.verdict === 'fail').length

@@ -83,6 +83,8 @@ interface Pending {
   bodyText?: string
   /** The payload as sent; made text only when the exchange is reported. */
   reply?: unknown
+  /** The reply's headers as fastify sends them (it hands them to writeHead, so the raw reply never holds them). */
+  replyHeaders?: Record<string, unknown>
   reset?: TimerHandle
 }
 
@@ -178,7 +180,7 @@ export function installTap (
         bodyText: entry.bodyText,
         contentLength: Number.isFinite(length) ? length : 0,
         status: reply.raw.statusCode,
-        replyHeaders: stringHeaders(reply.raw.getHeaders()),
+        replyHeaders: stringHeaders({ ...reply.raw.getHeaders(), ...entry.replyHeaders }),
         reply: textOf(entry.reply),
         finished: reply.raw.writableFinished,
         notes: reply.raw.writableFinished
@@ -200,12 +202,13 @@ export function installTap (
 
   // A callback hook, not an async one: with no fault to play it only notes the payload, and a promise per request
   // is what `--judge` would pay on its hottest route.
-  app.addHook('onSend', (request, _reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const entry = pendingOf(request)
     if (entry === null) {
       done(null, payload)
       return
     }
+    entry.replyHeaders = reply.getHeaders()
     const { rewrite, holdMs } = entry.plan
     if (rewrite === undefined && holdMs === undefined) {
       entry.reply = payload

@@ -1,7 +1,8 @@
-import { seconds, Tally } from '../../client/check.js'
-import type { JournalEntry, Millis } from '../../client/journal.js'
-import { isObject, view, type OrbtileModel, type RouteKind } from '../model.js'
-import { check, type OrbtileCheckDef } from './wire.js'
+import { seconds, type Outcomes } from '../../client/check.js'
+import type { JournalEntry, JournalExchange, Millis, ScenarioReport } from '../../client/journal.js'
+import { windowMs } from '../../client/windows.js'
+import { isObject, routeOf, view, type RouteKind } from '../model.js'
+import { at, judged, onItsWay, type OrbtileCheck } from './define.js'
 
 /** What the wire adds to a reply with unknown fields, and what it did to a proof: the notes the tap journals. */
 export const EXTRA_FIELDS_NOTE = 'unknown fields added'
@@ -10,72 +11,76 @@ export const PROOF_NOTE = 'proof replaced (an impostor)'
 /** The requests an adapter makes over and over (heartbeats, by session or by batch, and polls). */
 export const RECURRING: readonly RouteKind[] = ['session', 'batch', 'events']
 
-/** The shortest wait, after a reply with unknown fields, for the requests the adapter made before (OTC-08). */
-const AFTER_EXTRA_MS = 3000
+const OTC_03: OrbtileCheck = {
+  id: 'OTC-03',
+  title: 'the adapter stays up until it is stopped',
+  level: 'decision',
+  ledger: 'OTC-03: an adapter runs until orbtest sends SIGTERM; the spec sets no lifetime, but one that ends by itself cannot be judged.',
+  clauses: [{ key: 'up', text: 'running until SIGTERM', level: 'decision', basis: 'OTC-03', exercise: 'any scenario' }],
+  windows: [],
+  reads: { routes: [], others: true },
+  judge: () => ({
+    observe (entry, _model, out) {
+      if (entry.kind !== 'action' || entry.name !== 'exit') return
+      if (entry.data?.how !== 'exited' && entry.data?.how !== 'not-started') {
+        out.exercised('up')
+        return
+      }
+      out.violation('up', {
+        seq: entry.seq,
+        at: entry.at,
+        message: entry.data.how === 'not-started'
+          ? `the command could not start: ${String(entry.data.error)}`
+          : `the adapter exited on its own after ${seconds(entry.at)}`,
+        expected: 'running until orbtest sends SIGTERM',
+        actual: entry.text
+      })
+    }
+  })
+}
 
-export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
-  check(
-    {
-      id: 'OTC-03',
-      title: 'the adapter stays up until it is stopped',
-      level: 'required',
-      exercise: 'any scenario'
-    },
-    (info) =>
-      new class extends Tally<OrbtileModel> {
-        observe (entry: JournalEntry): void {
-          if (entry.kind !== 'action' || entry.name !== 'exit') return
-          this.applied()
-          if (entry.data?.how !== 'exited' && entry.data?.how !== 'not-started') return
-          this.violate({
-            seq: entry.seq,
-            at: entry.at,
-            message:
-              entry.data.how === 'not-started'
-                ? `the command could not start: ${String(entry.data.error)}`
-                : `the adapter exited on its own after ${seconds(entry.at)}`,
-            expected: 'running until orbtest sends SIGTERM',
-            actual: entry.text
-          })
-        }
-      }(info)
-  ),
+const OTC_05: OrbtileCheck = {
+  id: 'OTC-05',
+  title: 'the adapter exits within 10 s of SIGTERM',
+  level: 'decision',
+  ledger: 'OTC-05: an adapter exits after SIGTERM within the grace a process manager gives it.',
+  clauses: [{ key: 'exit', text: 'an exit within 10 s of SIGTERM', level: 'decision', basis: 'stop-grace', exercise: 'any scenario' }],
+  windows: ['stop-grace'],
+  reads: { routes: [], others: true },
+  judge: () => ({
+    observe (entry, _model, out) {
+      if (entry.kind !== 'action' || entry.name !== 'exit') return
+      if (entry.data?.how === 'stopped') out.exercised('exit')
+      if (entry.data?.how !== 'killed') return
+      out.violation('exit', {
+        seq: entry.seq,
+        at: entry.at,
+        message: `still running ${seconds(windowMs('stop-grace'))} after SIGTERM: killed`,
+        expected: 'an exit after SIGTERM',
+        actual: entry.text
+      })
+    }
+  })
+}
 
-  check(
-    {
-      id: 'OTC-05',
-      title: 'the adapter exits within 2 s of SIGTERM',
-      level: 'decision',
-      exercise: 'any scenario'
-    },
-    (info) =>
-      new class extends Tally<OrbtileModel> {
-        observe (entry: JournalEntry): void {
-          if (entry.kind !== 'action' || entry.name !== 'exit') return
-          if (entry.data?.how === 'stopped' || entry.data?.how === 'killed') this.applied()
-          if (entry.data?.how === 'killed') {
-            this.violate({
-              seq: entry.seq,
-              at: entry.at,
-              message: 'still running 2 s after SIGTERM: killed',
-              expected: 'an exit after SIGTERM',
-              actual: entry.text
-            })
-          }
-        }
-      }(info)
-  ),
-
-  check({
-    id: 'OT-022',
-    title: 'the adapterToken never appears in stdout, stderr, or a file under HOME or TMPDIR',
-    level: 'required',
+const OT_022: OrbtileCheck = {
+  id: 'OT-022',
+  title: 'the adapterToken never appears in stdout, stderr, or a file under HOME or TMPDIR',
+  level: 'MUST',
+  ledger: 'The adapter never logs adapterToken and never persists it: no file, keychain, environment variable or log line. It keeps the token in memory only.',
+  clauses: [{
+    key: 'secret',
+    text: 'no adapter token in the output or a file under HOME or TMPDIR',
+    level: 'MUST',
     exercise: 'a registration'
-  }, (info) => new class extends Tally<OrbtileModel> {
-    observe (entry: JournalEntry, model: OrbtileModel): void {
-      if (entry.kind === 'action' && entry.name === 'scanned') this.applied(model.adapterTokens.size > 0 ? 1 : 0)
+  }],
+  windows: [],
+  reads: { routes: [], others: true },
+  judge: () => ({
+    observe (entry, model, out) {
+      if (entry.kind === 'action' && entry.name === 'scanned' && model.adapterTokens.size > 0) out.exercised('secret')
       if (entry.kind !== 'action' || entry.name !== 'secret-found') return
-      this.violate({
+      out.violation('secret', {
         seq: entry.seq,
         at: entry.at,
         message: `${String(entry.data?.label)} found in ${String(entry.data?.where)}`,
@@ -83,156 +88,157 @@ export const LIFE_CHECKS: readonly OrbtileCheckDef[] = [
         actual: `in ${String(entry.data?.where)}`
       })
     }
-  }(info)),
+  })
+}
 
-  check(
+/** OT-039: the nonce of an adapter that checks the proof, and no trust in a socket whose proof is wrong. */
+const OT_039: OrbtileCheck = {
+  id: 'OT-039',
+  title: 'an adapter that checks the proof sends a fresh 16..64-hex nonce, and trusts no socket whose proof is wrong',
+  level: 'MUST',
+  ledger: 'An adapter that checks it is talking to the real Orbtile sends a fresh random nonce of 16 to 64 hex characters, recomputes the HMAC and compares it to proof in constant time, and if proof is missing or different treats the socket as an impostor: no registration, no session data.',
+  clauses: [
+    { key: 'nonce', text: 'the nonce is 16 to 64 hex characters', level: 'MUST', exercise: 'GET /info with X-Orbtile-Nonce (an adapter that checks the proof)' },
+    { key: 'fresh', text: 'a nonce is never sent twice', level: 'MUST', exercise: 'two GET /info with X-Orbtile-Nonce (tour:app: a new token, a restart)' },
+    { key: 'impostor', text: 'after a wrong proof, no registration and no session data', level: 'MUST', exercise: 'GET /info answered with a wrong proof (tour:impostor)' }
+  ],
+  windows: ['nonce-length', 'on-its-way', 'measurement-error'],
+  reads: {},
+  judge: () => {
+    const nonces = new Set<string>()
+    let impostor: { since: Millis, connection: number } | undefined
+    const nonce = (e: JournalExchange, value: string, out: Outcomes): void => {
+      if (/^[0-9A-Fa-f]{16,64}$/.test(value)) out.exercised('nonce')
+      else out.violation('nonce', at(e, { message: 'a nonce that is not 16..64 hex characters', expected: '16 to 64 hex characters', actual: value }))
+      if (nonces.has(value)) out.violation('fresh', at(e, { message: 'a nonce used before', expected: 'a fresh random nonce', actual: value }))
+      else if (nonces.size > 0) out.exercised('fresh')
+      nonces.add(value)
+      // A long judged run remembers the last 10 000 nonces.
+      if (nonces.size > 10_000) nonces.delete(nonces.values().next().value!)
+      if (e.wire?.includes(PROOF_NOTE) === true) impostor ??= { since: e.end, connection: e.connection }
+    }
+    return {
+      observe (entry, model, out) {
+        if (entry.kind === 'action' && ['restart', 'move', 'regenerate'].includes(entry.name)) impostor = undefined
+        if (entry.kind !== 'exchange') return
+        const v = view(entry)
+        const value = entry.headers['x-orbtile-nonce']
+        if (v.route === 'info' && value !== undefined) nonce(entry, value, out)
+        const trusting = v.route === 'register' || v.route === 'session' || v.route === 'batch'
+        if (impostor === undefined || !trusting || entry.at <= impostor.since || !isObject(v.body)) return
+        const unsure = entry.connection !== impostor.connection && onItsWay(model, impostor.since, entry.at)
+        judged(out, 'impostor', at(entry, {
+          message: 'sent after GET /info gave a wrong proof',
+          expected: 'no registration and no session data to an impostor',
+          actual: `sent ${seconds(entry.at - impostor.since)} after the wrong proof`
+        }), unsure ? 'sent on another connection, soon enough to have left before the proof was read' : undefined)
+      },
+      open (_model, _end, out) {
+        if (impostor !== undefined) out.exercised('impostor')
+      }
+    }
+  }
+}
+
+/** Where a run's adapter began: its first request, from which both journals of a tour and its twin are timed. */
+function firstContact (entries: readonly JournalEntry[]): Millis | undefined {
+  return entries.find((e) => e.kind === 'exchange' || e.kind === 'malformed')?.at
+}
+
+/** When the harness stopped the adapter (or the scenario ended), on a journal's clock. */
+function stopOf (r: ScenarioReport): Millis {
+  return r.journal.find((e) => e.kind === 'action' && e.name === 'stop')?.at ?? r.ms
+}
+
+/** The requests of each recurring kind in [from, to]: session updates by session, batches, polls. */
+function kinds (entries: readonly JournalEntry[], from: Millis, to: Millis): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const e of entries) {
+    if (e.kind !== 'exchange' || e.at < from || e.at > to || e.status === 429) continue
+    const r = routeOf(e.method, e.target)
+    if (!RECURRING.includes(r.route)) continue
+    const kind = r.route === 'session' ? `session ${r.sessionId ?? ''}` : r.route
+    out.set(kind, (out.get(kind) ?? 0) + 1)
+  }
+  return out
+}
+
+/** An exit of the adapter's own, before orbtest stopped it. */
+function exitedOnItsOwn (r: ScenarioReport): JournalEntry | undefined {
+  return r.journal.find((e) => e.kind === 'action' && e.name === 'exit' && e.data?.how === 'exited')
+}
+
+/**
+ * OT-008 (OTC-08): the tour with unknown fields in every reply and its twin without them play the same world at
+ * once. What the adapter does after the first unknown field must be what its twin does: it stays up as its twin
+ * does, and no recurring kind of request its twin keeps making stops.
+ */
+function compareUnknownFields (variant: ScenarioReport, twin: ScenarioReport, out: Outcomes): void {
+  const first = variant.journal.find((e): e is JournalExchange => e.kind === 'exchange' && e.wire?.includes(EXTRA_FIELDS_NOTE) === true)
+  const vStart = firstContact(variant.journal)
+  const tStart = firstContact(twin.journal)
+  if (first === undefined || vStart === undefined || tStart === undefined) {
+    out.note('not judged: no reply with unknown fields reached the adapter, or its twin made no request')
+    return
+  }
+  const exited = exitedOnItsOwn(variant)
+  if (exited !== undefined && exitedOnItsOwn(twin) !== undefined) {
+    out.inconclusive('up', { message: 'the adapter and its twin both exited on their own: the unknown fields are not what shows', expected: 'both up', actual: 'both exited' })
+    return
+  }
+  if (exited !== undefined && exited.at > first.end) {
+    out.violation('up', {
+      seq: exited.seq,
+      at: exited.at,
+      message: 'the adapter exited after replies with unknown fields, where its twin without them stayed up',
+      expected: 'unknown reply fields ignored',
+      actual: exited.kind === 'action' ? exited.text : 'exited'
+    })
+    return
+  }
+  out.exercised('up')
+  // The twin's span is the variant's, from the first reply with unknown fields on, timed from each one's first request.
+  const from = first.end - vStart + tStart
+  const theirs = kinds(twin.journal, from, stopOf(twin))
+  const ours = kinds(variant.journal, first.end, stopOf(variant))
+  const bar = windowMs('unknown-fields-twin')
+  for (const [kind, n] of theirs) {
+    if ((ours.get(kind) ?? 0) > 0) out.exercised('same')
+    else if (n >= bar) {
+      out.violation('same', {
+        seq: first.seq,
+        at: first.end,
+        message: `after the first reply with unknown fields, the adapter made no more ${kind} requests; its twin made ${n}`,
+        expected: `${kind} requests, as without unknown fields`,
+        actual: `none in ${seconds(stopOf(variant) - first.end)}`
+      })
+    } else out.note(`${kind}: too few in the twin (${n}) to compare`)
+  }
+}
+
+const OT_008: OrbtileCheck = {
+  id: 'OT-008',
+  title: 'replies with unknown fields are handled as without them: the adapter does what its twin does (OTC-08)',
+  level: 'MUST',
+  ledger: 'Clients ignore unknown response fields. A reply with extra fields must be handled exactly like one without them.',
+  clauses: [
     {
-      id: 'OT-008',
-      title: 'replies with unknown fields are handled as without them: the adapter stays up and goes on alike (OTC-08)',
-      level: 'required',
-      exercise: 'replies with unknown fields (tour:wire)'
+      key: 'up',
+      text: 'after replies with unknown fields the adapter stays up, as its twin without them does',
+      level: 'MUST',
+      exercise: 'tour:unknown-fields, played beside its twin'
     },
-    (info) =>
-      new class extends Tally<OrbtileModel> {
-        #first: { at: Millis; seq: number } | undefined
-        /**
-         * Each kind of request: how many came before the first reply with unknown fields, when the last one ended,
-         * and its longest gap over the whole run (OTC-24).
-         */
-        readonly #kinds = new Map<RouteKind, { before: number, last: Millis, end: Millis, gap: Millis }>()
-        /** Times the wire kept the adapter waiting (a 429's Retry-After, a reply held): no fault of its own. */
-        readonly #blocked: Array<{ from: Millis, to: Millis }> = []
-        #exited: { at: Millis; seq: number; text: string } | undefined
-        observe (entry: JournalEntry): void {
-          if (entry.kind === 'action' && entry.name === 'exit' && entry.data?.how === 'exited') {
-            this.#exited = { at: entry.at, seq: entry.seq, text: entry.text }
-          }
-          if (entry.kind !== 'exchange') return
-          const route = view(entry).route
-          const seen = this.#kinds.get(route)
-          const before = this.#first === undefined ? 1 : 0
-          // A request refused 429 is the wire's doing, and its retry no beat of the adapter's own: a wait (OTC-24).
-          if (entry.status !== 429 && seen === undefined) {
-            this.#kinds.set(route, { before, last: entry.at, end: entry.end, gap: 0 })
-          } else if (entry.status !== 429 && seen !== undefined) {
-            // In place: every request of a busy run passes here.
-            seen.before += before
-            seen.gap = Math.max(seen.gap, entry.at - seen.last)
-            seen.last = Math.max(seen.last, entry.at)
-            seen.end = Math.max(seen.end, entry.end)
-          }
-          if (entry.wire?.includes(EXTRA_FIELDS_NOTE) === true) {
-            this.#first ??= { at: entry.end, seq: entry.seq }
-            this.applied()
-          }
-          if (entry.status === 429) {
-            const after = Number(entry.replyHeaders['retry-after'] ?? 1)
-            this.#blocked.push({ from: entry.at, to: entry.end + (Number.isFinite(after) ? after : 1) * 1000 })
-          } else if (entry.wire?.some((w) => w.startsWith('reply held')) === true) {
-            this.#blocked.push({ from: entry.at, to: entry.end })
-          }
-          if (this.#blocked.length > 64) this.#blocked.shift()
-        }
-
-        override finish (model: OrbtileModel, end: Millis): void {
-          const first = this.#first
-          if (first === undefined) return
-          if (this.#exited !== undefined && this.#exited.at > first.at) {
-            this.violate({
-              seq: this.#exited.seq,
-              at: this.#exited.at,
-              message: 'the adapter exited after replies with unknown fields',
-              expected: 'unknown reply fields ignored',
-              actual: this.#exited.text
-            })
-            return
-          }
-          // A kind made twice or more before must not fall silent, after the first reply with unknown fields, for
-          // twice its longest gap (AFTER_EXTRA_MS at least): silence counted from that kind's last reply (OTC-24)
-          // or the wire's last wait, whichever is later; judged when the scenario went on so long.
-          const unjudged: string[] = []
-          const missing = [...this.#kinds].filter(([route, { before, last, end: lastEnd, gap }]) => {
-            if (before < 2 || !RECURRING.includes(route)) return false
-            const window = Math.max(AFTER_EXTRA_MS, 2 * gap)
-            let from = Math.max(first.at, lastEnd)
-            // The app away (off, restarting, moving) keeps it waiting too.
-            for (const b of [...this.#blocked, ...model.awayUntil(end)].sort((x, y) => x.from - y.from)) {
-              if (b.from <= from + window && b.to > from) from = b.to
-            }
-            // A machine too busy to run this process on time is too busy to blame the adapter: its requests are
-            // slowed by all the CPU it was denied, so the window widens by the sum of the stalls (OTC-17).
-            const starved = model.starved(from, end)
-            if (end - from >= window + starved) return true
-            if (last <= first.at) unjudged.push(`${route} (its window of ${seconds(window)} from ${seconds(from)}, ${seconds(starved)} starved)`)
-            return false
-          })
-          // Silence that the scenario was too short to judge passes, and says so (OTC-23).
-          if (missing.length === 0 && unjudged.length > 0) {
-            this.note = `not judged: ${unjudged.join(', ')} did not come again, but the scenario ended at ${seconds(end)}`
-          }
-          if (missing.length > 0) {
-            this.violate({
-              seq: first.seq,
-              at: first.at,
-              message: 'after a reply with unknown fields, the adapter stopped making requests it made before',
-              expected: `${missing.map(([r]) => r).join(' and ')} requests again`,
-              actual: `none after ${missing.map(([r, k]) => `${r} ${seconds(k.end)}`).join(', ')}; end ${seconds(end)}`
-            })
-          }
-        }
-      }(info)
-  ),
-
-  check(
     {
-      id: 'OT-039',
-      title:
-        'an adapter that checks the proof sends a fresh 16..64-hex nonce, and trusts no socket whose proof is wrong',
-      level: 'required',
-      exercise: 'GET /info with X-Orbtile-Nonce (only adapters that check the proof are bound)'
-    },
-    (info) =>
-      new class extends Tally<OrbtileModel> {
-        readonly #nonces = new Set<string>()
-        #impostorSince: Millis | undefined
-        observe (entry: JournalEntry): void {
-          if (entry.kind === 'action' && ['restart', 'move', 'regenerate'].includes(entry.name)) {
-            this.#impostorSince = undefined
-          }
-          if (entry.kind !== 'exchange') return
-          const v = view(entry)
-          const nonce = entry.headers['x-orbtile-nonce']
-          if (v.route === 'info' && nonce !== undefined) {
-            this.applied()
-            const at = { seq: entry.seq, at: entry.at }
-            if (!/^[0-9A-Fa-f]{16,64}$/.test(nonce)) {
-              this.violate({
-                ...at,
-                message: 'a nonce that is not 16..64 hex characters',
-                expected: '16 to 64 hex characters',
-                actual: nonce
-              })
-            }
-            if (this.#nonces.has(nonce)) {
-              this.violate({ ...at, message: 'a nonce used before', expected: 'a fresh random nonce', actual: nonce })
-            }
-            this.#nonces.add(nonce)
-            // A long judged run remembers the last 10 000 nonces.
-            if (this.#nonces.size > 10_000) this.#nonces.delete(this.#nonces.values().next().value!)
-            if (entry.wire?.includes(PROOF_NOTE) === true) this.#impostorSince ??= entry.end
-          }
-          const since = this.#impostorSince
-          const trusting = v.route === 'register' || v.route === 'session' || v.route === 'batch'
-          if (since !== undefined && trusting && entry.at > since && isObject(v.body)) {
-            this.violate({
-              seq: entry.seq,
-              at: entry.at,
-              message: `${entry.method} ${entry.target} after GET /info gave a wrong proof`,
-              expected: 'no registration and no session data to an impostor',
-              actual: 'sent'
-            })
-          }
-        }
-      }(info)
-  )
-]
+      key: 'same',
+      text: 'after replies with unknown fields the adapter goes on making each kind of request its twin makes',
+      level: 'MUST',
+      exercise: 'tour:unknown-fields, played beside its twin'
+    }
+  ],
+  windows: ['unknown-fields-twin'],
+  reads: { routes: [], others: false },
+  judge: () => ({ observe () {} }),
+  compare: compareUnknownFields
+}
+
+export const LIFE_CHECKS: readonly OrbtileCheck[] = [OT_008, OT_022, OT_039, OTC_03, OTC_05]

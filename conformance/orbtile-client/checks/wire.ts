@@ -1,338 +1,342 @@
-import { seconds, Tally, type CheckDef, type CheckInfo } from '../../client/check.js'
-import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
+import { seconds, type Outcomes } from '../../client/check.js'
+import type { Millis } from '../../client/journal.js'
+import { windowMs } from '../../client/windows.js'
 import { BASE_PATH } from '../../../src/spec/orbtile.js'
-import { view, type OrbtileModel, type RouteKind } from '../model.js'
+import { view, type OrbtileModel } from '../model.js'
+import { at, judged, onItsWay, perRequest, type OrbtileCheck } from './define.js'
 
-/**
- * A check of this suite, and what it reads: a busy run is mostly one route, and every check a heartbeat skips is
- * time saved.
- * - `routes`, when given, names the only routes whose exchanges it reads.
- * - `others`: it reads the entries that are not exchanges (actions, output, malformed bytes); by default only a check
- *   without `routes` does.
- * - `requestsOnly`: of single session updates it reads only those that set or clear an approval or a question.
- * - `rule`: it is a request rule (RequestRule), run by the observer on every request.
- */
-export interface OrbtileCheckDef extends CheckDef<OrbtileModel> {
-  routes?: readonly RouteKind[]
-  others?: boolean
-  requestsOnly?: boolean
-  /** A request rule (its tally reads nothing itself: the observer runs the rule on every request). */
-  rule?: RequestRule
-}
+const JSON_TYPE = /^application\/json\s*(;.*)?$/i
+const UTF8_ONLY = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
+const LOCALHOST = /^localhost$/i
+const LOCALHOST_PORT = /^localhost:\d{1,5}$/i
 
-type Reads = Pick<OrbtileCheckDef, 'routes' | 'others' | 'requestsOnly'>
-
-/** Makes a check definition from its info and a class whose instances judge one scenario. */
-export function check (
-  info: CheckInfo & Reads,
-  make: (info: CheckInfo) => Tally<OrbtileModel>
-): OrbtileCheckDef {
-  const { routes, others, requestsOnly, ...rest } = info
-  return {
-    ...rest,
-    ...(routes === undefined ? {} : { routes }),
-    ...(others === undefined ? {} : { others }),
-    ...(requestsOnly === undefined ? {} : { requestsOnly }),
-    create: () => make(rest)
-  }
-}
-
-/** What a request rule found wrong with one request. */
-export interface Problem { message: string, expected: string, actual: string }
-
-/**
- * A rule judged on each request alone (its headers and target, and the discovery tokens of the run), with no state of
- * its own. The observer runs every rule of a run in one loop over each request and reports what they find to their
- * tallies: no check object is called per rule and request, which a busy `--judge` run would pay for on every one.
- */
-export type RequestRule = (e: JournalExchange, model: OrbtileModel) => Problem | undefined
-
-/** The tally of a request rule: told by the observer what the rule found, and how many requests it judged. */
-export class RuleTally extends Tally<OrbtileModel> {
-  observe (): void {}
-
-  judged (n: number): void {
-    this.applied(n)
-  }
-
-  report (e: JournalExchange, p: Problem): void {
-    const { expected, actual } = p
-    this.violate({ seq: e.seq, at: e.at, message: `${e.method} ${e.target}: ${p.message}`, expected, actual })
-  }
-}
-
-/** Makes the definition of a request rule. */
-function rule (info: CheckInfo, test: RequestRule): OrbtileCheckDef {
-  return { ...info, routes: [], others: false, rule: test, create: () => new RuleTally(info) }
-}
-
-/** A check that looks at each request on its own. */
-abstract class PerRequest extends Tally<OrbtileModel> {
-  observe (entry: JournalEntry, model: OrbtileModel): void {
-    if (entry.kind === 'exchange') this.request(entry, model)
-  }
-
-  abstract request (e: JournalExchange, model: OrbtileModel): void
-
-  protected at (e: JournalExchange, message: string, expected: string, actual: string): void {
-    this.violate({ seq: e.seq, at: e.at, message: `${e.method} ${e.target}: ${message}`, expected, actual })
-  }
-}
-
-/** How soon after a refusal a request on another connection may still have been on its way (OTC-11, OTC-14). */
-export const IN_FLIGHT_MS = 250
-
-/** The most an excuse for being on its way widens by the stalls of the judge and the client (OTC-17, OTC-25). */
-export const MAX_STALL_MS = 5000
-
-/**
- * Whether a request at `at`, on another connection than the reply at `since`, was already on its way: within
- * IN_FLIGHT_MS of it, plus what the judge stalled in between (OTC-17) and what the client waited for a CPU (OTC-25).
- * Stalls are asked for only near `since`.
- */
-export function onItsWay (model: OrbtileModel, since: Millis, at: Millis): boolean {
-  const after = at - since
-  if (after < IN_FLIGHT_MS) return true
-  if (after >= IN_FLIGHT_MS + MAX_STALL_MS) return false
-  return after < IN_FLIGHT_MS + model.lag(since, at) + model.clientWait(since, at)
-}
-
-/** The window after an app restart in which an active adapter must reach the new socket. */
-export const RECONNECT_MS = 4000
-
-const JSON_TYPE = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
-const LOCALHOST = /^localhost(?::\d{1,5})?$/i
-
-export const WIRE_CHECKS: readonly OrbtileCheckDef[] = [
-  check({
-    id: 'OT-002',
-    title: 'the adapter reaches the socket the discovery file names, over HTTP/1.1, and finds a moved one',
-    level: 'required',
-    exercise: 'any request; a restart of the app on a new socket (tour:app)'
-  }, (info) => new class extends PerRequest {
-    #any = false
-    /** When the app last came back on a new socket, if the adapter was active then and has not reached it yet. */
-    #movedAt: Millis | undefined
-    #lastPoll: Millis = -Infinity
-    #model!: OrbtileModel
-    request (e: JournalExchange): void {
-      this.#any = true
-      this.applied()
-      if (e.httpVersion !== '1.1') this.at(e, 'not HTTP/1.1', 'HTTP/1.1', `HTTP/${e.httpVersion}`)
-      const moved = this.#movedAt
-      if (moved !== undefined && e.at > moved) {
-        this.#movedAt = undefined
-        if (e.at - moved > RECONNECT_MS + this.#model.lag(moved, e.at)) this.#late(moved, e.at, e.seq)
-      }
-      if (view(e).route === 'events') this.#lastPoll = Math.max(this.#lastPoll, e.at)
+/** OT-002: requests over HTTP/1.1 reach the socket the file names, a moved one included (OTC-12). */
+const OT_002: OrbtileCheck = {
+  id: 'OT-002',
+  title: 'the adapter speaks HTTP/1.1 on the socket the discovery file names, and finds a moved one',
+  level: 'MUST',
+  ledger: 'Transport is HTTP/1.1 over the Unix-domain socket named by socketPath in the discovery file. The client connects to that socket, never to TCP.',
+  clauses: [
+    { key: 'http', text: 'every request is well-formed HTTP/1.1', level: 'MUST', exercise: 'any request' },
+    {
+      key: 'reach',
+      text: 'requests reach the socket the discovery file names',
+      level: 'decision',
+      basis: 'start-allowance',
+      why: 'the spec sets no time for a first request; a scenario waits 10 s for one, a bound of orbtest\'s',
+      exercise: 'any scenario'
+    },
+    {
+      key: 'moved',
+      text: 'after the app restarts on a new socket, an adapter that was polling reaches it (OTC-12)',
+      level: 'decision',
+      basis: 'reconnect',
+      why: 'the spec says when to read the discovery file first, not when again; 4 s is orbtest\'s bound',
+      exercise: 'a restart of the app on a new socket while the adapter polls (tour:app)'
     }
-
-    override observe (entry: JournalEntry, model: OrbtileModel): void {
-      this.#model = model
-      // OTC-12: judged for an adapter that was polling when the socket moved (a poll in the 2.5 s before): it has
-      // requests to send at once. One that only heartbeats may rightly say nothing for most of its ttlSeconds.
-      if (entry.kind === 'action' && typeof entry.data?.socketPath === 'string') {
-        this.#movedAt = entry.at - this.#lastPoll <= 2500 ? entry.at : undefined
-      }
-      if (entry.kind === 'action' && entry.name === 'stop' && this.#movedAt !== undefined) {
-        if (entry.at - this.#movedAt > RECONNECT_MS + model.lag(this.#movedAt, entry.at)) {
-          this.#late(this.#movedAt, entry.at)
-        }
-        this.#movedAt = undefined
-      }
-      if (entry.kind === 'malformed') this.#any = true
-      super.observe(entry, model)
-    }
-
-    override finish (_model: OrbtileModel, end: Millis): void {
-      if (!this.#any && end >= 1500) {
-        this.violate({
-          message: 'no request reached the socket the discovery file names',
-          expected: 'requests on the socket at socketPath',
-          actual: `nothing in ${seconds(end)}`
-        })
-      }
-    }
-
-    #late (moved: Millis, now: Millis, seq?: number): void {
-      this.violate({
+  ],
+  windows: ['start-allowance', 'reconnect', 'recent-poll', 'measurement-error'],
+  reads: {},
+  judge: () => {
+    let any = false
+    let started = false
+    let lastPoll = -Infinity
+    /** When the app last came back on a new socket, while the adapter was polling and has not reached it yet. */
+    let movedAt: Millis | undefined
+    const late = (model: OrbtileModel, out: Outcomes, moved: Millis, now: Millis, seq?: number): void => {
+      const limit = windowMs('reconnect')
+      if (now - moved <= limit) return
+      judged(out, 'moved', {
         ...(seq === undefined ? {} : { seq }),
         at: moved,
         message: 'after the app restarted on a new socket, the adapter did not reach it in time',
-        expected: `a request on the new socket within ${seconds(RECONNECT_MS)} (read socketPath afresh)`,
+        expected: `a request on the new socket within ${seconds(limit)} (socketPath read afresh)`,
         actual: seq === undefined ? `none in ${seconds(now - moved)}` : `the first after ${seconds(now - moved)}`
-      })
+      }, now - moved <= limit + model.error(moved, now) ? 'within the judge\'s measurement error' : undefined)
     }
-  }(info)),
-
-  check({
-    id: 'OTC-02',
-    title: 'every request is well-formed HTTP/1.1 (OT-002)',
-    level: 'required',
-    exercise: 'any request'
-  }, (info) => new class extends Tally<OrbtileModel> {
-    observe (entry: JournalEntry): void {
-      if (entry.kind === 'exchange') this.applied()
-      if (entry.kind !== 'malformed') return
-      this.applied()
-      this.violate({
-        seq: entry.seq,
-        at: entry.at,
-        message: `bytes that are not an HTTP/1.1 request on connection ${entry.connection}`,
-        expected: 'an HTTP/1.1 request',
-        actual: `${entry.reason}: ${entry.bytes.slice(0, 80)}`
-      })
-    }
-  }(info)),
-
-  rule({
-    id: 'OT-003',
-    title: "every request target is the discovery file's basePath followed by a route",
-    level: 'required',
-    exercise: 'any request'
-  }, (e) => e.target.startsWith(`${BASE_PATH}/`)
-    ? undefined
-    : { message: 'outside basePath', expected: `${BASE_PATH}/…`, actual: e.target }),
-
-  rule({
-    id: 'OT-011',
-    title: 'every request carries Host: localhost',
-    level: 'required',
-    exercise: 'any request'
-  }, (e) => {
-    const host = e.headers.host
-    // OT-A05: the app takes localhost with a port as well; the name is what the rule is about.
-    if (host !== undefined && LOCALHOST.test(host)) return undefined
-    const actual = host === undefined ? 'no Host header' : `Host: ${host}`
-    return { message: 'wrong Host', expected: 'Host: localhost', actual }
-  }),
-
-  rule({
-    id: 'OT-012',
-    title: 'every request carries Content-Type: application/json, GET /info included',
-    level: 'required',
-    exercise: 'any request'
-  }, (e) => {
-    const type = e.headers['content-type']
-    if (type !== undefined && JSON_TYPE.test(type)) return undefined
     return {
-      message: 'wrong Content-Type',
-      expected: 'Content-Type: application/json',
-      actual: type === undefined ? 'no Content-Type header' : `Content-Type: ${type}`
-    }
-  }),
-
-  rule({
-    id: 'OT-013',
-    title: 'every request carries Authorization: Bearer with the discovery token',
-    level: 'required',
-    exercise: 'any request'
-  }, (e, model) => {
-    const bearer = view(e).bearer
-    if (bearer === undefined) {
-      const auth = e.headers.authorization
-      return {
-        message: 'no bearer token',
-        expected: 'Authorization: Bearer <discovery token>',
-        actual: auth === undefined ? 'no Authorization header' : `Authorization: ${auth}`
+      observe (entry, model, out) {
+        if (entry.kind === 'action' && entry.name === 'start') started = true
+        if (entry.kind === 'action' && typeof entry.data?.socketPath === 'string') {
+          movedAt = entry.at - lastPoll <= windowMs('recent-poll') ? entry.at : undefined
+        }
+        if (entry.kind === 'action' && entry.name === 'stop' && movedAt !== undefined) {
+          out.exercised('moved')
+          late(model, out, movedAt, entry.at)
+          movedAt = undefined
+        }
+        if (entry.kind === 'malformed') {
+          any = true
+          out.violation('http', {
+            seq: entry.seq,
+            at: entry.at,
+            message: `bytes that are not an HTTP/1.1 request on connection ${entry.connection}`,
+            expected: 'an HTTP/1.1 request',
+            actual: `${entry.reason}: ${entry.bytes.slice(0, 80)}`
+          })
+        }
+        if (entry.kind !== 'exchange') return
+        any = true
+        if (entry.httpVersion === '1.1') out.exercised('http')
+        else out.violation('http', at(entry, { message: 'not HTTP/1.1', expected: 'HTTP/1.1', actual: `HTTP/${entry.httpVersion}` }))
+        if (movedAt !== undefined && entry.at > movedAt) {
+          out.exercised('moved')
+          late(model, out, movedAt, entry.at, entry.seq)
+          movedAt = undefined
+        }
+        if (view(entry).route === 'events') lastPoll = Math.max(lastPoll, entry.at)
+      },
+      open (_model, end, out) {
+        if (!started) return
+        if (any) out.exercised('reach')
+        else {
+          out.violation('reach', {
+            message: 'no request reached the socket the discovery file names',
+            expected: 'requests on the socket at socketPath',
+            actual: `nothing in ${seconds(end)} (the scenario waited up to ${seconds(windowMs('start-allowance'))} for the first)`
+          })
+        }
       }
     }
-    if (bearer === model.discoveryToken || model.discoveryTokens.includes(bearer)) return undefined
-    return {
-      message: 'a bearer token the discovery file never held',
-      expected: 'the token in the discovery file',
-      actual: 'another token'
+  }
+}
+
+const OT_003 = perRequest({
+  id: 'OT-003',
+  title: "every request target is the discovery file's basePath followed by a route",
+  level: 'MUST',
+  ledger: "The request target is the discovery file's basePath followed by the endpoint path.",
+  clauses: [
+    { key: 'target', text: 'the target is basePath + the endpoint path', level: 'MUST', exercise: 'any request' },
+    {
+      key: 'absolute-form',
+      text: 'the target is a path, not an absolute URI (a form the spec does not write)',
+      level: 'decision',
+      basis: 'OT-A05',
+      exercise: 'any request'
     }
-  }),
+  ],
+  windows: []
+}, 'target', (e) => {
+  if (e.target.startsWith(`${BASE_PATH}/`)) return undefined
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/]*(\/.*)$/i.exec(e.target)?.[1]
+  if (absolute?.startsWith(`${BASE_PATH}/`) === true) {
+    return { clause: 'absolute-form', message: 'an absolute URI as the target', expected: `${BASE_PATH}/…`, actual: e.target }
+  }
+  return { clause: 'target', message: 'outside basePath', expected: `${BASE_PATH}/…`, actual: e.target }
+})
 
-  rule({
-    id: 'OT-014',
-    title: 'no request carries an Origin header',
-    level: 'required',
-    exercise: 'any request'
-  }, (e) => e.headers.origin === undefined
-    ? undefined
-    : { message: 'an Origin header', expected: 'no Origin header', actual: `Origin: ${e.headers.origin}` }),
+const OT_011 = perRequest({
+  id: 'OT-011',
+  title: 'every request carries Host: localhost',
+  level: 'MUST',
+  ledger: 'Every request carries Host: localhost.',
+  clauses: [
+    { key: 'host', text: 'Host: localhost on every request', level: 'MUST', exercise: 'any request' },
+    {
+      key: 'port',
+      text: 'Host: localhost with a port, which the app takes (OT-A05) but the spec does not write',
+      level: 'decision',
+      basis: 'OT-A05',
+      exercise: 'any request'
+    }
+  ],
+  windows: []
+}, 'host', (e) => {
+  const host = e.headers.host
+  if (host !== undefined && LOCALHOST.test(host)) return undefined
+  if (host !== undefined && LOCALHOST_PORT.test(host)) {
+    return { clause: 'port', message: 'Host with a port', expected: 'Host: localhost', actual: `Host: ${host}` }
+  }
+  return {
+    clause: 'host',
+    message: 'wrong Host',
+    expected: 'Host: localhost',
+    actual: host === undefined ? 'no Host header' : `Host: ${host}`
+  }
+})
 
-  check({
-    id: 'OT-005',
-    title: 'the discovery file is read afresh: after a new token, the adapter uses it (one retry, OT-A04)',
-    level: 'required',
+const OT_012 = perRequest({
+  id: 'OT-012',
+  title: 'every request carries Content-Type: application/json, GET /info included',
+  level: 'MUST',
+  ledger: 'Every request carries Content-Type: application/json. The spec says "all requests", so this includes GET /info.',
+  clauses: [
+    { key: 'type', text: 'Content-Type: application/json on every request', level: 'MUST', exercise: 'any request' },
+    {
+      key: 'parameter',
+      text: 'no media type parameter other than charset=utf-8 (a form the spec does not write)',
+      level: 'decision',
+      basis: 'OT-A05',
+      exercise: 'any request'
+    }
+  ],
+  windows: []
+}, 'type', (e) => {
+  const type = e.headers['content-type']
+  if (type !== undefined && UTF8_ONLY.test(type)) return undefined
+  if (type !== undefined && JSON_TYPE.test(type)) {
+    return { clause: 'parameter', message: 'a media type parameter', expected: 'Content-Type: application/json', actual: `Content-Type: ${type}` }
+  }
+  return {
+    clause: 'type',
+    message: 'wrong Content-Type',
+    expected: 'Content-Type: application/json',
+    actual: type === undefined ? 'no Content-Type header' : `Content-Type: ${type}`
+  }
+})
+
+const OT_013 = perRequest({
+  id: 'OT-013',
+  title: 'every request carries Authorization: Bearer with the discovery token',
+  level: 'MUST',
+  ledger: 'Every request carries Authorization: Bearer <token from the discovery file>.',
+  clauses: [{ key: 'bearer', text: 'a bearer token the discovery file held', level: 'MUST', exercise: 'any request' }],
+  windows: []
+}, 'bearer', (e, model) => {
+  const bearer = view(e).bearer
+  if (bearer === undefined) {
+    const auth = e.headers.authorization
+    return {
+      clause: 'bearer',
+      message: 'no bearer token',
+      expected: 'Authorization: Bearer <discovery token>',
+      actual: auth === undefined ? 'no Authorization header' : `Authorization: ${auth}`
+    }
+  }
+  // A token the file held before is OT-005's to judge (it was read once; was it read again?).
+  if (model.discoveryTokens.includes(bearer)) return undefined
+  return { clause: 'bearer', message: 'a bearer token the discovery file never held', expected: 'the token in the discovery file', actual: 'another token' }
+})
+
+const OT_014 = perRequest({
+  id: 'OT-014',
+  title: 'no request carries an Origin header',
+  level: 'MUST',
+  ledger: 'No request ever carries an Origin header.',
+  clauses: [{ key: 'origin', text: 'no Origin header', level: 'MUST', exercise: 'any request' }],
+  windows: []
+}, 'origin', (e) => e.headers.origin === undefined
+  ? undefined
+  : { clause: 'origin', message: 'an Origin header', expected: 'no Origin header', actual: `Origin: ${e.headers.origin}` })
+
+/** OT-005, with OT-A04: a stale token, once refused, is not sent again. */
+const OT_005: OrbtileCheck = {
+  id: 'OT-005',
+  title: 'the discovery file is read before the first request, and afresh after its token is refused (OT-A04)',
+  level: 'MUST',
+  ledger: 'Before its first request, the client reads socketPath, basePath and the bearer token from the discovery file. (OT-A04: after a 401 on the bearer, read the file once more and retry once.)',
+  clauses: [{
+    key: 'reread',
+    text: 'after a 401 on a token the file no longer holds, the next requests carry the token it holds now',
+    level: 'decision',
+    basis: 'OT-A04',
     exercise: 'a token regeneration or an app restart (tour:app)'
-  }, (info) => new class extends PerRequest {
-    /** When the adapter was told, by a 401 on the bearer, that a token is stale. */
+  }],
+  windows: ['on-its-way', 'measurement-error'],
+  reads: {},
+  judge: () => {
     /** When (and on which connection) the app refused each stale token. */
-    readonly #refused = new Map<string, { end: Millis, connection: number }>()
-    request (e: JournalExchange, model: OrbtileModel): void {
-      // With one token in the whole run, none is stale and no refusal needs remembering: most of a busy run.
-      if (model.discoveryTokens.length === 1 && this.#refused.size === 0) return
-      const v = view(e)
-      const bearer = v.bearer
-      if (bearer === undefined) return
-      const stale = bearer !== model.discoveryToken && model.discoveryTokens.includes(bearer)
-      if (model.discoveryTokens.length > 1 && e.at > model.fileChangedAt) this.applied()
-      const told = this.#refused.get(bearer)
-      // A request on another connection that set off within the slack of the refusal was already on its way.
-      const inFlight = told !== undefined && e.connection !== told.connection && onItsWay(model, told.end, e.at)
-      if (stale && told !== undefined && e.at > told.end && !inFlight) {
-        this.at(e, 'the token the discovery file held before, after the app refused it', 'the token the file holds now (read it again after a 401)', 'the stale token, again')
-      }
-      if (v.code === 'unauthorized' && v.field !== 'X-Orbtile-Adapter-Token' && stale) {
-        this.#refused.set(bearer, { end: e.end, connection: e.connection })
+    const refused = new Map<string, { end: Millis, connection: number }>()
+    return {
+      observe (entry, model, out) {
+        if (entry.kind !== 'exchange') return
+        // With one token in the whole run none is stale, and no refusal needs remembering: most of a busy run.
+        if (model.discoveryTokens.length === 1 && refused.size === 0) return
+        const v = view(entry)
+        const bearer = v.bearer
+        if (bearer === undefined) return
+        const stale = bearer !== model.discoveryToken && model.discoveryTokens.includes(bearer)
+        const told = refused.get(bearer)
+        if (stale && told !== undefined && entry.at > told.end) {
+          // On another connection, a request so soon after the refusal may have been sent before it was read.
+          const unsure = entry.connection !== told.connection && onItsWay(model, told.end, entry.at)
+          judged(out, 'reread', at(entry, {
+            message: 'the token the discovery file held before, after the app refused it',
+            expected: 'the token the file holds now (read it again after a 401)',
+            actual: `the stale token, ${seconds(entry.at - told.end)} after the refusal`
+          }), unsure ? 'sent on another connection, soon enough to have been on its way' : undefined)
+        } else if (model.discoveryTokens.length > 1 && entry.at > model.fileChangedAt) {
+          out.exercised('reread')
+        }
+        if (v.code === 'unauthorized' && v.field !== 'X-Orbtile-Adapter-Token' && stale) {
+          refused.set(bearer, { end: entry.end, connection: entry.connection })
+        }
       }
     }
-  }(info)),
+  }
+}
 
-  check({
-    id: 'OT-019',
-    title: 'the adapter sends its adapterToken as X-Orbtile-Adapter-Token on every adapter route',
-    level: 'required',
+const OT_019: OrbtileCheck = {
+  id: 'OT-019',
+  title: 'the adapter sends its adapterToken as X-Orbtile-Adapter-Token on every adapter route',
+  level: 'MUST',
+  ledger: 'The adapter sends its adapterToken as X-Orbtile-Adapter-Token on every adapter route: session update, batch, events poll, and re-registration.',
+  clauses: [{
+    key: 'token',
+    text: "the live lease's adapterToken on every adapter route",
+    level: 'MUST',
     exercise: 'a registration, then any adapter route'
-  }, (info) => new class extends PerRequest {
-    request (e: JournalExchange, model: OrbtileModel): void {
-      const v = view(e)
+  }],
+  windows: ['on-its-way', 'measurement-error'],
+  reads: {},
+  judge: () => ({
+    observe (entry, model, out) {
+      if (entry.kind !== 'exchange') return
+      const v = view(entry)
       if (v.adapterId === undefined || v.route === 'other') return
       const lease = model.leaseBefore
       // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
-      if (lease === undefined || lease.ended || e.at <= lease.since) return
-      const sent = e.headers['x-orbtile-adapter-token']
-      // Sent on another connection just as the token came back: it was on its way before the adapter knew it.
-      if (sent !== lease.token && e.connection !== lease.connection && onItsWay(model, lease.since, e.at)) return
-      this.applied()
-      if (sent !== lease.token) {
-        this.at(e, 'not the live lease\'s adapter token', 'X-Orbtile-Adapter-Token: <the adapterToken of the live lease>', sent === undefined ? 'no X-Orbtile-Adapter-Token header' : 'another token')
+      if (lease === undefined || lease.ended || entry.at <= lease.since) return
+      const sent = entry.headers['x-orbtile-adapter-token']
+      if (sent === lease.token) {
+        out.exercised('token')
+        return
       }
+      // On another connection, just as the token came back: it may have left before the adapter knew it.
+      const unsure = entry.connection !== lease.connection && onItsWay(model, lease.since, entry.at)
+      judged(out, 'token', at(entry, {
+        message: "not the live lease's adapter token",
+        expected: 'X-Orbtile-Adapter-Token: <the adapterToken of the live lease>',
+        actual: sent === undefined ? 'no X-Orbtile-Adapter-Token header' : 'another token'
+      }), unsure ? 'sent on another connection as the new token came back' : undefined)
     }
-  }(info)),
+  })
+}
 
-  check(
-    {
-      id: 'OTC-04',
-      title: 'the adapter holds at most 32 connections open at once',
-      level: 'decision',
-      exercise: 'any connection',
-      // The observer's `connections` actions are all it reads.
-      routes: [],
-      others: true
-    },
-    (info) =>
-      new class extends Tally<OrbtileModel> {
-        #peak = 0
-        observe (entry: JournalEntry): void {
-          if (entry.kind !== 'action' || entry.name !== 'connections') return
-          const open = Number(entry.data?.open ?? 0)
-          this.applied()
-          if (open > 32 && this.#peak <= 32) {
-            this.violate({
-              seq: entry.seq,
-              at: entry.at,
-              message: `${open} connections open at once`,
-              expected: 'at most 32',
-              actual: String(open)
-            })
-          }
-          this.#peak = Math.max(this.#peak, open)
-        }
-      }(info)
-  )
-]
+const OTC_04: OrbtileCheck = {
+  id: 'OTC-04',
+  title: 'the adapter holds at most 32 connections open at once',
+  level: 'decision',
+  ledger: 'OTC-04: a local API needs one poll and a few writes at a time; an adapter holds at most 32 connections at once.',
+  clauses: [{
+    key: 'connections',
+    text: 'at most 32 connections open at once',
+    level: 'decision',
+    basis: 'OTC-04',
+    exercise: 'any connection'
+  }],
+  windows: ['max-connections'],
+  // The model counts connections; the check reads nothing itself.
+  reads: { routes: [], others: false },
+  judge: () => ({
+    observe () {},
+    open (model, _end, out) {
+      const { peak } = model.connections
+      if (peak === 0) return
+      if (peak <= windowMs('max-connections')) {
+        out.exercised('connections')
+        return
+      }
+      out.violation('connections', {
+        ...(model.connectionsCited === undefined ? {} : { seq: model.connectionsCited }),
+        message: `${peak} connections open at once`,
+        expected: `at most ${windowMs('max-connections')}`,
+        actual: String(peak)
+      })
+    }
+  })
+}
+
+export const WIRE_CHECKS: readonly OrbtileCheck[] = [OT_002, OT_003, OT_005, OT_011, OT_012, OT_013, OT_014, OT_019, OTC_04]
+

@@ -1,0 +1,178 @@
+/**
+ * Every time window, count and threshold the client checks and their scenarios use, in one table: its value and
+ * where it comes from. docs/judging.md prints it (scripts/windows-doc.ts), with the checks that cite each row.
+ *
+ * The kind of a row says what a finding that rests on it can be:
+ * - `spec`: a number of the spec itself. A MUST broken beyond it (and beyond the judge's measurement error) fails.
+ * - `decision`: a bound orbtest chose where the spec names none, generous for any correct client. A finding that
+ *   rests on it is non-strict: it fails the run only with --strict.
+ * - `excuse`: a tolerance that only ever spares the client: what falls inside it is inconclusive, never a failure.
+ * - `scenario`: how a scenario is paced (when steps come, how long it lasts); it judges nothing by itself.
+ */
+export type WindowKind = 'spec' | 'decision' | 'excuse' | 'scenario'
+
+export interface Window {
+  kind: WindowKind
+  /** The value as a person reads it. */
+  value: string
+  /** Where the number comes from: the spec's words, or why it is generous for any correct client. */
+  from: string
+  /** The number the code uses (milliseconds for a time, else a count), when the row is a constant. */
+  n?: number
+}
+
+export const WINDOWS = {
+  'ttl-seconds': {
+    kind: 'spec',
+    value: "the session's ttlSeconds",
+    from: 'SessionUpdate.ttlSeconds: an update or heartbeat more often than every ttlSeconds (OT-113)'
+  },
+  'orbtile-rate': {
+    kind: 'spec',
+    value: '20 requests a second, burst 60',
+    from: 'limits.requestsPerSecond and limits.burst: more than 60 + 20·t requests in any t seconds (OT-026)',
+    n: 20
+  },
+  'nonce-length': {
+    kind: 'spec',
+    value: '16 to 64 hex characters',
+    from: 'Info: X-Orbtile-Nonce, 16..64 hex (OT-037, OT-039)'
+  },
+  'base-hue-turn': {
+    kind: 'spec',
+    value: 'baseHue 205..215',
+    from: 'Palette.baseHue.description: the waiting colour changes direction at 210.9 (OT-074)'
+  },
+  'attention-arcs': {
+    kind: 'spec',
+    value: 'calm 115..235; alarm 280 → 0 → 76; clear of 43, 306 and 355 by 5°',
+    from: "Palette.attentionHue.description (OT-081); the 5° clearance is orbtest's reading of \"away from\""
+  },
+  'orbtile-retry-after': {
+    kind: 'decision',
+    value: "the 429's Retry-After",
+    from: 'OT-A20: the Orbtile spec names no Retry-After; orbtest\'s fake sends one, and a client that waits it out is never early'
+  },
+  'max-connections': {
+    kind: 'decision',
+    value: '32 connections open at once',
+    from: 'OTC-04: a local API needs one poll and a few writes at a time; 32 is far above that and far below a leak',
+    n: 32
+  },
+  'stop-grace': {
+    kind: 'decision',
+    value: '10 s from SIGTERM to exit',
+    from: "OTC-05, OBC-06: the tightest common process manager's grace (Docker's stop timeout; Kubernetes allows 30 s, systemd 90 s), time enough to finish a long poll in flight",
+    n: 10_000
+  },
+  'start-allowance': {
+    kind: 'scenario',
+    value: '10 s to the first contact',
+    from: "OTC-19, OBC-10: a scenario's steps wait this long for the client's first request; a client that makes none plays the scenario anyway",
+    n: 10_000
+  },
+  reconnect: {
+    kind: 'decision',
+    value: '4 s to reach a moved socket',
+    from: 'OTC-12: an adapter that was polling when the app moved has a request to send at once; 4 s is two long polls',
+    n: 4000
+  },
+  'recent-poll': {
+    kind: 'decision',
+    value: 'a poll in the 2.5 s before the move',
+    from: 'OTC-12: who counts as polling when the socket moves (a long poll lasts at most 2 s)',
+    n: 2500
+  },
+  'keypad-wait': {
+    kind: 'decision',
+    value: 'no decision for 6 s; at work after the first 2 s',
+    from: 'OTC-15: an adapter whose requests go undecided 6 s must still make requests in the second half of the wait',
+    n: 6000
+  },
+  'stale-ack': {
+    kind: 'decision',
+    value: 'two later polls, a second after receipt',
+    from: 'OTC-01: a discarded decision is acknowledged; one that two later polls leave unacknowledged was not',
+    n: 1000
+  },
+  'unknown-fields-twin': {
+    kind: 'decision',
+    value: '3 requests of a kind in the twin, none in the variant',
+    from: 'OTC-08: the variant and its control twin play the same world; a kind the twin made 3 times while the variant made none went silent because of the unknown fields',
+    n: 3
+  },
+  'answer': {
+    kind: 'spec',
+    value: '6 s from receipt to the answer',
+    from: 'GET /events description: a bot answers within about 6 s (ORB-071); timed from when the bot had the command, not from invoked_at (ORB-A14)',
+    n: 6000
+  },
+  fallback: {
+    kind: 'decision',
+    value: '5 s from a 410 to the post',
+    from: 'OBC-05: the spec says to post instead and names no time; 5 s is most of a member\'s patience',
+    n: 5000
+  },
+  notice: {
+    kind: 'spec',
+    value: '4 s to answer a typed command inline',
+    from: 'webhooks.event.description: an application_command is answered within four seconds (ORB-097)',
+    n: 4000
+  },
+  'voice-gap': {
+    kind: 'spec',
+    value: '90 s between voice heartbeats',
+    from: 'POST /voice description: there must never be a 90-second gap (ORB-077)',
+    n: 90_000
+  },
+  'orb-posts': {
+    kind: 'spec',
+    value: '30 posts a minute, 12 a minute in one channel',
+    from: 'POST /messages description (ORB-031, ORB-032)',
+    n: 30
+  },
+  'orb-retry-after': {
+    kind: 'spec',
+    value: "the 429's Retry-After",
+    from: 'components.responses.Throttled: wait Retry-After seconds (ORB-100)'
+  },
+  quiet: {
+    kind: 'decision',
+    value: '1 s after a delivery',
+    from: 'OBC-04: a write a delivery causes comes at once; deliveries are 1.3 s apart so that each has its own second',
+    n: 1000
+  },
+  owed: {
+    kind: 'decision',
+    value: '5 s owed to a genuine mention',
+    from: 'OBC-13: a slow bot\'s reply to a genuine mention may follow the next delivery; it is the mention\'s, not the next one\'s',
+    n: 5000
+  },
+  'on-its-way': {
+    kind: 'excuse',
+    value: '250 ms, widened by the measured stalls',
+    from: 'OTC-11, OTC-14: a request on another connection so soon after a refusal may have been sent before the client read it',
+    n: 250
+  },
+  'timer-slack': {
+    kind: 'excuse',
+    value: '50 ms',
+    from: 'a client\'s timer and ours are not exact: a wait this much short of a bound is not held against it',
+    n: 50
+  },
+  'measurement-error': {
+    kind: 'excuse',
+    value: 'the judge\'s longest stall plus the client\'s longest wait for a CPU in the interval, 5 s at most',
+    from: 'OTC-17, OTC-25: a finding within the judge\'s own error is inconclusive, never a failure',
+    n: 5000
+  }
+} as const satisfies Record<string, Window>
+
+export type WindowId = keyof typeof WINDOWS
+
+/** A row's number (a constant of the table). */
+export function windowMs (id: WindowId): number {
+  const row: Window = WINDOWS[id]
+  if (row.n === undefined) throw new Error(`window ${id} has no constant`)
+  return row.n
+}

@@ -1,0 +1,223 @@
+// The checks of a bot that fetches its events: its cursor (ORB-048), its answers to typed commands (ORB-071), and
+// its waits after a 429 (ORB-100).
+import { seconds, type Outcomes } from '../client/check.js'
+import type { JournalExchange, Millis } from '../client/journal.js'
+import { windowMs } from '../client/windows.js'
+import { at, judged, onItsWay, type OrbCheck } from './check.js'
+import { isObject, view, type OrbModel } from './model.js'
+
+/** ORB-048's `next` and `past` on one fetch: the cursor it was given, by the process that was given it. */
+function judgeCursor (e: JournalExchange, model: OrbModel, out: Outcomes): void {
+  const after = Number(view(e).query.get('after') ?? 0)
+  // The cursors given before this fetch: its own reply's is not one of them, however soon it came.
+  const given = model.nexts.filter((n) => n.at <= e.at && n.seq !== e.seq)
+  const most = Math.max(0, ...given.map((n) => n.next))
+  if (after > most) {
+    out.violation('past', { ...at(e), message: `after=${after} is past every next the bot was given`, expected: `after <= ${most}`, actual: `after=${after}` })
+    return
+  }
+  out.exercised('past')
+  // OBC-11: the last next the running process surely got, and those of replies cut since, which it may have got.
+  const start = model.starts.at(-1) ?? 0
+  const sure = given.filter((n) => n.cut !== true && n.at >= start)
+  const last = sure.at(-1)
+  // A process that has had no reply yet starts from a cursor it saved: any next given before is right.
+  if (last === undefined) return
+  const maybe = given.filter((n) => n.cut === true && n.at > last.at).map((n) => n.next)
+  if (after === last.next || maybe.includes(after)) {
+    out.exercised('next')
+    return
+  }
+  out.violation('next', { ...at(e), message: `after=${after}, where the last reply gave next ${last.next}`, expected: `after=${last.next} (the next given)`, actual: `after=${after}` })
+}
+
+/** A typed command answered (a respond that was not refused for the rate), and by which process. */
+interface Answer { status: number, at: Millis, end: Millis, process: number }
+
+/**
+ * A second answer to an event a process of the bot had answered: certain, unless that process was killed so soon
+ * after its answer came back that it may not have had time to note it (then inconclusive).
+ */
+function judgeTwice (e: JournalExchange, first: Answer, process: number, model: OrbModel, out: Outcomes): void {
+  const clause = first.process === process ? 'twice' : 'restart-twice'
+  const killed = model.starts[first.process]
+  const soon = clause === 'restart-twice' && killed !== undefined &&
+    killed - first.end < windowMs('on-its-way') + model.error(first.end, killed)
+  judged(out, clause, {
+    ...at(e),
+    message: `event ${view(e).event ?? ''} was answered a second time${clause === 'twice' ? '' : ', by a later process of the bot'}`,
+    expected: 'each event acted on once (handled idempotently)',
+    actual: `a second respond (${e.status})`
+  }, soon ? `the process that answered first was killed ${seconds(killed - first.end)} after its answer came back` : undefined)
+}
+
+const ORB_048: OrbCheck = {
+  id: 'ORB-048',
+  title: 'the cursor: each fetch uses the next it was given; nothing is skipped or acted on twice across a restart',
+  level: 'MUST',
+  ledger: 'Cursor handling for a bot: the next request uses after = the next it was given; events are handled idempotently, because a repeat is possible; after is persisted only after the events are handled.',
+  clauses: [
+    { key: 'next', text: 'each fetch uses the next of the last reply', level: 'MUST', exercise: 'events fetched with GET /events' },
+    { key: 'past', text: 'after never past every next given', level: 'MUST', exercise: 'events fetched with GET /events' },
+    { key: 'twice', text: 'an event delivered again is not acted on again by the process that acted on it', level: 'MUST', exercise: 'an event delivered twice (tour:repeat)' },
+    { key: 'restart-twice', text: 'an event a process acted on is not acted on again by a later process', level: 'MUST', exercise: 'a typed command delivered again after a restart (tour:repeat)' },
+    { key: 'skip', text: 'a typed command a later process fetched past was answered (the cursor saved only after handling)', level: 'MUST', exercise: 'a kill 0.7 s after a typed command was fetched, and a restart (tour:restart)' }
+  ],
+  windows: ['on-its-way', 'measurement-error'],
+  reads: {},
+  judge: () => {
+    const answers = new Map<string, Answer[]>()
+    /** Typed commands a later process's cursor has gone past (OBC-11). */
+    const passed = new Set<string>()
+    let repeated = false
+    return {
+      observe (entry, model, out) {
+        if (entry.kind !== 'exchange') return
+        const v = view(entry)
+        if (v.route === 'respond' && v.event !== undefined && entry.status !== 429) {
+          const list = answers.get(v.event) ?? []
+          const first = list.find((a) => a.status >= 200 && a.status < 300)
+          const process = model.processAt(entry.at)
+          if (first !== undefined) judgeTwice(entry, first, process, model, out)
+          list.push({ status: entry.status, at: entry.at, end: entry.end, process })
+          answers.set(v.event, list)
+        }
+        if (v.route !== 'events') return
+        if (entry.wire?.some((w) => w.includes('delivered again')) === true) repeated = true
+        judgeCursor(entry, model, out)
+        const after = Number(v.query.get('after') ?? 0)
+        const start = model.starts.at(-1) ?? 0
+        for (const r of model.received.values()) {
+          if (r.type === 'application_command' && r.at < start && after >= (r.cursor ?? Infinity)) passed.add(r.id)
+        }
+      },
+      open (model, _end, out) {
+        for (const r of model.received.values()) {
+          if (!passed.has(r.id)) continue
+          if (answers.has(r.id)) {
+            out.exercised('skip')
+            continue
+          }
+          out.violation('skip', { seq: r.seq, at: r.at, message: `the typed command ${r.id} was received, never answered, and fetched past by a later process`, expected: 'every event handled; the cursor saved only after handling', actual: 'no respond for it' })
+        }
+        if (repeated) out.exercised('twice')
+        const start = model.starts.at(-1) ?? 0
+        if ([...answers.values()].some((l) => l.some((a) => a.at < start))) out.exercised('restart-twice')
+      }
+    }
+  }
+}
+
+/** A 410 met by a respond: its command's channel, and whether a message was posted there after. */
+interface Gone { event: string, channel: string | null, at: Millis, seq: number, posted: boolean }
+
+/** ORB-071's answer time and the unanswered commands, at the end. */
+function unanswered (model: OrbModel, answered: ReadonlySet<string>, end: Millis, out: Outcomes): void {
+  const limit = windowMs('answer')
+  for (const r of model.received.values()) {
+    // A webhook delivery (no cursor) is answered inline: ORB-097's.
+    if (r.type !== 'application_command' || r.cursor === undefined || answered.has(r.id)) continue
+    // Judged only when the process that received it ran on for the whole wait, and the scenario did.
+    const next = model.starts.find((s) => s > r.at) ?? end
+    if (Math.min(next, end) - r.at < limit) {
+      out.note(`not judged: ${r.id}, received at ${seconds(r.at)}, had under ${seconds(limit)} before ${next < end ? 'a restart' : 'the end'}`)
+      continue
+    }
+    out.violation('unanswered', { seq: r.seq, at: r.at, message: `the typed command ${r.id} was never answered`, expected: 'POST /interactions/{event}/respond within about 6 s', actual: 'no answer' })
+  }
+}
+
+const ORB_071: OrbCheck = {
+  id: 'ORB-071',
+  title: 'a fetched typed command is answered within about 6 s; after a 410 the answer is posted instead',
+  level: 'MUST',
+  ledger: 'A bot that fetches its events answers within about 6 s. On 410 it posts a normal message instead (POST /messages).',
+  clauses: [
+    { key: 'answer', text: 'a respond within 6 s of the bot having the command', level: 'MUST', exercise: 'a typed command fetched with GET /events (tour:basic)' },
+    { key: 'unanswered', text: 'every typed command fetched is answered', level: 'MUST', exercise: 'a typed command fetched with GET /events (tour:basic)' },
+    {
+      key: 'fallback',
+      text: 'after a 410, the answer is posted in the command\'s channel (OBC-05)',
+      level: 'decision',
+      basis: 'fallback',
+      why: 'the spec names no time for the post; 5 s is orbtest\'s',
+      exercise: 'a typed command delivered late, so that its respond meets 410 (tour:late)'
+    }
+  ],
+  windows: ['answer', 'fallback', 'measurement-error'],
+  reads: {},
+  judge: () => {
+    const answered = new Set<string>()
+    const gone: Gone[] = []
+    return {
+      observe (entry, model, out) {
+        if (entry.kind !== 'exchange') return
+        const v = view(entry)
+        if (v.route === 'messages-post' && isObject(v.body)) {
+          for (const g of gone) if (!g.posted && v.body.channel === g.channel && entry.at >= g.at) g.posted = true
+        }
+        if (v.route !== 'respond' || v.event === undefined || answered.has(v.event)) return
+        answered.add(v.event)
+        const r = model.received.get(v.event)
+        if (entry.status === 410) gone.push({ event: v.event, channel: r?.channel ?? null, at: entry.end, seq: entry.seq, posted: false })
+        // Timed from when the bot had the command: a delivery the wire made late is no fault of the bot's.
+        const late = r === undefined ? 0 : entry.at - r.at
+        if (late <= windowMs('answer')) {
+          out.exercised('answer')
+          return
+        }
+        judged(out, 'answer', { ...at(entry), message: `event ${v.event} answered ${seconds(late)} after the bot received it`, expected: 'an answer within about 6 s', actual: `${entry.status}` },
+          late <= windowMs('answer') + model.error(r!.at, entry.at) ? 'late by less than the judge\'s measurement error' : undefined)
+      },
+      open (model, end, out) {
+        for (const g of gone) {
+          const limit = windowMs('fallback')
+          if (g.posted) out.exercised('fallback')
+          else if (end - g.at < limit) out.note(`not judged: the 410 at ${seconds(g.at)} came under ${seconds(limit)} before the end (${seconds(end)})`)
+          else out.violation('fallback', { seq: g.seq, at: g.at, message: `the answer to ${g.event} met 410, and no message was posted instead`, expected: 'POST /messages with the answer after a 410', actual: `nothing in ${seconds(limit)}` })
+        }
+        if (answered.size > 0) out.exercised('unanswered')
+        unanswered(model, answered, end, out)
+      }
+    }
+  }
+}
+
+interface Closed { until: Millis, after: number, end: Millis, seq: number, connection: number }
+
+const ORB_100: OrbCheck = {
+  id: 'ORB-100',
+  title: 'after a 429 the bot waits at least Retry-After before that call again',
+  level: 'MUST',
+  ledger: 'After a 429, the bot waits at least Retry-After seconds before retrying that call. It does not retry in a tight loop.',
+  clauses: [{ key: 'wait', text: 'the same call (method and path) not before Retry-After has passed', level: 'MUST', exercise: 'a 429 with Retry-After (tour:throttle)' }],
+  windows: ['orb-retry-after', 'timer-slack', 'on-its-way', 'measurement-error'],
+  reads: {},
+  judge: () => {
+    const closed = new Map<string, Closed>()
+    return {
+      observe (entry, model, out) {
+        if (entry.kind !== 'exchange') return
+        const call = `${entry.method} ${view(entry).path}`
+        const shut = closed.get(call)
+        if (shut !== undefined && entry.seq !== shut.seq && entry.at >= shut.end) {
+          closed.delete(call)
+          const early = shut.until - entry.at
+          if (early <= windowMs('timer-slack')) out.exercised('wait')
+          else {
+            const unsure = entry.connection !== shut.connection && onItsWay(model, shut.end, entry.at)
+              ? 'sent on another connection, soon enough to have been on its way'
+              : early <= windowMs('timer-slack') + model.error(shut.end, entry.at) ? 'early by less than the judge\'s measurement error' : undefined
+            judged(out, 'wait', { ...at(entry), message: `${call} again ${seconds(entry.at - shut.end)} after a 429 that said Retry-After: ${shut.after}`, expected: `no ${call} for ${shut.after} s`, actual: `after ${seconds(entry.at - shut.end)}` }, unsure)
+          }
+        }
+        if (entry.status !== 429) return
+        const after = Number(entry.replyHeaders['retry-after'] ?? 1)
+        const wait = Number.isFinite(after) ? after : 1
+        closed.set(call, { until: entry.end + wait * 1000, after: wait, end: entry.end, seq: entry.seq, connection: entry.connection })
+      }
+    }
+  }
+}
+
+export const EVENT_CHECKS: readonly OrbCheck[] = [ORB_048, ORB_071, ORB_100]

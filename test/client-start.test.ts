@@ -1,0 +1,76 @@
+// A client slow to start still gets its whole scenario, timed from its first contact (OTC-19, OBC-10), and a voice
+// seat taken late is still watched for 93 s (OBC-08). (The voice tour on the reference bot and its faults are the
+// trust campaign's: test/trust.test.ts.)
+import { pathToFileURL } from 'node:url'
+import { Writable } from 'node:stream'
+import t from 'tap'
+import { conformance } from '../conformance/index.js'
+import { VOICE_TOUR_MS, VOICE_TOUR, type Scenario } from '../conformance/orb-client/scenario.js'
+import { playOrbScenario } from '../conformance/orb-client/world.js'
+import { EVENTS_BOT, NODE_ADAPTER, run, settle, verdictOf } from './helpers/client-run.js'
+
+// OBC-08: tour:voice with its /join delivered 4 s late, so that the bot sits down well after the member asked.
+const lateSeat: Scenario = {
+  ...VOICE_TOUR,
+  steps: [{ atMs: 1000, actor: 'wire', name: 'late-command', ms: 4000 }, ...VOICE_TOUR.steps]
+}
+const late = playOrbScenario(lateSeat, [process.execPath, EVENTS_BOT], { name: 'late-seat', only: ['ORB-077'] })
+// OBC-10: a bot that takes 6 s to start, past the 5 s it was once given, still gets the /join its steps hold. Node
+// starts at once and loads the bot 6 s later. Started with the others at the file's start, beside the first group's
+// spawns, its first request reached the judge over 10 s after its start (twice, once with Node started after a
+// shell's sleep): it is played when its test begins, the last group, with only the voice tour's runs still waiting.
+const slowStarter = (): ReturnType<typeof playOrbScenario> => playOrbScenario(
+  { ...VOICE_TOUR, seatedMs: 2000 },
+  [process.execPath, '-e', `setTimeout(() => import(${JSON.stringify(pathToFileURL(EVENTS_BOT).href)}), 6000)`],
+  { name: 'slow-start', only: ['ORB-077'] }
+)
+
+// A slow starter (OTC-19): tour:app's new token (1.2 s) and new socket (2.8 s) would have come before it ran.
+const slowRun = run(['--tour', 'app', '--scenarios', '0'], ['bash', '-c', `sleep 4.5; exec ${process.execPath} ${NODE_ADAPTER}`])
+
+t.test('CLIENT-07 OTC-19: an adapter that takes 4.5 s to start still gets the whole scenario, timed from its first connection', async (t) => {
+  const r = await slowRun
+  const bad = r.json.checks.filter((c) => c.violationCount > 0).map((c) => `${c.id}: ${c.reason ?? ''}`)
+  t.same(bad, [], 'no finding: the slow start is no fault')
+  t.equal(r.code, 0, 'exit 0')
+  t.equal(verdictOf(r, 'OT-002'), 'pass', 'it reached the socket, the moved one too')
+  // Counted from the adapter's start, the new token and the new socket came before it ran, and the lease it lost
+  // (4.6 s) before it had registered: no re-registration to judge, and OT-064 went unexercised.
+  t.equal(verdictOf(r, 'OT-064'), 'pass', 'the app ended its lease while it ran: it registered again, icon and all')
+  settle(t, r)
+})
+
+t.test('OBC-08 a seat taken 4 s after the /join is still watched for 93 s, and ORB-077 is judged', async (t) => {
+  const report = await late
+  const finding = report.findings.find((f) => f.id === 'ORB-077')
+  const entries = report.journal
+  t.equal(finding?.verdict, 'pass', 'judged, and the reference bot passes', {
+    actions: entries.filter((e) => e.kind === 'action').map((e) => `${Math.round(e.at)} ms ${e.actor}: ${e.text}`)
+  })
+  const cmd = entries.find((e) => e.kind === 'action' && e.name === 'command')
+  const seated = entries.find((e) => e.kind === 'action' && e.name === 'seated')
+  const exit = entries.find((e) => e.kind === 'action' && e.name === 'exit')
+  t.ok(cmd !== undefined && seated !== undefined && exit !== undefined, 'the /join, the seat and the exit journaled')
+  t.ok(seated!.at - cmd!.at >= 4000, `the seat came ${Math.round(seated!.at - cmd!.at)} ms after the /join`)
+  t.ok(exit!.at - seated!.at >= VOICE_TOUR_MS, `and the bot was stopped ${Math.round(exit!.at - seated!.at)} ms after it`)
+})
+
+t.test('OBC-10 a bot up 6 s after its start gets the scenario from then on: the /join reaches it, and the journal says it was slow', async (t) => {
+  const entries = (await slowStarter()).journal
+  const said = (name: string): string | undefined => {
+    const e = entries.find((x) => x.kind === 'action' && x.name === name)
+    return e?.kind === 'action' ? e.text : undefined
+  }
+  const actions = entries.filter((e) => e.kind === 'action')
+    .map((e) => `${Math.round(e.at)} ms ${e.actor}: ${e.text}`)
+  t.match(said('slow-start') ?? '', /^the bot was up [6-9]\.\d s after its start$/, 'journaled', { actions })
+  t.match(said('command') ?? '', /types \/join/, 'the /join was typed once the bot had registered it', { actions })
+  t.ok(said('seated') !== undefined, 'and the bot took its seat', { actions })
+})
+
+t.test('ORB-077 tour:voice is long, and --list says it is played only when --tour names it', async (t) => {
+  let text = ''
+  const sink = new Writable({ write (c, _e, d) { text += String(c); d() } })
+  t.equal(await conformance(['--client', 'orb', '--list', '--', 'x'], sink), 0)
+  t.match(text, /tour:voice .*\(long: played only with --tour voice\)/, '--list marks it long')
+})

@@ -1,0 +1,48 @@
+// The trust campaign, bounded (trust/campaign.ts; `npm run trust` plays it whole): every clean client under a fixed
+// seed, the reference ones with --strict, none failing any check; and every reference fault caught, on the clause it
+// is a fault of. The long tour (tour:voice, 93 s) is played too, from the start, beside the rest.
+import t from 'tap'
+import { join } from 'node:path'
+import { campaign, campaignText, type CampaignReport } from '../trust/campaign.js'
+import { CLIENTS } from '../trust/clients.js'
+import { FAULTS } from '../trust/faults.js'
+import { SEED } from './helpers/client-run.js'
+import { ROOT } from './helpers/root.js'
+
+const report: Promise<CampaignReport> = campaign({
+  root: ROOT,
+  cli: join(ROOT, 'dist', 'cli', 'orbtest.js'),
+  seeds: [SEED],
+  scenarios: 2,
+  load: false,
+  long: true,
+  jobs: 6
+})
+
+t.test('TRUST-01 no clean client fails a check: the reference clients with --strict, the others as a newcomer runs them', async (t) => {
+  const r = await report
+  t.comment(campaignText(r))
+  for (const u of r.unavailable) t.comment(`not judged here: ${u.client}: ${u.why}`)
+  const clean = r.runs.filter((x) => x.kind === 'clean')
+  for (const c of CLIENTS.filter((c) => !r.unavailable.some((u) => u.client === c.name))) {
+    const runs = clean.filter((x) => x.client === c.name)
+    t.equal(runs.length, 1, `${c.name}: played`)
+    for (const x of runs) {
+      t.same(x.failed, [], `${c.name}: no check failed${c.reference ? ' (with --strict)' : ''}`)
+      t.equal(x.error, undefined, `${c.name}: a report was written`)
+      t.equal(x.code, 0, `${c.name}: exit 0`)
+    }
+  }
+})
+
+t.test('TRUST-02 every reference fault fails the clause it is a fault of', async (t) => {
+  const r = await report
+  const faults = r.runs.filter((x) => x.kind === 'fault')
+  const ready = FAULTS.filter((f) => !r.unavailable.some((u) => u.client === f.client))
+  t.equal(faults.length, ready.length, `${ready.length} faults played`)
+  for (const x of faults) {
+    const f = x.fault!
+    t.ok(x.detected, `${f.client} --fault ${f.fault} (tour:${f.tour}): ${f.clauses.join(', ')} broken and failed`, { args: x.args.join(' '), failed: x.failed, inconclusive: x.inconclusive })
+    t.equal(x.code, 1, `${f.fault}: exit 1`)
+  }
+})
