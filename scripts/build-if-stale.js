@@ -9,7 +9,9 @@ import { join } from 'node:path'
 
 const root = join(import.meta.dirname, '..')
 const stamp = join(root, 'dist', '.build-stamp')
-const inputs = ['src', 'conformance', 'bench', 'trust', 'fixtures', 'tsconfig.json', 'tsconfig.build.json', 'package.json']
+const inputs = [
+  'src', 'conformance', 'bench', 'trust', 'fixtures', 'tsconfig.json', 'tsconfig.build.json', 'package.json'
+]
 
 /** The newest modification time under `path` (a file or a folder). */
 function newest (path) {

@@ -37,7 +37,7 @@ const webhookFault = judge({
   client: `node ${WEBHOOK_BOT}`,
   args: '--fault crash-on-null-body',
   suite: 'orb-webhook',
-  flags: '--tour deliveries --scenarios 0',
+  flags: '--tour encrypted --scenarios 0',
   'report-dir': 'reports/bot',
   artifact: 'bot-report'
 })

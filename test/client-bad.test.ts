@@ -50,7 +50,8 @@ t.test('CLIENT-04 bad clients get a verdict, never a hung run; one that never re
   t.equal(verdictOf(quitter, 'OTC-03'), 'non-strict', 'exits at once: OTC-03 says so')
   for (const r of [silent, quitter]) {
     t.equal(r.code, 2, 'exit 2: nothing was judged')
-    t.match(r.tap, /the client never reached the fake in any scenario .*does it read ORBTILE_DISCOVERY\?/, 'and the run says why')
+    t.match(r.tap, /the client never reached the fake in any scenario .*does it read ORBTILE_DISCOVERY\?/,
+      'and the run says why')
   }
   // The scenario's own clock: 10 s for a first connection (OTC-19), tour:basic's 3 s, the stop's grace, and slack
   // for a loaded machine. The wall clock only shows that nothing waited for the sleeping client.

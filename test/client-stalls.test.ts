@@ -3,7 +3,6 @@
 // (OTC-25, the client's own waits for a CPU, is in run-queue.test.ts.)
 import t from 'tap'
 import { stalls } from '../conformance/client/stall.js'
-import { EXTRA_FIELDS_NOTE } from '../conformance/orbtile-client/checks/life.js'
 import { Observer } from '../conformance/orbtile-client/observer.js'
 import { exchange } from './helpers/tap-exchange.js'
 
@@ -35,30 +34,9 @@ function judged (stallMs: number): number {
   return obs.findings(t0 + 800).find((f) => f.id === 'OT-027')!.violationCount
 }
 
-t.test('OTC-17 OT-027 a request stamped 700 ms after a 429 breaks Retry-After, unless the judge stalled 400 ms between', async (t) => {
+t.test('OTC-17 OT-027 a request stamped 700 ms after a 429 breaks Retry-After, and is inconclusive when the judge stalled 400 ms between', async (t) => {
   const release = stalls.hold()
   t.teardown(release)
   t.equal(judged(0), 1, 'no stall: 0.7 s after Retry-After: 1 is a violation')
-  t.equal(judged(400), 0, 'a 400 ms stall of the judge in between: the stamp may be that late, no violation')
-})
-
-/** OT-008 on a journal written here: two heartbeats 500 ms apart, a third whose reply carried unknown fields, then
- * silence until `endMs`. */
-function frozen (endMs: number): { verdict: string, note?: string, violationCount: number } {
-  const obs = new Observer('discovery-token', { only: ['OT-008'] })
-  const t0 = obs.now()
-  for (const [i, at] of [0, 500].entries()) {
-    obs.exchange({ ...exchange(i + 1, 200), startedAt: t0 + at, sentAt: t0 + at })
-  }
-  obs.exchange({ ...exchange(3, 200, [EXTRA_FIELDS_NOTE]), startedAt: t0 + 1000, sentAt: t0 + 1000 })
-  return obs.findings(t0 + endMs).find((f) => f.id === 'OT-008')!
-}
-
-t.test('OTC-23 OT-008: silence after unknown fields fails once its window has passed; a scenario too short to judge says so', async (t) => {
-  const judged = frozen(6000)
-  t.equal(judged.verdict, 'fail', 'five silent seconds: the adapter stopped')
-  const short = frozen(2000)
-  t.equal(short.verdict, 'pass', 'one silent second: not a violation')
-  const why = /^not judged: batch \(its window of 3\.0+ s from .*\) did not come again, but the scenario ended at/
-  t.match(short.note ?? '', why, 'and the finding says why')
+  t.equal(judged(400), 0, 'a 400 ms stall of the judge in between: the stamp may be that late, inconclusive')
 })

@@ -26,7 +26,10 @@ const slowStarter = (): ReturnType<typeof playOrbScenario> => playOrbScenario(
 )
 
 // A slow starter (OTC-19): tour:app's new token (1.2 s) and new socket (2.8 s) would have come before it ran.
-const slowRun = run(['--tour', 'app', '--scenarios', '0'], ['bash', '-c', `sleep 4.5; exec ${process.execPath} ${NODE_ADAPTER}`])
+const slowRun = run(
+  ['--tour', 'app', '--scenarios', '0'],
+  ['bash', '-c', `sleep 4.5; exec ${process.execPath} ${NODE_ADAPTER}`]
+)
 
 t.test('CLIENT-07 OTC-19: an adapter that takes 4.5 s to start still gets the whole scenario, timed from its first connection', async (t) => {
   const r = await slowRun

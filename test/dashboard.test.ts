@@ -20,10 +20,6 @@ declare const getComputedStyle: (el: unknown) => { backgroundColor: string, opac
 declare const innerWidth: number
 type HTMLInputElement = { labels: { length: number } | null }
 
-// The browser starts once the run's timed file has ended (test/helpers/timed-marker.ts): up to about 100 s of
-// waiting, then the tests' own 20 to 25 s (one browser for the file), past tap's 240 s for a file.
-t.setTimeout(360_000)
-
 const ballOf = (session: string) => `[data-session="${session}"] .ball`
 
 t.test("DASH-01 an adapter registers and posts a session: its orb appears, live, in the palette snapshot's colour for the activity, moving as it does", async (t) => {

@@ -17,13 +17,14 @@ import { formatReport, runCampaign } from '../stress/fuzz.js'
 import { controlErrorShape, readDocument, responseFault, SERVER_NAMES, type Target } from '../stress/targets.js'
 
 const SEED = Number(process.env.FC_SEED ?? 20261130)
-// 8000 by default: npm test runs it at a low priority beside the other files, where it reached 280 to 530 requests/s,
-// so that 30,000 ran into the time limit and what was sent changed with the machine's load. `npm run fuzz` runs more.
+// 8000 by default: npm test runs it beside the other files, where it reaches a few hundred requests a second, so that
+// 30,000 would run into the time limit and what was sent would change with the machine's load. `npm run fuzz` runs
+// more.
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 8000)
 
 t.test('FUZZ-01 a seeded campaign of thousands of requests over the three servers, raw sockets included, breaks no check', async (t) => {
-  // The test's campaign runs at a lower priority than the timed file (test/helpers/priority.ts): a server it waits on
-  // may go unscheduled for a while, so its 100 Continue gets the silence budget (5 s) rather than 2 s.
+  // The campaign runs beside busy test files: a server it waits on may go unscheduled for a while, so its 100 Continue
+  // gets the silence budget (5 s) rather than 2 s.
   const report = await runCampaign({ requests: REQUESTS, seed: SEED, timeLimitMs: 45_000, continueMs: 5000 })
   const replay = `FC_SEED=${SEED} npx tap dist/test/fuzz.test.js, or ${report.replay}`
   if (!report.ok) t.comment(`${formatReport(report)}seed ${SEED}; replay with ${replay}`)

@@ -39,10 +39,27 @@ function registered (): Journal {
 
 const withLease = { 'x-orbtile-adapter-token': LEASE }
 const session = (j: Journal, at: Millis, body: Record<string, unknown> = {}, sid = 's1', connection = 1): void => {
-  j.exchange({ path: `/a/v1/adapters/${ID}/sessions/${sid}`, headers: withLease, body, reply: { session: {} }, at, connection })
+  j.exchange({
+    path: `/a/v1/adapters/${ID}/sessions/${sid}`,
+    headers: withLease,
+    body,
+    reply: { session: {} },
+    at,
+    connection
+  })
 }
-const poll = (j: Journal, at: Millis, end: Millis, body: Record<string, unknown>, events: unknown[] = [], connection = 2): void => {
-  j.exchange({ path: `/a/v1/adapters/${ID}/events`, headers: withLease, body, reply: { events, lastSequence: 0, acknowledged: 0 }, at, end, connection })
+const poll = (
+  j: Journal, at: Millis, end: Millis, body: Record<string, unknown>, events: unknown[] = [], connection = 2
+): void => {
+  j.exchange({
+    path: `/a/v1/adapters/${ID}/events`,
+    headers: withLease,
+    body,
+    reply: { events, lastSequence: 0, acknowledged: 0 },
+    at,
+    end,
+    connection
+  })
 }
 
 t.test('OT-113 a gap past ttlSeconds fails; past it by less than the measurement error is inconclusive', async (t) => {
@@ -59,12 +76,24 @@ t.test('OT-113 a gap past ttlSeconds fails; past it by less than the measurement
   const j = registered()
   session(j, 100, { ttlSeconds: 10 })
   j.action(5000, 'harness', 'stop')
-  t.equal(judge(check('OT-113'), model(), j.entries, 5000).verdict, 'not-exercised', 'a session that lived 5 s of its 10')
+  t.equal(judge(check('OT-113'), model(), j.entries, 5000).verdict, 'not-exercised',
+    'a session that lived 5 s of its 10')
 })
 
 t.test('OT-027 the rate is a MUST; the back-off after a 429 rests on OT-A20 and is non-strict; a request on its way is not judged', async (t) => {
   const refusal = (j: Journal, at: Millis, connection = 1): void => {
-    j.exchange({ path: `/a/v1/adapters/${ID}/sessions/s1`, headers: withLease, body: {}, status: 429, replyHeaders: { 'retry-after': '2' }, reply: { error: { code: 'rate_limited' } }, wire: ['429 injected, Retry-After 2'], at, end: at + 1, connection })
+    j.exchange({
+      path: `/a/v1/adapters/${ID}/sessions/s1`,
+      headers: withLease,
+      body: {},
+      status: 429,
+      replyHeaders: { 'retry-after': '2' },
+      reply: { error: { code: 'rate_limited' } },
+      wire: ['429 injected, Retry-After 2'],
+      at,
+      end: at + 1,
+      connection
+    })
   }
   const backoff = (after: Millis, connection: number, wait = 0): string => {
     const j = registered()
@@ -78,13 +107,30 @@ t.test('OT-027 the rate is a MUST; the back-off after a 429 rests on OT-A20 and 
   t.equal(backoff(500, 2, 600), 'inconclusive', 'on another connection, the client kept 0.6 s from a CPU in between')
   const flood = registered()
   for (let i = 0; i < 90; i++) session(flood, 1000 + i * 5)
-  flood.exchange({ path: `/a/v1/adapters/${ID}/sessions/s1`, headers: withLease, body: {}, status: 429, replyHeaders: { 'retry-after': '1' }, reply: { error: { code: 'rate_limited' } }, at: 1460 })
+  flood.exchange({
+    path: `/a/v1/adapters/${ID}/sessions/s1`,
+    headers: withLease,
+    body: {},
+    status: 429,
+    replyHeaders: { 'retry-after': '1' },
+    reply: { error: { code: 'rate_limited' } },
+    at: 1460
+  })
   const f = judge(check('OT-027'), model(), flood.entries, 3000)
   t.equal(f.verdict, 'fail', '91 requests in 0.46 s, refused by the app: over 60 + 20·t')
   t.same(clause(f, 'rate').slice(1), [1, 0], 'the rate clause is the one broken')
   const few = registered()
-  few.exchange({ path: `/a/v1/adapters/${ID}/sessions/s1`, headers: withLease, body: {}, status: 429, replyHeaders: { 'retry-after': '1' }, reply: { error: { code: 'rate_limited' } }, at: 1000 })
-  t.equal(judge(check('OT-027'), model(), few.entries, 3000).verdict, 'inconclusive', 'the app refused, but the journal shows no excess')
+  few.exchange({
+    path: `/a/v1/adapters/${ID}/sessions/s1`,
+    headers: withLease,
+    body: {},
+    status: 429,
+    replyHeaders: { 'retry-after': '1' },
+    reply: { error: { code: 'rate_limited' } },
+    at: 1000
+  })
+  t.equal(judge(check('OT-027'), model(), few.entries, 3000).verdict, 'inconclusive',
+    'the app refused, but the journal shows no excess')
 })
 
 t.test('OT-134 two polls that overlap fail; an overlap inside the measurement error is inconclusive', async (t) => {
@@ -138,7 +184,15 @@ function decided (picks: unknown, at: Millis): Journal {
   const j = registered()
   const questions = [{ text: 'Which?', options: [{ label: 'A' }, { label: 'B' }] }]
   session(j, 100, { question: { id: 'q1', questions } }, 's2')
-  poll(j, 200, at, { after: 0, ack: 0, waitSeconds: 2 }, [{ sequence: 1, type: 'question', sessionId: 's2', host: 'h', requestId: 'q1', picks, expiresAt: Date.now() / 1000 + 600 }])
+  poll(j, 200, at, { after: 0, ack: 0, waitSeconds: 2 }, [{
+    sequence: 1,
+    type: 'question',
+    sessionId: 's2',
+    host: 'h',
+    requestId: 'q1',
+    picks,
+    expiresAt: Date.now() / 1000 + 600
+  }])
   return j
 }
 
@@ -159,17 +213,34 @@ t.test('OT-139 OT-148 what rests on OTC-01 (the order of an ack against a write)
   t.equal(b.verdict, 'non-strict', 'tampered picks applied: non-strict, and says why it is not failed')
   t.same(clause(b, 'picks').slice(1), [1, 0])
   const none = decided([[0]], 1000)
-  t.equal(judge(check('OT-148'), model(), none.entries, 4000).verdict, 'not-exercised', 'valid picks: OT-148\'s situation did not arise')
+  t.equal(judge(check('OT-148'), model(), none.entries, 4000).verdict, 'not-exercised',
+    'valid picks: OT-148\'s situation did not arise')
 })
 
 t.test('OT-139 OT-147 a request the adapter withdrew before its decision came: discarding and acknowledging it is no ack on receipt', async (t) => {
   const j = registered()
   session(j, 100, { approval: { id: 'a1', toolName: 'Bash', commandSummary: 'ls' } })
   // The withdrawal was sent before the poll's reply, and is filed after it.
-  poll(j, 200, 1000, { after: 0, ack: 0, waitSeconds: 2 }, [{ sequence: 1, type: 'approval', sessionId: 's1', host: 'h', requestId: 'a1', decision: 'allow', expiresAt: Date.now() / 1000 + 600 }])
-  j.exchange({ path: `/a/v1/adapters/${ID}/sessions/s1`, headers: withLease, body: { approval: null }, reply: {}, at: 990, end: 1003 })
+  poll(j, 200, 1000, { after: 0, ack: 0, waitSeconds: 2 }, [{
+    sequence: 1,
+    type: 'approval',
+    sessionId: 's1',
+    host: 'h',
+    requestId: 'a1',
+    decision: 'allow',
+    expiresAt: Date.now() / 1000 + 600
+  }])
+  j.exchange({
+    path: `/a/v1/adapters/${ID}/sessions/s1`,
+    headers: withLease,
+    body: { approval: null },
+    reply: {},
+    at: 990,
+    end: 1003
+  })
   poll(j, 1010, 3000, { after: 1, ack: 1, waitSeconds: 2 })
-  t.equal(judge(check('OT-139'), model(), j.entries, 4000).verdict, 'not-exercised', 'not OT-139\'s: the decision was stale')
+  t.equal(judge(check('OT-139'), model(), j.entries, 4000).verdict, 'not-exercised',
+    'not OT-139\'s: the decision was stale')
   const f = judge(check('OT-147'), model(), j.entries, 4000)
   t.equal(f.verdict, 'pass', 'OT-147: discarded and acknowledged')
   t.same(clause(f, 'withdrawn'), [1, 0, 0], 'its "no longer pending" clause was exercised')
@@ -180,7 +251,15 @@ t.test('OT-147 a decision for a withdrawn request applied to the request pending
   session(j, 100, { approval: { id: 'a1', toolName: 'Bash', commandSummary: 'ls' } })
   session(j, 3000, { approval: null })
   session(j, 3300, { approval: { id: 'a2', toolName: 'Bash', commandSummary: 'ls' } })
-  poll(j, 3400, 3500, { after: 0, ack: 0, waitSeconds: 2 }, [{ sequence: 1, type: 'approval', sessionId: 's1', host: 'h', requestId: 'a1', decision: 'allow', expiresAt: Date.now() / 1000 + 600 }])
+  poll(j, 3400, 3500, { after: 0, ack: 0, waitSeconds: 2 }, [{
+    sequence: 1,
+    type: 'approval',
+    sessionId: 's1',
+    host: 'h',
+    requestId: 'a1',
+    decision: 'allow',
+    expiresAt: Date.now() / 1000 + 600
+  }])
   session(j, 3502, { approval: null, activity: 'tool' })
   poll(j, 3510, 5500, { after: 1, ack: 1, waitSeconds: 2 })
   const f = judge(check('OT-147'), model(), j.entries, 6000)
@@ -188,7 +267,15 @@ t.test('OT-147 a decision for a withdrawn request applied to the request pending
   t.same(clause(f, 'withdrawn').slice(1), [1, 0], 'a2 cleared right after a1\'s decision came: applied to it')
   const k = registered()
   session(k, 100, { approval: { id: 'a1', toolName: 'Bash', commandSummary: 'ls' } })
-  poll(k, 200, 1000, { after: 0, ack: 0, waitSeconds: 2 }, [{ sequence: 1, type: 'approval', sessionId: 's1', host: 'h', requestId: 'a1', decision: 'allow', expiresAt: Date.now() / 1000 - 1 }])
+  poll(k, 200, 1000, { after: 0, ack: 0, waitSeconds: 2 }, [{
+    sequence: 1,
+    type: 'approval',
+    sessionId: 's1',
+    host: 'h',
+    requestId: 'a1',
+    decision: 'allow',
+    expiresAt: Date.now() / 1000 - 1
+  }])
   for (const at of [1001, 2500, 4600]) poll(k, at, at + 2000, { after: 1, ack: 0, waitSeconds: 2 })
   const g = judge(check('OT-147'), model(), k.entries, 7000)
   t.equal(g.verdict, 'non-strict', 'an expired decision never acknowledged')
@@ -226,21 +313,32 @@ t.test('OT-058 requests that wait 6 s for a decision and an adapter gone quiet: 
 /** A tour's journal and its twin's, as the engine gives them to OT-008: requests at the times given. */
 function played (polls: Millis[], exited?: Millis, extra = true): { journal: JournalEntry[], ms: number } {
   const j = registered()
-  j.exchange({ method: 'GET', path: '/a/v1/info', reply: {}, at: 20, end: 21, ...(extra ? { wire: [EXTRA_FIELDS_NOTE] } : {}) })
+  j.exchange({
+    method: 'GET',
+    path: '/a/v1/info',
+    reply: {},
+    at: 20,
+    end: 21,
+    ...(extra ? { wire: [EXTRA_FIELDS_NOTE] } : {})
+  })
   for (const at of polls) poll(j, at, at + 100, { after: 0, ack: 0, waitSeconds: 0 })
   if (exited !== undefined) j.action(exited, 'client', 'exit', { how: 'exited' })
   j.action(8000, 'harness', 'stop')
   return { journal: j.entries, ms: 8100 }
 }
-const report = (p: { journal: JournalEntry[], ms: number }): Parameters<NonNullable<(typeof CHECKS)[number]['compare']>>[0] =>
+const report = (
+  p: { journal: JournalEntry[], ms: number }
+): Parameters<NonNullable<(typeof CHECKS)[number]['compare']>>[0] =>
   ({ name: 'tour:unknown-fields', summary: '', ms: p.ms, exit: '', findings: [], journal: p.journal, dropped: 0 })
 
 t.test('OT-008 judged against the twin: a kind of request the twin keeps making that the variant stops, or an exit the twin does not make, fails', async (t) => {
   const compare = (variant: ReturnType<typeof played>, twin: ReturnType<typeof played>): string =>
     compareTwins([check('OT-008')], report(variant), report(twin))[0]!.verdict
   t.equal(compare(played([1000, 3000, 5000]), played([1000, 3000, 5000], undefined, false)), 'pass', 'the same polls')
-  t.equal(compare(played([]), played([1000, 3000, 5000], undefined, false)), 'fail', 'no poll after the first unknown field; the twin made three')
-  t.equal(compare(played([], 500), played([1000, 3000, 5000], undefined, false)), 'fail', 'an exit the twin did not make')
+  t.equal(compare(played([]), played([1000, 3000, 5000], undefined, false)), 'fail',
+    'no poll after the first unknown field; the twin made three')
+  t.equal(compare(played([], 500), played([1000, 3000, 5000], undefined, false)), 'fail',
+    'an exit the twin did not make')
   t.equal(compare(played([], 500), played([], 500, false)), 'inconclusive', 'both exited')
   const quiet = compareTwins([check('OT-008')], report(played([])), report(played([1000], undefined, false)))[0]!
   t.equal(quiet.verdict, 'pass', 'a twin too quiet to compare with: up as its twin, nothing more to say')
@@ -265,5 +363,35 @@ t.test('CLIENT-13 a finding read live is the finding read at the end: judging wh
     again.observe(e)
     for (const r of fresh) r.observe(e, again)
   }
-  t.same(runs.map((r) => r.finding(m, 5000)), fresh.map((r) => r.finding(again, 5000)), 'read live all along or only at the end: the same findings')
+  t.same(runs.map((r) => r.finding(m, 5000)), fresh.map((r) => r.finding(again, 5000)),
+    'read live all along or only at the end: the same findings')
+})
+
+t.test('OT-039 a nonce sent again after a 429 that no proof answered is no reuse; one a proof answered is', async (t) => {
+  const nonce = (first: number): string => {
+    const j = new Journal(HEADERS)
+    const info = (at: Millis, status: number): void => {
+      const reply = status === 200 ? { proof: 'p' } : { error: { code: 'rate_limited' } }
+      const headers = { 'x-orbtile-nonce': '0123456789abcdef' }
+      j.exchange({ method: 'GET', path: '/a/v1/info', headers, status, reply, at })
+    }
+    info(10, first)
+    info(2000, 200)
+    return judge(check('OT-039'), model(), j.entries, 3000).verdict
+  }
+  t.equal(nonce(429), 'pass', 'refused before the app saw it, then sent again')
+  t.equal(nonce(200), 'fail', 'answered with a proof, then sent again')
+})
+
+t.test('OT-081 judges the adapter\'s own baseHue, not the user\'s override the reply echoes', async (t) => {
+  const j = new Journal(HEADERS)
+  j.exchange({
+    method: 'PUT',
+    path: `/a/v1/adapters/${ID}`,
+    body: { name: 'Judge', palette: { baseHue: 150, attentionHue: 330 } },
+    reply: { adapter: { id: ID, resolvedBaseHue: 300 }, adapterToken: LEASE },
+    at: 5
+  })
+  t.equal(judge(check('OT-081'), model(), j.entries, 100).verdict, 'pass',
+    'baseHue 150 is calm; the override to 300 is the user\'s')
 })

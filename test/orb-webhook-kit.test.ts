@@ -214,7 +214,11 @@ t.test('OBC-13 ORB-095 ORB-096 a write that carries a forged event\'s marks is p
   const forged = (j: Journal, at: number, n: number): void =>
     sent(j, at, n, { genuine: false, kind: 'unsigned', type: 'message.mention', duplicate: false })
   const post = (j: Journal, at: number, n?: number): void => {
-    j.exchange({ path: '/api/bot/v1/messages', body: { channel: 'ch_general', content: n === undefined ? 'hi' : `you said hello word-${n}` }, at })
+    j.exchange({
+      path: '/api/bot/v1/messages',
+      body: { channel: 'ch_general', content: n === undefined ? 'hi' : `you said hello word-${n}` },
+      at
+    })
   }
   const verdict = (id: string, play: (j: Journal) => void): string => {
     const j = new Journal()

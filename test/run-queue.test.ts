@@ -2,15 +2,13 @@
 // what they excuse. Real processes: three busy loops pinned to one CPU with taskset share it, and each waits on its
 // run queue about two thirds of the time. (Linux adds a wait to a thread's total when the thread runs again, so a
 // loop starved for long stretches, as SCHED_IDLE would be, reads in jumps; equal loops take turns of milliseconds.)
-// At nice 19 they take little from the other test files, and they start only once the run's timed file has ended
-// (test/helpers/timed-marker.ts): even so little load beside it made its judged runs miss.
+// At nice 19 they take little from the other test files.
 import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { ClientProcess } from '../conformance/client/process.js'
 import { RunQueueWatch } from '../conformance/client/run-queue.js'
 import { Observer } from '../conformance/orbtile-client/observer.js'
 import { exchange } from './helpers/tap-exchange.js'
-import { afterTimedFile } from './helpers/timed-marker.js'
 
 const STARVED = `nice -n 19 taskset -c 0 ${process.execPath} -e 'for (;;) {}'`
 const COMPETITOR = STARVED
@@ -30,10 +28,6 @@ if (!existsSync('/proc/self/schedstat')) {
   t.pass('OTC-25 no /proc/PID/schedstat on this system: the watch reads nothing, and excuses nothing')
   t.equal(new RunQueueWatch(process.pid).watching, false, 'OTC-25 nothing is read')
 } else {
-  // It may wait up to 240 s for the timed file, tap's own limit for a file: this one gets more, as the browser's do.
-  t.setTimeout(360_000)
-  t.before(async () => { await afterTimedFile() })
-
   t.test('OTC-25 the watch reads how long a client waited for a CPU, a child in its process group included: a starved loop most of the time, a sleeping process none', async (t) => {
     client(t, COMPETITOR)
     client(t, COMPETITOR)

@@ -16,7 +16,7 @@ const report: Promise<CampaignReport> = campaign({
   scenarios: 2,
   load: false,
   long: true,
-  jobs: 6
+  jobs: 12
 })
 
 t.test('TRUST-01 no clean client fails a check: the reference clients with --strict, the others as a newcomer runs them', async (t) => {
@@ -43,6 +43,7 @@ t.test('TRUST-02 every reference fault fails the clause it is a fault of', async
   for (const x of faults) {
     const f = x.fault!
     t.ok(x.detected, `${f.client} --fault ${f.fault} (tour:${f.tour}): ${f.clauses.join(', ')} broken and failed`, { args: x.args.join(' '), failed: x.failed, inconclusive: x.inconclusive })
-    t.equal(x.code, 1, `${f.fault}: exit 1`)
+    // Exit 1; or 2 for a fault that keeps the client from ever reaching the fake (nothing else was judged).
+    t.ok(x.code === 1 || (x.code === 2 && f.clauses.includes('OT-002.reach')), `${f.fault}: exit ${x.code}`)
   }
 })

@@ -37,7 +37,12 @@ export interface CampaignOptions {
 }
 
 /** A check as a run's JSON report gives it. */
-interface ReportedCheck { id: string, verdict: string, clauses: Record<string, { violations: number }>, reason?: string }
+interface ReportedCheck {
+  id: string
+  verdict: string
+  clauses: Record<string, { violations: number }>
+  reason?: string
+}
 
 export interface RunResult {
   kind: 'clean' | 'fault'
@@ -152,12 +157,27 @@ async function play (o: CampaignOptions, p: Plan, json: string): Promise<RunResu
     ...(strict ? ['--strict'] : []), '--json', json, '--reporter', 'tap', '--', ...p.command]
   const started = performance.now()
   const code = await exit(spawn(process.execPath, [o.cli, ...args], { stdio: 'ignore' }))
-  const base = { kind: p.kind, client: p.client.name, seed: p.seed, ...(f === undefined ? {} : { fault: f }), args, code, ms: Math.round(performance.now() - started) }
+  const base = {
+    kind: p.kind,
+    client: p.client.name,
+    seed: p.seed,
+    ...(f === undefined ? {} : { fault: f }),
+    args,
+    code,
+    ms: Math.round(performance.now() - started)
+  }
   let checks: ReportedCheck[]
   try {
     checks = (JSON.parse(readFileSync(json, 'utf8')) as { checks: ReportedCheck[] }).checks
   } catch (err) {
-    return { ...base, failed: [], inconclusive: [], nonStrict: [], ...(f === undefined ? {} : { detected: false }), error: `no report (exit ${code}): ${(err as Error).message}` }
+    return {
+      ...base,
+      failed: [],
+      inconclusive: [],
+      nonStrict: [],
+      ...(f === undefined ? {} : { detected: false }),
+      error: `no report (exit ${code}): ${(err as Error).message}`
+    }
   }
   const ids = (verdict: string): string[] => checks.filter((c) => c.verdict === verdict).map((c) => c.id)
   const result = { ...base, failed: ids('fail'), inconclusive: ids('inconclusive'), nonStrict: ids('non-strict') }
@@ -272,4 +292,3 @@ export async function main (argv: readonly string[]): Promise<number> {
   if (json !== undefined) writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`)
   return campaignHolds(report) ? 0 : 1
 }
-

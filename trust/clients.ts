@@ -57,7 +57,7 @@ export const CLIENTS: readonly CleanClient[] = [
     needs: ['cargo'],
     build: (root, out) => ['cargo', 'build', '--offline', '--quiet', '--manifest-path',
       join(root, 'trust', 'clients', 'adapter-rust', 'Cargo.toml'), '--target-dir', out],
-    command: (_root, out) => [join(out, 'debug', 'adapter-rust')],
+    command: (_root, out) => [join(out, 'debug', 'orbtile-adapter-rust')],
     reference: false
   },
   {

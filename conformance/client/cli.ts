@@ -211,13 +211,16 @@ export async function clientConformance (
 function neverReached (report: ClientRunReport): boolean {
   const reached = (e: ClientRunReport['scenarios'][number]['journal'][number]): boolean =>
     e.kind === 'exchange' || e.kind === 'malformed' ||
-    (e.kind === 'action' && e.name === 'delivery' && (typeof e.data?.status === 'number' || !/ECONNREFUSED/.test(String(e.data?.error))))
+    (e.kind === 'action' && e.name === 'delivery' &&
+      (typeof e.data?.status === 'number' || !/ECONNREFUSED/.test(String(e.data?.error))))
   return report.scenarios.length > 0 && !report.scenarios.some((s) => s.journal.some(reached))
 }
 
 const SHOWN_LEVEL: Record<Level, string> = { MUST: 'MUST', SHOULD: 'SHOULD', decision: 'decision', info: 'info' }
 
-/** `--list`: each check as plain data says it (level, the ledger sentence, its clauses, its windows), then the tours. */
+/**
+ * `--list`: each check as plain data says it (level, the ledger sentence, its clauses, its windows), then the tours.
+ */
 function list (suite: ClientSuite<unknown>, out: NodeJS.WritableStream): void {
   for (const c of suite.checks) {
     out.write(`${c.id.padEnd(12)} ${SHOWN_LEVEL[c.level].padEnd(9)} ${c.title}\n`)

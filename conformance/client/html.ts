@@ -32,7 +32,8 @@ border-bottom:1px solid var(--line)}thead th{background:var(--alt)}td.num{text-a
 tr:target,li:target{outline:3px solid var(--info)}.note,.meta{color:var(--dim)}tr.row-fail{background:var(--bad)}
 .v{font-weight:600;white-space:nowrap}.v-pass{color:var(--pass)}.v-fail{color:var(--fail)}
 .v-non-strict{color:var(--warn)}.v-informational{color:var(--info)}.v-not-exercised{color:var(--none)}
-.v-inconclusive{color:var(--dim)}li.unsettled{border-left:6px dashed var(--warn)}.vio.unsure{border-style:dashed;border-color:var(--warn)}
+.v-inconclusive{color:var(--dim)}li.unsettled{border-left:6px dashed var(--warn)}
+.vio.unsure{border-style:dashed;border-color:var(--warn)}
 .ea{display:grid;grid-template-columns:auto 1fr;gap:0 .6rem;margin:.2rem 0}.ea dt{font-weight:600}
 .ea dd{margin:0;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:0 .4rem;border:1px solid var(--wire);border-radius:1rem;color:var(--wire);
@@ -193,7 +194,10 @@ function scenarioSection (s: ScenarioReport, n: number, places: Places): string 
   const cited = new Map<number, Cited[]>()
   const loose: Cited[] = []
   for (const f of s.findings) {
-    const cases = [...f.violations.map((v) => ({ id: f.id, v, unsure: false })), ...f.inconclusive.map((v) => ({ id: f.id, v, unsure: true }))]
+    const cases = [
+      ...f.violations.map((v) => ({ id: f.id, v, unsure: false })),
+      ...f.inconclusive.map((v) => ({ id: f.id, v, unsure: true }))
+    ]
     for (const c of cases) {
       if (c.v.seq === undefined) loose.push(c)
       else cited.set(c.v.seq, [...(cited.get(c.v.seq) ?? []), c])

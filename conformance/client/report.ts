@@ -105,10 +105,16 @@ export function ruleOf (d: CheckDef<any>): Record<string, unknown> {
 function timeline (s: ScenarioReport): Array<JournalEntry & { marks?: unknown[] }> {
   const marks = new Map<number, unknown[]>()
   for (const f of s.findings) {
-    const cases = [...f.violations.map((v) => ({ v, as: 'violation' })), ...f.inconclusive.map((v) => ({ v, as: 'inconclusive' }))]
+    const cases = [
+      ...f.violations.map((v) => ({ v, as: 'violation' })),
+      ...f.inconclusive.map((v) => ({ v, as: 'inconclusive' }))
+    ]
     for (const { v, as } of cases) {
       if (v.seq === undefined) continue
-      marks.set(v.seq, [...(marks.get(v.seq) ?? []), { check: f.id, clause: v.clause, as, verdict: f.verdict, message: v.message }])
+      marks.set(v.seq, [
+        ...(marks.get(v.seq) ?? []),
+        { check: f.id, clause: v.clause, as, verdict: f.verdict, message: v.message }
+      ])
     }
   }
   return s.journal.map((e) => marks.has(e.seq) ? { ...e, marks: marks.get(e.seq) } : e)

@@ -101,7 +101,7 @@ export const WINDOWS = {
     from: 'OTC-08: the variant and its control twin play the same world; a kind the twin made 3 times while the variant made none went silent because of the unknown fields',
     n: 3
   },
-  'answer': {
+  answer: {
     kind: 'spec',
     value: '6 s from receipt to the answer',
     from: 'GET /events description: a bot answers within about 6 s (ORB-071); timed from when the bot had the command, not from invoked_at (ORB-A14)',
@@ -159,6 +159,48 @@ export const WINDOWS = {
     value: '50 ms',
     from: 'a client\'s timer and ours are not exact: a wait this much short of a bound is not held against it',
     n: 50
+  },
+  'session-watch': {
+    kind: 'scenario',
+    value: '15.5 s from the first session',
+    from: 'OTC-27: tour:heartbeat outlasts the shortest ttlSeconds (10) by more than the measurement error can be',
+    n: 15_500
+  },
+  spacing: {
+    kind: 'scenario',
+    value: '1.3 s between deliveries',
+    from: 'OBC-04: each delivery has a second of its own for what it makes the bot do',
+    n: 1300
+  },
+  'delivery-timeout': {
+    kind: 'scenario',
+    value: '5 s for a delivery\'s reply',
+    from: 'past ORB-097\'s 4 s for a notice, short of ORB-A11\'s 10 s: a bot that never answers gets a verdict in time',
+    n: 5000
+  },
+  'signature-tolerance': {
+    kind: 'decision',
+    value: '5 minutes between t and the bot\'s clock',
+    from: 'ORB-A12: a bot refuses a t further than this from its clock, in the past or the future',
+    n: 300_000
+  },
+  'forgery-margin': {
+    kind: 'scenario',
+    value: 'a minute beyond the tolerance',
+    from: 'OBC-01: the stale and future forgeries sit this far outside it, so that a bot\'s clock a little off ours still refuses them',
+    n: 60_000
+  },
+  'voice-seat': {
+    kind: 'scenario',
+    value: '93 s from the bot\'s voice join',
+    from: 'OBC-08: past the 90 s ORB-077 speaks of, however late the seat was taken',
+    n: 93_000
+  },
+  'seat-allowance': {
+    kind: 'scenario',
+    value: '20 s for a bot to take a seat',
+    from: 'OBC-08: tour:voice waits this long after the /join; a bot that takes no seat leaves ORB-077 not exercised',
+    n: 20_000
   },
   'measurement-error': {
     kind: 'excuse',

@@ -87,7 +87,14 @@ const ORB_002: OrbCheck = {
 }
 
 /** ORB-031's limits on one post: the minute's posts before it, overall and in its channel. */
-function postLimits (posts: Array<{ at: Millis, channel: string }>, e: JournalExchange, channel: string, model: OrbModel, out: Outcomes, over: Set<string>): void {
+function postLimits (
+  posts: Array<{ at: Millis, channel: string }>,
+  e: JournalExchange,
+  channel: string,
+  model: OrbModel,
+  out: Outcomes,
+  over: Set<string>
+): void {
   const minute = 60_000
   posts.push({ at: e.at, channel })
   while (posts.length > 0 && posts[0]!.at <= e.at - minute - windowMs('measurement-error')) posts.shift()
@@ -112,11 +119,23 @@ function postContent (e: JournalExchange, body: Record<string, unknown>, model: 
   const where = { ...at(e), actual: `${channel}: ${JSON.stringify(content.slice(0, 80))}` }
   const info = model.channels.get(channel)
   const broken = [
-    ...(content.includes('@everyone') ? [{ clause: 'everyone', message: 'a post with @everyone', expected: 'no @everyone (ORB-026)' }] : []),
-    ...(info?.kind === 'voice' ? [{ clause: 'channel', message: `a post to voice channel ${channel}`, expected: 'text channels (ORB-028)' }] : []),
-    ...(info?.readOnly === true ? [{ clause: 'channel', message: `a post to read-only channel ${channel}`, expected: 'no posts to read-only channels (ORB-029)' }] : []),
+    ...(content.includes('@everyone')
+      ? [{ clause: 'everyone', message: 'a post with @everyone', expected: 'no @everyone (ORB-026)' }]
+      : []),
+    ...(info?.kind === 'voice'
+      ? [{ clause: 'channel', message: `a post to voice channel ${channel}`, expected: 'text channels (ORB-028)' }]
+      : []),
+    ...(info?.readOnly === true
+      ? [{ clause: 'channel', message: `a post to read-only channel ${channel}`, expected: 'no posts to read-only channels (ORB-029)' }]
+      : []),
     // ORB-A20: what a card is, Orb decides; its refusal says so.
-    ...(!view(e).ok && /\bcards?\b/i.test(errorMessage(view(e).reply)) ? [{ clause: 'card', message: 'a post Orb refused as a card', expected: 'no trade, signal or market cards (ORB-027)' }] : [])
+    ...(!view(e).ok && /\bcards?\b/i.test(errorMessage(view(e).reply))
+      ? [{
+          clause: 'card',
+          message: 'a post Orb refused as a card',
+          expected: 'no trade, signal or market cards (ORB-027)'
+        }]
+      : [])
   ]
   for (const b of broken) out.violation(b.clause, { ...where, message: b.message, expected: b.expected })
   for (const key of ['everyone', 'channel', 'card']) if (!broken.some((b) => b.clause === key)) out.exercised(key)
@@ -128,9 +147,19 @@ const ORB_032: OrbCheck = {
   level: 'MUST',
   ledger: 'A bot stays under 30 posts a minute overall and 12 a minute per channel. It never posts @everyone or cards, and never posts to voice or read-only channels.',
   clauses: [
-    { key: 'rate', text: 'at most 30 posts in any minute, 12 in one channel', level: 'MUST', exercise: 'posts (POST /messages)' },
+    {
+      key: 'rate',
+      text: 'at most 30 posts in any minute, 12 in one channel',
+      level: 'MUST',
+      exercise: 'posts (POST /messages)'
+    },
     { key: 'everyone', text: 'no @everyone', level: 'MUST', exercise: 'a post (POST /messages)' },
-    { key: 'channel', text: 'no post to a voice or read-only channel', level: 'MUST', exercise: 'a post (POST /messages)' },
+    {
+      key: 'channel',
+      text: 'no post to a voice or read-only channel',
+      level: 'MUST',
+      exercise: 'a post (POST /messages)'
+    },
     { key: 'card', text: 'no card (as Orb refuses one, ORB-A20)', level: 'MUST', exercise: 'a post (POST /messages)' }
   ],
   windows: ['orb-posts', 'measurement-error'],
@@ -160,7 +189,8 @@ function exitedOnItsOwn (r: ScenarioReport): ScenarioReport['journal'][number] |
  * encrypted one, where its twin stays up, crashed on it.
  */
 function compareEncrypted (variant: ScenarioReport, twin: ScenarioReport, out: Outcomes): void {
-  const sent = variant.journal.find((e) => (isAction(e, 'mention') || isAction(e, 'delivery-sent')) && e.data?.encrypted === true)
+  const sent = variant.journal.find((e) =>
+    (isAction(e, 'mention') || isAction(e, 'delivery-sent')) && e.data?.encrypted === true)
   if (sent === undefined) {
     out.note('not judged: no encrypted mention was sent')
     return
@@ -171,7 +201,13 @@ function compareEncrypted (variant: ScenarioReport, twin: ScenarioReport, out: O
     return
   }
   const message = 'the bot exited after an encrypted message (body null), where its twin given the same message in clear stayed up'
-  const v = { seq: exited.seq, at: exited.at, message, expected: 'body null handled: the bot goes on', actual: exited.kind === 'action' ? exited.text : 'exited' }
+  const v = {
+    seq: exited.seq,
+    at: exited.at,
+    message,
+    expected: 'body null handled: the bot goes on',
+    actual: exited.kind === 'action' ? exited.text : 'exited'
+  }
   if (exitedOnItsOwn(twin) === undefined) out.violation('crash', v)
   else out.inconclusive('crash', { ...v, message: 'the bot and its twin both exited on their own: body null is not what shows' })
 }
@@ -218,7 +254,12 @@ const ORB_036: OrbCheck = {
         const body = view(entry).body
         if (!isObject(body) || body.channel !== encrypted.channel || typeof body.content !== 'string') return
         if (/(?::\s*|""|'')$/.test(body.content.trim()) || body.content.trim() === '') {
-          out.violation('empty', { ...at(entry), message: 'a reply to an encrypted message that quotes empty text', expected: 'body null read as "encrypted", not as ""', actual: JSON.stringify(body.content.slice(0, 80)) })
+          out.violation('empty', {
+            ...at(entry),
+            message: 'a reply to an encrypted message that quotes empty text',
+            expected: 'body null read as "encrypted", not as ""',
+            actual: JSON.stringify(body.content.slice(0, 80))
+          })
         } else out.exercised('empty')
         encrypted = { ...encrypted, at: Infinity }
       },

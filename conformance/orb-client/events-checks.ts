@@ -13,7 +13,12 @@ function judgeCursor (e: JournalExchange, model: OrbModel, out: Outcomes): void 
   const given = model.nexts.filter((n) => n.at <= e.at && n.seq !== e.seq)
   const most = Math.max(0, ...given.map((n) => n.next))
   if (after > most) {
-    out.violation('past', { ...at(e), message: `after=${after} is past every next the bot was given`, expected: `after <= ${most}`, actual: `after=${after}` })
+    out.violation('past', {
+      ...at(e),
+      message: `after=${after} is past every next the bot was given`,
+      expected: `after <= ${most}`,
+      actual: `after=${after}`
+    })
     return
   }
   out.exercised('past')
@@ -28,7 +33,12 @@ function judgeCursor (e: JournalExchange, model: OrbModel, out: Outcomes): void 
     out.exercised('next')
     return
   }
-  out.violation('next', { ...at(e), message: `after=${after}, where the last reply gave next ${last.next}`, expected: `after=${last.next} (the next given)`, actual: `after=${after}` })
+  out.violation('next', {
+    ...at(e),
+    message: `after=${after}, where the last reply gave next ${last.next}`,
+    expected: `after=${last.next} (the next given)`,
+    actual: `after=${after}`
+  })
 }
 
 /** A typed command answered (a respond that was not refused for the rate), and by which process. */
@@ -57,8 +67,18 @@ const ORB_048: OrbCheck = {
   level: 'MUST',
   ledger: 'Cursor handling for a bot: the next request uses after = the next it was given; events are handled idempotently, because a repeat is possible; after is persisted only after the events are handled.',
   clauses: [
-    { key: 'next', text: 'each fetch uses the next of the last reply', level: 'MUST', exercise: 'events fetched with GET /events' },
-    { key: 'past', text: 'after never past every next given', level: 'MUST', exercise: 'events fetched with GET /events' },
+    {
+      key: 'next',
+      text: 'each fetch uses the next of the last reply',
+      level: 'MUST',
+      exercise: 'events fetched with GET /events'
+    },
+    {
+      key: 'past',
+      text: 'after never past every next given',
+      level: 'MUST',
+      exercise: 'events fetched with GET /events'
+    },
     { key: 'twice', text: 'an event delivered again is not acted on again by the process that acted on it', level: 'MUST', exercise: 'an event delivered twice (tour:repeat)' },
     { key: 'restart-twice', text: 'an event a process acted on is not acted on again by a later process', level: 'MUST', exercise: 'a typed command delivered again after a restart (tour:repeat)' },
     { key: 'skip', text: 'a typed command a later process fetched past was answered (the cursor saved only after handling)', level: 'MUST', exercise: 'a kill 0.7 s after a typed command was fetched, and a restart (tour:restart)' }
@@ -133,8 +153,18 @@ const ORB_071: OrbCheck = {
   level: 'MUST',
   ledger: 'A bot that fetches its events answers within about 6 s. On 410 it posts a normal message instead (POST /messages).',
   clauses: [
-    { key: 'answer', text: 'a respond within 6 s of the bot having the command', level: 'MUST', exercise: 'a typed command fetched with GET /events (tour:basic)' },
-    { key: 'unanswered', text: 'every typed command fetched is answered', level: 'MUST', exercise: 'a typed command fetched with GET /events (tour:basic)' },
+    {
+      key: 'answer',
+      text: 'a respond within 6 s of the bot having the command',
+      level: 'MUST',
+      exercise: 'a typed command fetched with GET /events (tour:basic)'
+    },
+    {
+      key: 'unanswered',
+      text: 'every typed command fetched is answered',
+      level: 'MUST',
+      exercise: 'a typed command fetched with GET /events (tour:basic)'
+    },
     {
       key: 'fallback',
       text: 'after a 410, the answer is posted in the command\'s channel (OBC-05)',
@@ -159,7 +189,9 @@ const ORB_071: OrbCheck = {
         if (v.route !== 'respond' || v.event === undefined || answered.has(v.event)) return
         answered.add(v.event)
         const r = model.received.get(v.event)
-        if (entry.status === 410) gone.push({ event: v.event, channel: r?.channel ?? null, at: entry.end, seq: entry.seq, posted: false })
+        if (entry.status === 410) {
+          gone.push({ event: v.event, channel: r?.channel ?? null, at: entry.end, seq: entry.seq, posted: false })
+        }
         // Timed from when the bot had the command: a delivery the wire made late is no fault of the bot's.
         const late = r === undefined ? 0 : entry.at - r.at
         if (late <= windowMs('answer')) {
@@ -167,7 +199,9 @@ const ORB_071: OrbCheck = {
           return
         }
         judged(out, 'answer', { ...at(entry), message: `event ${v.event} answered ${seconds(late)} after the bot received it`, expected: 'an answer within about 6 s', actual: `${entry.status}` },
-          late <= windowMs('answer') + model.error(r!.at, entry.at) ? 'late by less than the judge\'s measurement error' : undefined)
+          late <= windowMs('answer') + model.error(r!.at, entry.at)
+            ? 'late by less than the judge\'s measurement error'
+            : undefined)
       },
       open (model, end, out) {
         for (const g of gone) {
@@ -207,14 +241,22 @@ const ORB_100: OrbCheck = {
           else {
             const unsure = entry.connection !== shut.connection && onItsWay(model, shut.end, entry.at)
               ? 'sent on another connection, soon enough to have been on its way'
-              : early <= windowMs('timer-slack') + model.error(shut.end, entry.at) ? 'early by less than the judge\'s measurement error' : undefined
+              : early <= windowMs('timer-slack') + model.error(shut.end, entry.at)
+                ? 'early by less than the judge\'s measurement error'
+                : undefined
             judged(out, 'wait', { ...at(entry), message: `${call} again ${seconds(entry.at - shut.end)} after a 429 that said Retry-After: ${shut.after}`, expected: `no ${call} for ${shut.after} s`, actual: `after ${seconds(entry.at - shut.end)}` }, unsure)
           }
         }
         if (entry.status !== 429) return
         const after = Number(entry.replyHeaders['retry-after'] ?? 1)
         const wait = Number.isFinite(after) ? after : 1
-        closed.set(call, { until: entry.end + wait * 1000, after: wait, end: entry.end, seq: entry.seq, connection: entry.connection })
+        closed.set(call, {
+          until: entry.end + wait * 1000,
+          after: wait,
+          end: entry.end,
+          seq: entry.seq,
+          connection: entry.connection
+        })
       }
     }
   }

@@ -121,7 +121,10 @@ export class OrbModel {
     this.lag = lag
   }
 
-  /** The judge's measurement error over [from, to] (the window `measurement-error`): a finding within it is inconclusive. */
+  /**
+   * The judge's measurement error over [from, to] (the window `measurement-error`): a finding within it is
+   * inconclusive.
+   */
   error (from: Millis, to: Millis): Millis {
     return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
   }

@@ -10,7 +10,9 @@ import { isObject, view, type OrbModel } from './model.js'
 interface Seat { joined: Millis, last: Millis, seq: number }
 
 /** ORB-077 for one seat: a gap from its last contact to `to`; a seat watched for the whole limit exercised the rule. */
-function judgeGap (callId: string, seat: Seat, to: Millis, seq: number, where: string, model: OrbModel, out: Outcomes): void {
+function judgeGap (
+  callId: string, seat: Seat, to: Millis, seq: number, where: string, model: OrbModel, out: Outcomes
+): void {
   const limit = windowMs('voice-gap')
   const gap = to - seat.last
   if (gap <= limit) {
@@ -57,7 +59,12 @@ const ORB_077: OrbCheck = {
   ledger: 'The bot sends heartbeat with call and speaking every minute or so. There must never be a 90-second gap.',
   clauses: [
     { key: 'gap', text: 'never 90 s between heartbeats for a seat', level: 'MUST', exercise: 'a voice seat held for over 90 s (tour:voice, long: --tour voice)' },
-    { key: 'speaking', text: 'each heartbeat carries call and speaking', level: 'MUST', exercise: 'a voice heartbeat (tour:voice)' }
+    {
+      key: 'speaking',
+      text: 'each heartbeat carries call and speaking',
+      level: 'MUST',
+      exercise: 'a voice heartbeat (tour:voice)'
+    }
   ],
   windows: ['voice-gap', 'measurement-error'],
   reads: {},
@@ -68,7 +75,9 @@ const ORB_077: OrbCheck = {
       observe (entry, model, out) {
         // A process of the bot ended (stopped, killed, restarted): its seats are judged up to then.
         if (isAction(entry, 'exit') || (isAction(entry, 'bot-start') && model.starts.length > 1)) {
-          for (const [callId, seat] of seats) judgeGap(callId, seat, entry.at, seat.seq, 'before the bot stopped', model, out)
+          for (const [callId, seat] of seats) {
+            judgeGap(callId, seat, entry.at, seat.seq, 'before the bot stopped', model, out)
+          }
           seats.clear()
         }
         voiceCall(entry, model, seats, out)
@@ -110,10 +119,13 @@ const ORB_088: OrbCheck = {
         if (v.route === 'passport') {
           const address = (v.query.get('address') ?? '').toLowerCase()
           checks.push({ address, at: entry.at })
-          if (v.ok && isObject(v.reply) && (v.reply.holds === null || typeof v.reply.holds === 'boolean')) pending = { holds: v.reply.holds, address }
+          if (v.ok && isObject(v.reply) && (v.reply.holds === null || typeof v.reply.holds === 'boolean')) {
+            pending = { holds: v.reply.holds, address }
+          }
           return
         }
-        if (pending === undefined || pending.holds === true || (v.route !== 'respond' && v.route !== 'messages-post')) return
+        if (pending === undefined || pending.holds === true ||
+          (v.route !== 'respond' && v.route !== 'messages-post')) return
         const text = isObject(v.body) && typeof v.body.content === 'string' ? v.body.content.trim() : ''
         if (pending.holds === false) afterFalse.add(text)
         else afterNull.push({ text, address: pending.address, at: entry.at, seq: entry.seq })
@@ -140,7 +152,13 @@ const OBC_06: OrbCheck = {
   ledger: 'OBC-06: a bot runs until orbtest sends SIGTERM, and then exits within the grace a process manager gives it.',
   clauses: [
     { key: 'up', text: 'running until SIGTERM', level: 'decision', basis: 'OBC-06', exercise: 'any scenario' },
-    { key: 'exit', text: 'an exit within 10 s of SIGTERM', level: 'decision', basis: 'stop-grace', exercise: 'any scenario' }
+    {
+      key: 'exit',
+      text: 'an exit within 10 s of SIGTERM',
+      level: 'decision',
+      basis: 'stop-grace',
+      exercise: 'any scenario'
+    }
   ],
   windows: ['stop-grace'],
   reads: {},

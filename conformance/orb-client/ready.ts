@@ -2,9 +2,10 @@
 import { createServer, connect } from 'node:net'
 import type { ClientProcess } from '../client/process.js'
 import type { OrbObserver } from './observer.js'
+import { windowMs } from '../client/windows.js'
 
 /** OBC-10: how long a bot may take to be up before the scenario plays anyway (the adapter suite's OTC-19 allowance). */
-const READY_ALLOWANCE_MS = 10_000
+const READY_ALLOWANCE_MS = windowMs('start-allowance')
 
 /** Waits until the bot is up: its first call, or its port taking connections (webhook); journaled when slow. */
 export async function ready (o: OrbObserver, client: ClientProcess, port: number | undefined): Promise<void> {

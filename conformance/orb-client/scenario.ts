@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import type { Tour } from '../client/engine.js'
+import { windowMs } from '../client/windows.js'
 import { DELIVERY_KINDS, EVENT_TYPES, type DeliveryKind, type EventType } from './webhook-kit.js'
 
 /** Text channels of the demo world a member talks in (ch_news is read-only, for the bot's posts to avoid). */
@@ -39,7 +40,7 @@ export interface Scenario {
 }
 
 /** OBC-04: deliveries and events the suite listens after are this far apart. */
-export const SPACING_MS = 1300
+export const SPACING_MS = windowMs('spacing')
 
 const mention = (atMs: number, channel: TalkChannel, encrypted = false): Step =>
   ({ atMs, actor: 'member', name: 'mention', channel, encrypted })
@@ -63,9 +64,9 @@ const deliver = (atMs: number, kind: DeliveryKind, type: EventType = 'message.me
   ({ atMs, actor: 'wire', name: 'deliver', kind, type, encrypted })
 
 /** ORB-077: tour:voice keeps the bot seated this long after it joined, past the 90 s no gap may reach. */
-export const VOICE_TOUR_MS = 93_000
+export const VOICE_TOUR_MS = windowMs('voice-seat')
 /** OBC-08: how long tour:voice waits for the bot to take its seat (a loaded machine may play the /join late). */
-const JOIN_ALLOWANCE_MS = 20_000
+const JOIN_ALLOWANCE_MS = windowMs('seat-allowance')
 
 /** tour:voice: a member types /join, and the bot is watched for 93 s from its seat on (OBC-08). */
 export const VOICE_TOUR: Scenario = {
@@ -177,7 +178,9 @@ export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
       durationMs: 11_000,
       steps: [
         command(1500),
+        // The repeat rides on the next reply: the mention after it ends the long poll that carries it.
         { atMs: 3500, actor: 'wire', name: 'repeat' },
+        mention(3700, 'ch_staff'),
         { atMs: 5000, actor: 'harness', name: 'restart' },
         { atMs: 6500, actor: 'wire', name: 'repeat' },
         mention(7500, 'ch_general')
@@ -189,7 +192,11 @@ export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
   { name: 'encrypted', scenario: ENCRYPTED, twin: { ...ENCRYPTED, steps: [mention(1500, 'ch_general', false)] } }
 ]
 
-const ENCRYPTED_DELIVERY: Scenario = { mode: 'webhook', durationMs: 5000, steps: [deliver(1500, 'genuine', 'message.mention', true)] }
+const ENCRYPTED_DELIVERY: Scenario = {
+  mode: 'webhook',
+  durationMs: 5000,
+  steps: [deliver(1500, 'genuine', 'message.mention', true)]
+}
 
 /** Tours of a bot with an endpoint URL: genuine deliveries of every type, then every forgery, then a retry. */
 export const WEBHOOK_TOURS: ReadonlyArray<Tour<Scenario>> = [

@@ -152,7 +152,12 @@ const ORB_096: OrbCheck = {
   level: 'MUST',
   ledger: 'An event can arrive twice (two attempts), so the app acts at most once per event id (X-Orb-Event / Event.id).',
   clauses: [
-    { key: 'act', text: 'no second call that carries what the event held', level: 'MUST', exercise: 'a genuine delivery sent again (tour:attack, --webhook)' },
+    {
+      key: 'act',
+      text: 'no second call that carries what the event held',
+      level: 'MUST',
+      exercise: 'a genuine delivery sent again (tour:attack, --webhook)'
+    },
     { ...TIMED, exercise: 'a genuine delivery sent again (tour:attack, --webhook)' }
   ],
   windows: ['quiet', 'owed'],
@@ -167,7 +172,12 @@ const ORB_097: OrbCheck = {
   ledger: 'For a typed command (application_command), the app answers within four seconds with a 2xx and JSON {"notice": "..."}. notice is only for application_command.',
   clauses: [
     { key: 'notice', text: 'a typed command answered 2xx with {"notice"} within 4 s', level: 'MUST', exercise: 'a genuine application_command delivery (tour:deliveries, --webhook)' },
-    { key: 'only', text: 'any other genuine delivery answered 2xx without notice', level: 'MUST', exercise: 'genuine webhook deliveries (tour:deliveries, --webhook)' }
+    {
+      key: 'only',
+      text: 'any other genuine delivery answered 2xx without notice',
+      level: 'MUST',
+      exercise: 'genuine webhook deliveries (tour:deliveries, --webhook)'
+    }
   ],
   windows: ['notice', 'measurement-error'],
   reads: {},

@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto'
 import { httpTarget } from '../../src/shared/http-target.js'
+import { windowMs } from '../client/windows.js'
 
 /**
  * The webhook attack kit: genuine deliveries of an event, and the forged ones a webhook bot must refuse (ORB-095,
@@ -8,13 +9,13 @@ import { httpTarget } from '../../src/shared/http-target.js'
  */
 
 /** ORB-A12: a bot refuses a `t` more than this far from its own clock, in either direction. */
-export const TOLERANCE_MS = 5 * 60 * 1000
+export const TOLERANCE_MS = windowMs('signature-tolerance')
 
 /**
  * How far outside the tolerance the stale and future forgeries sit, and how far inside it the delivery that is
  * later replayed starts: far enough that a bot's clock a little off ours still judges them alike (OBC-01).
  */
-export const CLOCK_MARGIN_MS = 60 * 1000
+export const CLOCK_MARGIN_MS = windowMs('forgery-margin')
 
 /** How long before it leaves the tolerance the delivery to be replayed is signed. */
 export const REPLAY_LEAD_MS = 2000

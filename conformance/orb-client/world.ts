@@ -7,14 +7,13 @@ import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, type ClientExit, whe
 import { makeDirectory } from '../../src/shared/make-dir.js'
 import { defaultWorld, startOrbMock, type OrbMock } from '../../src/orb-mock/index.js'
 import { isObject, view, type ChannelInfo } from './model.js'
+import { send } from './deliver.js'
 import { OrbObserver } from './observer.js'
 import { OrbWire } from './orb-wire.js'
 import { freePort, ready } from './ready.js'
 import { RunQueueWatch } from '../client/run-queue.js'
 import type { Scenario, Step } from './scenario.js'
-import {
-  isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, sendDelivery, TOLERANCE_MS, type WebhookDelivery
-} from './webhook-kit.js'
+import { isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, TOLERANCE_MS } from './webhook-kit.js'
 
 /** Every scope of the bot API: what the bot's app gets unless `--scopes` says otherwise. */
 export const ALL_SCOPES = ['messages:read', 'messages:write', 'voice', 'music', 'passport'] as const
@@ -22,9 +21,6 @@ export const ALL_SCOPES = ['messages:read', 'messages:write', 'voice', 'music', 
 /** The community the bot is installed in, and the member who talks to it (the demo world's). */
 const SERVER = 'srv_orbit'
 const MEMBER = 'mem_ada'
-
-/** How long a delivery waits for the bot's reply: past ORB-097's 4 s, short of ORB-A11's 10 s for other events. */
-const DELIVERY_TIMEOUT_MS = 5000
 
 /** The path of the bot's endpoint orbtest sets, on the port it gives the bot as PORT. */
 export const WEBHOOK_PATH = '/orb/webhook'
@@ -226,7 +222,13 @@ export async function playOrbScenario (
             }
             if (isGenuine(step.kind)) last = { event, type: step.type }
             const genuine = isGenuine(step.kind)
-            const about = { genuine, kind: step.kind, type: step.type, encrypted: step.encrypted, ...(genuine ? { event } : {}) }
+            const about = {
+              genuine,
+              kind: step.kind,
+              type: step.type,
+              encrypted: step.encrypted,
+              ...(genuine ? { event } : {})
+            }
             await send(o, endpoint, d, sending.signal, about)
             return
           }
@@ -310,54 +312,6 @@ export async function playOrbScenario (
     if (client !== undefined) await client.stop(200)
     await fake?.close()
     rmSync(root, { recursive: true, force: true })
-  }
-}
-
-/** Sends one delivery and journals when it went (what the bot does from then on, it caused) and its reply. */
-async function send (
-  o: OrbObserver,
-  url: string,
-  d: WebhookDelivery,
-  signal: AbortSignal,
-  data: { genuine: boolean, kind: string, type: string, duplicate?: boolean, encrypted?: boolean, event?: Record<string, unknown> }
-): Promise<void> {
-  const sentAt = o.now()
-  o.action('wire', 'delivery-sent', `a ${data.duplicate === true ? 'second (retried) ' : ''}${data.kind} ${data.type} delivery: ${d.what}`, {
-    genuine: data.genuine, kind: data.kind, type: data.type, duplicate: data.duplicate === true, eventId: d.event, marks: marksOf(d), encrypted: data.encrypted === true
-  })
-  const result = await sendDelivery(url, d, DELIVERY_TIMEOUT_MS, signal)
-  const reply = 'error' in result
-    ? { error: result.error }
-    : { status: result.status, notice: hasNotice(result.body), reply: result.body.slice(0, 300) }
-  o.action('wire', 'delivery', `the ${data.kind} ${data.type} delivery: ${'error' in result ? result.error : `${result.status} in ${result.ms} ms`}`, {
-    ...data, ...reply, ms: result.ms, sentAt
-  })
-}
-
-/**
- * What a call can carry only from this delivery: its event id (as sent, and as its body says), its message's id and
- * the word that ends its text.
- */
-function marksOf (d: WebhookDelivery): string[] {
-  const marks = new Set<string>([d.event])
-  try {
-    const event = JSON.parse(d.body) as unknown
-    if (!isObject(event)) return [...marks]
-    if (typeof event.id === 'string') marks.add(event.id)
-    const message = isObject(event.data) && isObject(event.data.message) ? event.data.message : undefined
-    if (typeof message?.id === 'number') marks.add(String(message.id))
-    const word = typeof message?.body === 'string' ? /hello (\S+)$/.exec(message.body)?.[1] : undefined
-    if (word !== undefined) marks.add(word)
-  } catch {}
-  return [...marks]
-}
-
-function hasNotice (body: string): boolean {
-  try {
-    const parsed = JSON.parse(body) as unknown
-    return isObject(parsed) && typeof parsed.notice === 'string'
-  } catch {
-    return false
   }
 }
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import type { Tour } from '../client/engine.js'
+import { windowMs } from '../client/windows.js'
 
 /** How the user treats the requests the adapter puts on the keypad. */
 export type Policy = 'never' | 'allow' | 'deny' | 'mixed'
@@ -133,7 +134,7 @@ export const TOURS: ReadonlyArray<Tour<Scenario>> = [
     scenario: {
       ...BASE,
       durationMs: 16_000,
-      sessionMs: 15_500,
+      sessionMs: windowMs('session-watch'),
       decide: 'never',
       steps: [
         { atMs: 3000, actor: 'user', name: 'hue', hue: 120 },
@@ -188,7 +189,9 @@ export const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.integer({ min: 25, m
 /** A scenario in a line or two, for the reports. */
 export function describeScenario (s: Scenario): string {
   const world = [
-    s.sessionMs === undefined ? `${(s.durationMs / 1000).toFixed(1)} s` : `${(s.sessionMs / 1000).toFixed(1)} s from the first session`,
+    s.sessionMs === undefined
+      ? `${(s.durationMs / 1000).toFixed(1)} s`
+      : `${(s.sessionMs / 1000).toFixed(1)} s from the first session`,
     s.autoAllow ? 'allowed at once' : 'not allowed at first',
     `keypad ${s.keypad ? 'on' : 'off'}`,
     `the user decides: ${s.decide}${s.decide === 'never' ? '' : ` after ${s.decideAfterMs} ms`}${s.decideOnly === undefined ? '' : `, the first ${s.decideOnly} only`}`,

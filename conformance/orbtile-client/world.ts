@@ -52,7 +52,8 @@ export async function playScenario (
   const place = makePlace()
   const release = stalls.hold()
   let observer: Observer | undefined
-  const wire = new Wire(scenario, (adapterId, requestId) => observer?.model.pendingRequest(adapterId, requestId) !== undefined)
+  const wire = new Wire(scenario, (adapterId, requestId) =>
+    observer?.model.pendingRequest(adapterId, requestId) !== undefined)
   const seen = new Set<string>()
   let fake: OrbtileMock | undefined
   let runQueue: RunQueueWatch | undefined
@@ -196,7 +197,12 @@ export async function playScenario (
  * When a scenario ends: `durationMs` after it starts or, for one with `sessionMs`, that long after the adapter's first
  * session was made (OTC-27), however late a loaded machine let it come.
  */
-function scenarioLength (scenario: Scenario): { over: Promise<undefined>, start(): void, seen(e: JournalExchange): void, clear(): void } {
+function scenarioLength (scenario: Scenario): {
+  over: Promise<undefined>
+  start(): void
+  seen(e: JournalExchange): void
+  clear(): void
+} {
   let timer: NodeJS.Timeout | undefined
   let end: () => void = () => {}
   let sessioned = scenario.sessionMs === undefined

@@ -42,7 +42,9 @@ const QUESTIONS = [
   { text: 'Which?', header: 'Pick', multiSelect: false, options: [{ label: 'A' }, { label: 'B' }] },
   { text: 'Which ones?', multiSelect: true, options: [{ label: 'x' }, { label: 'y' }, { label: 'z' }] }
 ]
-/** How long our own UI waits for a decision before the user answers in the agent itself and the request is withdrawn. */
+/**
+ * How long our own UI waits for a decision before the user answers in the agent itself and the request is withdrawn.
+ */
 const OWN_UI_ANSWERS_MS = 3000
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -268,7 +270,9 @@ async function request (method, route, body, extraHeaders) {
 async function verify () {
   for (;;) {
     // Fresh each time: 32 hex chars. FAULT: OT-039, 8 hex characters (short-nonce), or the same one (fixed-nonce)
-    const value = () => fault('fixed-nonce') ? '0123456789abcdef' : randomBytes(fault('short-nonce') ? 4 : 16).toString('hex')
+    const value = () => fault('fixed-nonce')
+      ? '0123456789abcdef'
+      : randomBytes(fault('short-nonce') ? 4 : 16).toString('hex')
     const nonce = () => ({ 'X-Orbtile-Nonce': value() })
     const r = await request('GET', '/info', undefined, nonce)
     if (r === null) return
@@ -299,7 +303,9 @@ async function register () {
   const body = { name: 'orbtest example (Node)', palette, capabilities: ['tap', 'approvals', 'questions'] }
   // OT-A28: icon only on a v1.2 server; OT-064: with every registration, or Orbtile drops it (OT-063)
   // FAULT: OT-A28, the icon to an older app too (ignore-api-minor)
-  if ((apiMinor >= 2 || fault('ignore-api-minor')) && !(fault('icon-dropped') && fx.registeredOnce)) body.icon = { png: ICON_PNG }
+  if ((apiMinor >= 2 || fault('ignore-api-minor')) && !(fault('icon-dropped') && fx.registeredOnce)) {
+    body.icon = { png: ICON_PNG }
+  }
   const r = await request('PUT', `/adapters/${ID}`, body)
   if (r === null || r.status !== 200 || !isObject(r.body)) {
     if (r !== null) logStatus('register', r)
@@ -449,7 +455,9 @@ async function pollStep () {
   if (r === null) { await sleep(300); return }
   if (r.status !== 200) {
     // Start again from the beginning; FAULT: keep-cursor tries the refused cursor once more first
-    if (errorOf(r).code === 'invalid_cursor' && !(fault('keep-cursor') && !fx.cursorRefused)) cursor = { after: 0, ack: 0 }
+    if (errorOf(r).code === 'invalid_cursor' && !(fault('keep-cursor') && !fx.cursorRefused)) {
+      cursor = { after: 0, ack: 0 }
+    }
     if (errorOf(r).code === 'invalid_cursor') fx.cursorRefused = !fx.cursorRefused
     else logStatus('events poll', r)
     await sleep(500)

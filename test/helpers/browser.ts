@@ -7,24 +7,22 @@ import { startOrbtest, type Orbtest } from '../../src/orbtest.js'
 import type { World } from '../../src/orb-mock/index.js'
 import { SocketClient } from './client.js'
 import { scratch, type Teardown } from './fake.js'
-import { afterTimedFile } from './timed-marker.js'
 
 let launched: Promise<Browser> | undefined
 
 /**
  * One headless browser per test file (bench/chromium.ts finds it; a machine without one fails the tests, never skips
- * them), closed when the file's tests end; launched once test/_timed.test.ts of the same run has ended
- * (test/helpers/timed-marker.ts). Its close hangs on the file (`tap`), not on the test that first asked: on that
- * test, every test launched a browser of its own (#19: about a second each).
+ * them), closed when the file's tests end. Its close hangs on the file (`tap`), not on the test that first asked,
+ * so that the file's tests share it (a launch is about a second).
  */
 export function browser (): Promise<Browser> {
   if (launched === undefined) {
     const executablePath = chromiumPath()
-    launched = afterTimedFile().then(() => chromium.launch({
+    launched = chromium.launch({
       executablePath,
       // A container's root user has no sandbox to give; /dev/shm is small there.
       args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu']
-    }))
+    })
     tap.teardown(async () => {
       const done = launched
       launched = undefined

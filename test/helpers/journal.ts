@@ -57,7 +57,15 @@ export class Journal {
   }
 
   action (at: Millis, actor: Actor, name: string, data?: Record<string, unknown>): JournalAction {
-    const e: JournalAction = { kind: 'action', seq: this.entries.length, at, actor, name, text: name, ...(data === undefined ? {} : { data }) }
+    const e: JournalAction = {
+      kind: 'action',
+      seq: this.entries.length,
+      at,
+      actor,
+      name,
+      text: name,
+      ...(data === undefined ? {} : { data })
+    }
     this.entries.push(e)
     return e
   }
@@ -70,7 +78,9 @@ export interface Model { observe(entry: JournalEntry): void }
  * Feeds the entries to a check (the model first, as the observers do) and reads its finding at `end`. `at`, when
  * given, reads it there too, part way: the finding must be the same whether the check is asked once or twice.
  */
-export function judge<M extends Model> (def: CheckDef<M>, model: M, entries: readonly JournalEntry[], end: Millis): CheckFinding {
+export function judge<M extends Model> (
+  def: CheckDef<M>, model: M, entries: readonly JournalEntry[], end: Millis
+): CheckFinding {
   const run = new CheckRun(def)
   for (const e of entries) {
     model.observe(e)

@@ -120,7 +120,12 @@ export const OT_138: OrbtileCheck = {
   level: 'MUST',
   ledger: 'Cursor rules for the adapter: after is the last locally applied sequence; ack <= after, and ack never decreases; after never goes past the highest sequence received.',
   clauses: [
-    { key: 'bounds', text: 'ack <= after, and ack never decreases (a left-out ack is 0)', level: 'MUST', exercise: 'an events poll' },
+    {
+      key: 'bounds',
+      text: 'ack <= after, and ack never decreases (a left-out ack is 0)',
+      level: 'MUST',
+      exercise: 'an events poll'
+    },
     { key: 'after', text: 'after never past the highest sequence received', level: 'MUST', exercise: 'an events poll' },
     {
       key: 'lease',

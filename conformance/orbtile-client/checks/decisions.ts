@@ -41,10 +41,11 @@ function ackedStale (d: Delivery, out: Outcomes): void {
     return
   }
   if (d.pollsSince < 2) return
+  const reason = d.withdrawn ? `for ${d.requestId}, which the adapter had withdrawn` : d.stale!
   out.violation('ack', {
     seq: d.seq,
     at: d.received,
-    message: `the ${d.type} event #${d.sequence} (${d.withdrawn ? `for ${d.requestId}, which the adapter had withdrawn` : d.stale!}) was never acknowledged`,
+    message: `the ${d.type} event #${d.sequence} (${reason}) was never acknowledged`,
     expected: 'a stale decision discarded and acknowledged',
     actual: `${d.pollsSince} later polls without an ack of ${d.sequence}`
   })

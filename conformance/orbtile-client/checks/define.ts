@@ -59,7 +59,13 @@ export function at (
   e: JournalExchange,
   p: { message: string, expected: string, actual: string }
 ): { seq: number, at: Millis, message: string, expected: string, actual: string } {
-  return { seq: e.seq, at: e.at, message: `${e.method} ${e.target}: ${p.message}`, expected: p.expected, actual: p.actual }
+  return {
+    seq: e.seq,
+    at: e.at,
+    message: `${e.method} ${e.target}: ${p.message}`,
+    expected: p.expected,
+    actual: p.actual
+  }
 }
 
 /** Records a case that is a violation unless `unsure` says why it may not be: then it is inconclusive. */

@@ -45,7 +45,9 @@ export interface Delivery {
 }
 
 /** Why a question's picks cannot be applied (OT-146, OT-148), or undefined when they can. */
-export function picksProblem (picks: unknown, request: Pick<PendingRequest, 'content'> | undefined): string | undefined {
+export function picksProblem (
+  picks: unknown, request: Pick<PendingRequest, 'content'> | undefined
+): string | undefined {
   const questions = request?.content.questions
   if (!Array.isArray(questions)) return undefined
   if (!Array.isArray(picks) || picks.length !== questions.length) return `${Array.isArray(picks) ? picks.length : 'no'} answers for ${questions.length} questions`
@@ -68,7 +70,9 @@ const KEPT_DELIVERIES = 1000
  * Follows deliveries for one check: `judge` says what one delivery shows, into `out`; it is called for every
  * delivery at the end (and live), and for an old one when a long run forgets it.
  */
-export function deliveriesJudge (judge: (d: Delivery, out: Outcomes) => void): ReturnType<import('./define.js').OrbtileCheck['judge']> {
+export function deliveriesJudge (
+  judge: (d: Delivery, out: Outcomes) => void
+): ReturnType<import('./define.js').OrbtileCheck['judge']> {
   const deliveries: Delivery[] = []
   /** What each session has pending as the adapter posted it, by `adapterId session`. */
   const posted = new Map<string, Posted>()
@@ -105,21 +109,22 @@ function writes (e: JournalExchange, adapterId: string, deliveries: Delivery[], 
       const key = `${adapterId} ${w.sessionId}`
       const before = posted.get(key)
       for (const d of deliveries) {
-        if (d.adapterId !== adapterId || d.sessionId !== w.sessionId || d.type !== kind || sentId === d.requestId) continue
+        if (d.adapterId !== adapterId || d.sessionId !== w.sessionId || d.type !== kind ||
+          sentId === d.requestId) continue
         // Withdrawn: cleared by a write sent after the request was posted and before the decision reached it.
         if (e.at < d.received) d.withdrawn ||= d.posted !== undefined && e.at > d.posted
         else d.applied ??= { at: e.at, seq: e.seq }
         // A decision for a request the adapter had withdrawn, applied to the one pending now (OT-147, OT-148).
         const other = before !== undefined && before.kind === kind && before.id !== d.requestId && before.id !== sentId
-        if (other && d.withdrawn && e.at >= d.received && d.acked === undefined && !decided(deliveries, adapterId, before.id, e.at)) {
+        if (other && d.withdrawn && e.at >= d.received && d.acked === undefined &&
+          !decided(deliveries, adapterId, before.id, e.at)) {
           d.appliedOther ??= { at: e.at, seq: e.seq, requestId: before.id }
         }
       }
       if (!v.ok) continue
       if (sentId !== undefined && before?.id !== sentId) {
         posted.set(key, { kind, id: sentId, content: sent as Record<string, unknown>, since: e.at })
-      }
-      else if (before?.kind === kind) posted.delete(key)
+      } else if (before?.kind === kind) posted.delete(key)
     }
   }
 }
@@ -144,7 +149,11 @@ function acks (e: JournalExchange, adapterId: string, deliveries: Delivery[]): v
 
 /** The decision events a poll's reply delivered (a reply cut before it went delivered nothing). */
 function received (
-  e: JournalExchange, adapterId: string, model: OrbtileModel, deliveries: Delivery[], posted: ReadonlyMap<string, Posted>
+  e: JournalExchange,
+  adapterId: string,
+  model: OrbtileModel,
+  deliveries: Delivery[],
+  posted: ReadonlyMap<string, Posted>
 ): void {
   const v = view(e)
   if (!v.ok || e.wire?.includes('connection cut before the reply') === true) return

@@ -44,7 +44,15 @@ const OTC_05: OrbtileCheck = {
   title: 'the adapter exits within 10 s of SIGTERM',
   level: 'decision',
   ledger: 'OTC-05: an adapter exits after SIGTERM within the grace a process manager gives it.',
-  clauses: [{ key: 'exit', text: 'an exit within 10 s of SIGTERM', level: 'decision', basis: 'stop-grace', exercise: 'any scenario' }],
+  clauses: [
+    {
+      key: 'exit',
+      text: 'an exit within 10 s of SIGTERM',
+      level: 'decision',
+      basis: 'stop-grace',
+      exercise: 'any scenario'
+    }
+  ],
   windows: ['stop-grace'],
   reads: { routes: [], others: true },
   judge: () => ({
@@ -100,7 +108,12 @@ const OT_039: OrbtileCheck = {
   clauses: [
     { key: 'nonce', text: 'the nonce is 16 to 64 hex characters', level: 'MUST', exercise: 'GET /info with X-Orbtile-Nonce (an adapter that checks the proof)' },
     { key: 'fresh', text: 'a nonce is never sent twice', level: 'MUST', exercise: 'two GET /info with X-Orbtile-Nonce (tour:app: a new token, a restart)' },
-    { key: 'impostor', text: 'after a wrong proof, no registration and no session data', level: 'MUST', exercise: 'GET /info answered with a wrong proof (tour:impostor)' }
+    {
+      key: 'impostor',
+      text: 'after a wrong proof, no registration and no session data',
+      level: 'MUST',
+      exercise: 'GET /info answered with a wrong proof (tour:impostor)'
+    }
   ],
   windows: ['nonce-length', 'on-its-way', 'measurement-error'],
   reads: {},
@@ -109,10 +122,23 @@ const OT_039: OrbtileCheck = {
     let impostor: { since: Millis, connection: number } | undefined
     const nonce = (e: JournalExchange, value: string, out: Outcomes): void => {
       if (/^[0-9A-Fa-f]{16,64}$/.test(value)) out.exercised('nonce')
-      else out.violation('nonce', at(e, { message: 'a nonce that is not 16..64 hex characters', expected: '16 to 64 hex characters', actual: value }))
-      if (nonces.has(value)) out.violation('fresh', at(e, { message: 'a nonce used before', expected: 'a fresh random nonce', actual: value }))
-      else if (nonces.size > 0) out.exercised('fresh')
-      nonces.add(value)
+      else {
+        out.violation('nonce', at(e, {
+          message: 'a nonce that is not 16..64 hex characters',
+          expected: '16 to 64 hex characters',
+          actual: value
+        }))
+      }
+      if (nonces.has(value)) {
+        out.violation('fresh', at(e, {
+          message: 'a nonce used before',
+          expected: 'a fresh random nonce',
+          actual: value
+        }))
+      } else if (nonces.size > 0) out.exercised('fresh')
+      // A nonce is spent once the app answered it with a proof: one refused before the app saw it (a 429) may be sent
+      // again, as the same request retried.
+      if (e.status >= 200 && e.status < 300) nonces.add(value)
       // A long judged run remembers the last 10 000 nonces.
       if (nonces.size > 10_000) nonces.delete(nonces.values().next().value!)
       if (e.wire?.includes(PROOF_NOTE) === true) impostor ??= { since: e.end, connection: e.connection }
@@ -174,7 +200,8 @@ function exitedOnItsOwn (r: ScenarioReport): JournalEntry | undefined {
  * does, and no recurring kind of request its twin keeps making stops.
  */
 function compareUnknownFields (variant: ScenarioReport, twin: ScenarioReport, out: Outcomes): void {
-  const first = variant.journal.find((e): e is JournalExchange => e.kind === 'exchange' && e.wire?.includes(EXTRA_FIELDS_NOTE) === true)
+  const first = variant.journal.find((e): e is JournalExchange =>
+    e.kind === 'exchange' && e.wire?.includes(EXTRA_FIELDS_NOTE) === true)
   const vStart = firstContact(variant.journal)
   const tStart = firstContact(twin.journal)
   if (first === undefined || vStart === undefined || tStart === undefined) {

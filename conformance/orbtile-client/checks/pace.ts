@@ -23,7 +23,9 @@ interface Closed { until: Millis, seq: number, after: number, end: Millis, conne
  * OT-027's rate: by how much the requests up to `e` went over 60 + 20·t, at worst, and over how long. A stall of the
  * judge's own makes requests look closer together than they were, so each span is widened by it.
  */
-function overRate (arrivals: readonly Millis[], e: JournalExchange, model: OrbtileModel): { over: number, span: Millis } {
+function overRate (
+  arrivals: readonly Millis[], e: JournalExchange, model: OrbtileModel
+): { over: number, span: Millis } {
   let worst = { over: 0, span: 0 }
   for (let i = arrivals.length - 1; i >= 0; i--) {
     const span = e.at - arrivals[i]!
@@ -68,7 +70,7 @@ const OT_027: OrbtileCheck = {
     },
     {
       key: 'backoff',
-      text: "after a 429, nothing on the refused bucket before its Retry-After",
+      text: 'after a 429, nothing on the refused bucket before its Retry-After',
       level: 'decision',
       basis: 'OT-A20',
       exercise: 'a 429 with Retry-After (tour:wire)'
@@ -102,7 +104,13 @@ const OT_027: OrbtileCheck = {
         if (entry.status !== 429) return
         const after = Number(entry.replyHeaders['retry-after'] ?? 1)
         const wait = Number.isFinite(after) ? after : 1
-        closed.set(bucket, { until: entry.end + wait * 1000, seq: entry.seq, after: wait, end: entry.end, connection: entry.connection })
+        closed.set(bucket, {
+          until: entry.end + wait * 1000,
+          seq: entry.seq,
+          after: wait,
+          end: entry.end,
+          connection: entry.connection
+        })
         // The wire's own 429s test the back-off; only the app's say the client went over the rate.
         if (!refused) return
         if (++rateRefusals > 1) out.note(`${rateRefusals} requests refused for the rate`)
@@ -138,7 +146,9 @@ function heartbeatJudge (): ReturnType<OrbtileCheck['judge']> {
   /** The live sessions, by adapter id, then session id (no key made per heartbeat). */
   const sessions = new Map<string, Map<string, Live>>()
   let stopped = false
-  const gap = (id: string, sid: string, s: Live, now: Millis, model: OrbtileModel, out: Outcomes, seq?: number): void => {
+  const gap = (
+    id: string, sid: string, s: Live, now: Millis, model: OrbtileModel, out: Outcomes, seq?: number
+  ): void => {
     if (now - s.since >= s.ttl * 1000 && !s.judged) {
       s.judged = true
       out.exercised('gap')
@@ -153,9 +163,13 @@ function heartbeatJudge (): ReturnType<OrbtileCheck['judge']> {
       message: `session ${id}/${sid} went ${seconds(silence)} without an update or heartbeat; its ttlSeconds is ${s.ttl}`,
       expected: `a heartbeat within ${s.ttl} s`,
       actual: `${seconds(silence)} of silence${seq === undefined ? ' (until the scenario ended)' : ''}`
-    }, silence < s.ttl * 1000 + model.error(s.last, now) ? 'late by less than the judge\'s measurement error' : undefined)
+    }, silence < s.ttl * 1000 + model.error(s.last, now)
+      ? 'late by less than the judge\'s measurement error'
+      : undefined)
   }
-  const contact = (id: string, sid: string, body: Record<string, unknown>, e: JournalExchange, model: OrbtileModel, out: Outcomes): void => {
+  const contact = (
+    id: string, sid: string, body: Record<string, unknown>, e: JournalExchange, model: OrbtileModel, out: Outcomes
+  ): void => {
     let live = sessions.get(id)
     if (live === undefined) {
       live = new Map()

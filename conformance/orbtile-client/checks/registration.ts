@@ -55,7 +55,9 @@ const OT_074: OrbtileCheck = {
   title: 'baseHue avoids 205..215, where the waiting colour turns',
   level: 'SHOULD',
   ledger: 'Adapters avoid baseHue 205..215, because the waiting colour changes direction at 210.9. Pick one side.',
-  clauses: [{ key: 'hue', text: 'baseHue outside 205..215', level: 'SHOULD', exercise: 'a registration with a palette' }],
+  clauses: [
+    { key: 'hue', text: 'baseHue outside 205..215', level: 'SHOULD', exercise: 'a registration with a palette' }
+  ],
   windows: ['base-hue-turn'],
   reads: { routes: ['register'] },
   judge: () => ({
@@ -64,7 +66,13 @@ const OT_074: OrbtileCheck = {
       const hue = palette(view(entry))?.baseHue
       if (typeof hue !== 'number') return
       if (hue < 205 || hue > 215) out.exercised('hue')
-      else out.violation('hue', at(entry, { message: `baseHue ${hue}`, expected: 'outside 205..215', actual: String(hue) }))
+      else {
+        out.violation('hue', at(entry, {
+          message: `baseHue ${hue}`,
+          expected: 'outside 205..215',
+          actual: String(hue)
+        }))
+      }
     }
   })
 }
@@ -75,8 +83,9 @@ function attentionHue (e: JournalExchange, out: Outcomes): void {
   const p = palette(v)
   const hue = p?.attentionHue
   if (typeof hue !== 'number') return
+  // The adapter's own baseHue: the one it chose (a user's hue override, echoed in the reply, is not its choice).
   const resolved = isObject(v.reply) && isObject(v.reply.adapter) ? v.reply.adapter.resolvedBaseHue : undefined
-  const base = typeof resolved === 'number' ? resolved : p!.baseHue
+  const base = typeof p!.baseHue === 'number' ? p!.baseHue : resolved
   const where = { seq: e.seq, at: e.at, actual: `attentionHue ${hue}` }
   if (typeof base === 'number' && (base < 115 || base > 235)) {
     out.violation('calm', { ...where, message: `attentionHue set for baseHue ${base}, whose derived waiting colour is not calm`, expected: 'no attentionHue outside the calm arc (115..235)' })
@@ -96,8 +105,18 @@ const OT_081: OrbtileCheck = {
   level: 'SHOULD',
   ledger: 'Rules for adapters choosing an attentionHue: set it only when the derived waiting colour is in the calm arc; choose a hue in the alarm arc 280 -> 0 -> 76, away from 43, 306 and 355.',
   clauses: [
-    { key: 'calm', text: 'set only when the derived waiting colour is in the calm arc', level: 'SHOULD', exercise: 'a registration with palette.attentionHue' },
-    { key: 'arc', text: 'in the alarm arc, clear of 43, 306 and 355', level: 'SHOULD', exercise: 'a registration with palette.attentionHue' }
+    {
+      key: 'calm',
+      text: 'set only when the derived waiting colour is in the calm arc',
+      level: 'SHOULD',
+      exercise: 'a registration with palette.attentionHue'
+    },
+    {
+      key: 'arc',
+      text: 'in the alarm arc, clear of 43, 306 and 355',
+      level: 'SHOULD',
+      exercise: 'a registration with palette.attentionHue'
+    }
   ],
   windows: ['attention-arcs'],
   reads: { routes: ['register'] },
@@ -112,9 +131,14 @@ const OT_081: OrbtileCheck = {
 function closedObjects (v: ExchangeView): Array<{ field: string, value: unknown, name: string }> {
   const found: Array<{ field: string, value: unknown, name: string }> = []
   if (v.route === 'register' && isObject(v.body)) {
-    found.push({ field: 'palette', value: v.body.palette, name: 'Palette' }, { field: 'glyph', value: v.body.glyph, name: 'Glyph' })
+    found.push(
+      { field: 'palette', value: v.body.palette, name: 'Palette' },
+      { field: 'glyph', value: v.body.glyph, name: 'Glyph' }
+    )
   }
-  for (const u of updates(v)) if (u.body.message !== undefined) found.push({ field: `${u.path}message`, value: u.body.message, name: 'Message' })
+  for (const u of updates(v)) {
+    if (u.body.message !== undefined) found.push({ field: `${u.path}message`, value: u.body.message, name: 'Message' })
+  }
   return found.filter((f) => isObject(f.value))
 }
 
@@ -155,7 +179,10 @@ const OT_A28: OrbtileCheck = {
         const v = view(entry)
         if (v.route === 'info' && v.ok && isObject(v.reply) && typeof v.reply.apiMinor === 'number') minor = v.reply.apiMinor
         if (v.route !== 'register' || !isObject(v.body) || minor === undefined || minor >= 2) return
-        const sent = [...(isObject(v.body.icon) ? ['icon'] : []), ...(palette(v)?.states !== undefined ? ['palette.states'] : [])]
+        const sent = [
+          ...(isObject(v.body.icon) ? ['icon'] : []),
+          ...(palette(v)?.states !== undefined ? ['palette.states'] : [])
+        ]
         if (sent.length === 0) out.exercised('minor')
         else out.violation('minor', at(entry, { message: `v1.2 fields sent to an app that says apiMinor ${minor}`, expected: 'v1.1 fields only', actual: sent.join(', ') }))
       }
@@ -180,7 +207,9 @@ const OT_010: OrbtileCheck = {
         const v = view(entry)
         if (v.route === 'register' && isObject(v.body)) {
           registered = true
-          if (Array.isArray(v.body.capabilities)) for (const c of v.body.capabilities) used.add(`capability ${String(c)} (v1.1)`)
+          if (Array.isArray(v.body.capabilities)) {
+            for (const c of v.body.capabilities) used.add(`capability ${String(c)} (v1.1)`)
+          }
           if (isObject(v.body.icon)) used.add('icon (v1.2)')
           if (palette(v)?.states !== undefined) used.add('palette.states (v1.2)')
         }

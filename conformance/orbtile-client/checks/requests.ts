@@ -130,7 +130,14 @@ const OTC_06: OrbtileCheck = {
   title: "every request body matches its route's schema in the spec (unknown fields aside: OT-007)",
   level: 'MUST',
   ledger: "The spec's schemas are the request bodies: AdapterRegistration, SessionUpdate, SessionBatch and EventsPoll. (Unknown fields are the server's to ignore, OT-007.)",
-  clauses: [{ key: 'schema', text: "the body matches its route's schema", level: 'MUST', exercise: 'a registration, a session update, a batch or an events poll' }],
+  clauses: [
+    {
+      key: 'schema',
+      text: "the body matches its route's schema",
+      level: 'MUST',
+      exercise: 'a registration, a session update, a batch or an events poll'
+    }
+  ],
   windows: [],
   reads: {},
   judge: () => {

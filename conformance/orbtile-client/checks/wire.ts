@@ -78,7 +78,13 @@ const OT_002: OrbtileCheck = {
         if (entry.kind !== 'exchange') return
         any = true
         if (entry.httpVersion === '1.1') out.exercised('http')
-        else out.violation('http', at(entry, { message: 'not HTTP/1.1', expected: 'HTTP/1.1', actual: `HTTP/${entry.httpVersion}` }))
+        else {
+          out.violation('http', at(entry, {
+            message: 'not HTTP/1.1',
+            expected: 'HTTP/1.1',
+            actual: `HTTP/${entry.httpVersion}`
+          }))
+        }
         if (movedAt !== undefined && entry.at > movedAt) {
           out.exercised('moved')
           late(model, out, movedAt, entry.at, entry.seq)
@@ -121,7 +127,12 @@ const OT_003 = perRequest({
   if (e.target.startsWith(`${BASE_PATH}/`)) return undefined
   const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/]*(\/.*)$/i.exec(e.target)?.[1]
   if (absolute?.startsWith(`${BASE_PATH}/`) === true) {
-    return { clause: 'absolute-form', message: 'an absolute URI as the target', expected: `${BASE_PATH}/…`, actual: e.target }
+    return {
+      clause: 'absolute-form',
+      message: 'an absolute URI as the target',
+      expected: `${BASE_PATH}/…`,
+      actual: e.target
+    }
   }
   return { clause: 'target', message: 'outside basePath', expected: `${BASE_PATH}/…`, actual: e.target }
 })
@@ -176,7 +187,12 @@ const OT_012 = perRequest({
   const type = e.headers['content-type']
   if (type !== undefined && UTF8_ONLY.test(type)) return undefined
   if (type !== undefined && JSON_TYPE.test(type)) {
-    return { clause: 'parameter', message: 'a media type parameter', expected: 'Content-Type: application/json', actual: `Content-Type: ${type}` }
+    return {
+      clause: 'parameter',
+      message: 'a media type parameter',
+      expected: 'Content-Type: application/json',
+      actual: `Content-Type: ${type}`
+    }
   }
   return {
     clause: 'type',
@@ -206,7 +222,12 @@ const OT_013 = perRequest({
   }
   // A token the file held before is OT-005's to judge (it was read once; was it read again?).
   if (model.discoveryTokens.includes(bearer)) return undefined
-  return { clause: 'bearer', message: 'a bearer token the discovery file never held', expected: 'the token in the discovery file', actual: 'another token' }
+  return {
+    clause: 'bearer',
+    message: 'a bearer token the discovery file never held',
+    expected: 'the token in the discovery file',
+    actual: 'another token'
+  }
 })
 
 const OT_014 = perRequest({
@@ -218,7 +239,12 @@ const OT_014 = perRequest({
   windows: []
 }, 'origin', (e) => e.headers.origin === undefined
   ? undefined
-  : { clause: 'origin', message: 'an Origin header', expected: 'no Origin header', actual: `Origin: ${e.headers.origin}` })
+  : {
+      clause: 'origin',
+      message: 'an Origin header',
+      expected: 'no Origin header',
+      actual: `Origin: ${e.headers.origin}`
+    })
 
 /** OT-005, with OT-A04: a stale token, once refused, is not sent again. */
 const OT_005: OrbtileCheck = {
@@ -338,5 +364,6 @@ const OTC_04: OrbtileCheck = {
   })
 }
 
-export const WIRE_CHECKS: readonly OrbtileCheck[] = [OT_002, OT_003, OT_005, OT_011, OT_012, OT_013, OT_014, OT_019, OTC_04]
-
+export const WIRE_CHECKS: readonly OrbtileCheck[] = [
+  OT_002, OT_003, OT_005, OT_011, OT_012, OT_013, OT_014, OT_019, OTC_04
+]
