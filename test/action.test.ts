@@ -109,7 +109,7 @@ t.test('ACT-03 judge mode on the reference bots: the events bot passes, a webhoo
   const fault = await webhookFault
   t.equal(step(fault.result, 'Judge the client').outcome, 'failure', 'webhook fault: the step fails')
   t.match(fault.job.summary, /#### ORB-036:/, 'webhook fault: ORB-036 in the summary')
-  const replay = /--client orb --webhook --tour deliveries --scenarios 0 -- node \S+bot\.mjs --fault crash-on-null-body/
+  const replay = /--client orb --webhook --tour encrypted --scenarios 0 -- node \S+bot\.mjs --fault crash-on-null-body/
   t.match(fault.job.summary, replay, 'webhook fault: a replay with --webhook')
   const upload = step(fault.result, 'Upload the report')
   t.same([upload.with?.name, upload.with?.path], ['bot-report', 'reports/bot'], 'artifact and folder as named')

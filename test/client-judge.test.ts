@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { JournalRecorder, Secrets } from '../conformance/client/recorder.js'
+import { startJudge } from '../conformance/orbtile-client/judge.js'
 import { CLI } from './helpers/cli.js'
 import { ROOT } from './helpers/root.js'
 
@@ -120,4 +121,65 @@ t.test('CLIENT-08 a bounded journal keeps its first and last entries and every p
   t.equal(seqs.at(-1), 999, 'and still the last')
   t.ok(seqs.length <= 25, `${seqs.length} entries in all`)
   t.match(JSON.stringify(kept), /<adapter token 1>/, 'its label instead')
+})
+
+t.test('CLIENT-16 the live verdicts of --judge are the report\'s: a decision applied and acknowledged shows as exercised at once', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orbtest-judge-live-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const file = join(dir, 'report.json')
+  const discovery = 'discovery-token-0123456789'
+  const judge = startJudge(file, () => discovery)
+  const id = 'com.example.live'
+  const lease = 'adapter-token-0123456789'
+  let n = 0
+  const send = (path: string, body: unknown, reply: unknown, method = 'POST'): void => {
+    const text = JSON.stringify(body)
+    const at = judge.tap.now!()
+    judge.tap.exchange({
+      request: ++n,
+      connection: 1,
+      method,
+      target: `/a/v1${path}`,
+      httpVersion: '1.1',
+      headers: {
+        host: 'localhost',
+        'content-type': 'application/json',
+        authorization: `Bearer ${discovery}`,
+        'x-orbtile-adapter-token': lease
+      },
+      body: Buffer.from(text),
+      parsedBody: body,
+      bodyText: text,
+      contentLength: text.length,
+      status: 200,
+      replyHeaders: {},
+      reply: JSON.stringify(reply),
+      finished: true,
+      notes: [],
+      startedAt: at,
+      sentAt: at
+    })
+  }
+  const registered = { adapter: { id }, keypadDecisions: true, adapterToken: lease }
+  send(`/adapters/${id}`, { name: 'Live', capabilities: ['approvals'] }, registered, 'PUT')
+  const approval = { id: 'a1', toolName: 'Bash', commandSummary: 'ls' }
+  send(`/adapters/${id}/sessions/s1`, { approval }, { session: {} })
+  const expiresAt = Date.now() / 1000 + 600
+  const event = {
+    sequence: 1, type: 'approval', sessionId: 's1', host: 'h', requestId: 'a1', decision: 'allow', expiresAt
+  }
+  send(`/adapters/${id}/events`, { after: 0, ack: 0 }, { events: [event], lastSequence: 1, acknowledged: 0 })
+  send(`/adapters/${id}/sessions/s1`, { approval: null }, { session: {} })
+  send(`/adapters/${id}/events`, { after: 1, ack: 1 }, { events: [], lastSequence: 1, acknowledged: 1 })
+  const live = judge.state().checks
+  t.equal(live.find((c) => c.id === 'OT-139')?.verdict, 'pass', 'OT-139: exercised and held, while the run goes on')
+  judge.finish()
+  const report = JSON.parse(readFileSync(file, 'utf8')) as {
+    checks: Array<{ id: string, verdict: string, exercised: number }>
+  }
+  t.same(
+    report.checks.map((c) => [c.id, c.verdict, c.exercised]),
+    live.map((c) => [c.id, c.verdict, c.exercised]),
+    'every check as the live view had it'
+  )
 })

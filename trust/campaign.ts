@@ -56,6 +56,8 @@ export interface RunResult {
   failed: string[]
   inconclusive: string[]
   nonStrict: string[]
+  /** The first case of each of those, as the report gave it. */
+  reasons: Record<string, string>
   /** Fault runs: each target clause broken and its check failed. */
   detected?: boolean
   /** What went wrong with the run itself (no report), if anything. */
@@ -175,12 +177,16 @@ async function play (o: CampaignOptions, p: Plan, json: string): Promise<RunResu
       failed: [],
       inconclusive: [],
       nonStrict: [],
+      reasons: {},
       ...(f === undefined ? {} : { detected: false }),
       error: `no report (exit ${code}): ${(err as Error).message}`
     }
   }
   const ids = (verdict: string): string[] => checks.filter((c) => c.verdict === verdict).map((c) => c.id)
-  const result = { ...base, failed: ids('fail'), inconclusive: ids('inconclusive'), nonStrict: ids('non-strict') }
+  const reasons = Object.fromEntries(checks.filter((c) => c.verdict !== 'pass' && c.reason !== undefined)
+    .map((c) => [c.id, c.reason!]))
+  const verdicts = { failed: ids('fail'), inconclusive: ids('inconclusive'), nonStrict: ids('non-strict') }
+  const result = { ...base, ...verdicts, reasons }
   if (f === undefined) return result
   const detected = f.clauses.every((clause) => {
     const [id, key] = clause.split('.') as [string, string]
@@ -241,6 +247,7 @@ export function campaignText (r: CampaignReport): string {
       ...x.nonStrict.map((id) => `non-strict ${id}`), ...(x.error === undefined ? [] : [x.error])
     ]
     lines.push(`  ${x.client} seed ${x.seed}: exit ${x.code}, ${(x.ms / 1000).toFixed(1)} s${notes.length === 0 ? '' : `; ${notes.join(', ')}`}`)
+    for (const id of [...x.failed, ...x.inconclusive, ...x.nonStrict]) lines.push(`    ${id}: ${x.reasons[id] ?? ''}`)
   }
   const byFault = new Map<string, RunResult[]>()
   for (const x of faults) {

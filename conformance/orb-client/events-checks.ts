@@ -241,8 +241,8 @@ const ORB_100: OrbCheck = {
           else {
             const unsure = entry.connection !== shut.connection && onItsWay(model, shut.end, entry.at)
               ? 'sent on another connection, soon enough to have been on its way'
-              : early <= windowMs('timer-slack') + model.error(shut.end, entry.at)
-                ? 'early by less than the judge\'s measurement error'
+              : early <= windowMs('timer-slack') + model.lag(shut.end, entry.at)
+                ? 'early by less than the judge\'s own stalls (a client kept from a CPU is only later)'
                 : undefined
             judged(out, 'wait', { ...at(entry), message: `${call} again ${seconds(entry.at - shut.end)} after a 429 that said Retry-After: ${shut.after}`, expected: `no ${call} for ${shut.after} s`, actual: `after ${seconds(entry.at - shut.end)}` }, unsure)
           }

@@ -10,8 +10,9 @@ export class OrbWire {
   repeat = false
   /** Replies to the bot's next writes are held this long (the first three of them). */
   slow: { ms: number, left: number } | undefined
-  /** The last event a reply of GET /events carried, for `repeat`. */
-  last: unknown
+  /** The last typed command, and the last event, the replies of GET /events carried: `repeat` gives the first. */
+  #lastCommand: unknown
+  #lastEvent: unknown
 
   plan (head: TapHead): WirePlan {
     const path = head.target.split('?', 1)[0]!
@@ -44,12 +45,16 @@ export class OrbWire {
     plan.rewrite = (reply) => {
       if (!isObject(reply) || !Array.isArray(reply.events)) return reply
       let events = reply.events
-      if (this.repeat && this.last !== undefined) {
+      // A typed command is what a second answer shows on: it is the one repeated, once there has been one.
+      const again = this.#lastCommand ?? this.#lastEvent
+      if (this.repeat && again !== undefined) {
         this.repeat = false
-        events = [this.last, ...events]
+        events = [again, ...events]
         plan.notes!.push('an event delivered before, delivered again')
       }
-      if (reply.events.length > 0) this.last = reply.events.at(-1)
+      const commands = reply.events.filter((e) => isObject(e) && e.type === 'application_command')
+      if (commands.length > 0) this.#lastCommand = commands.at(-1)
+      if (reply.events.length > 0) this.#lastEvent = reply.events.at(-1)
       return { ...reply, events }
     }
     return plan

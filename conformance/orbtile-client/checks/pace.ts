@@ -50,8 +50,8 @@ function judgeBackoff (closed: Closed, e: JournalExchange, model: OrbtileModel, 
   })
   const unsure = e.connection !== closed.connection && onItsWay(model, closed.end, e.at)
     ? 'sent on another connection, soon enough to have been on its way'
-    : early <= windowMs('timer-slack') + model.error(closed.end, e.at)
-      ? 'early by less than the judge\'s measurement error'
+    : early <= windowMs('timer-slack') + model.lag(closed.end, e.at)
+      ? 'early by less than the judge\'s own stalls (a client kept from a CPU is only later)'
       : undefined
   judged(out, 'backoff', v, unsure)
 }

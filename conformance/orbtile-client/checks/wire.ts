@@ -1,8 +1,8 @@
 import { seconds, type Outcomes } from '../../client/check.js'
-import type { Millis } from '../../client/journal.js'
+import type { JournalExchange, Millis } from '../../client/journal.js'
 import { windowMs } from '../../client/windows.js'
 import { BASE_PATH } from '../../../src/spec/orbtile.js'
-import { view, type OrbtileModel } from '../model.js'
+import { view, type LeaseView, type OrbtileModel } from '../model.js'
 import { at, judged, onItsWay, perRequest, type OrbtileCheck } from './define.js'
 
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i
@@ -306,28 +306,46 @@ const OT_019: OrbtileCheck = {
   }],
   windows: ['on-its-way', 'measurement-error'],
   reads: {},
-  judge: () => ({
-    observe (entry, model, out) {
-      if (entry.kind !== 'exchange') return
-      const v = view(entry)
-      if (v.adapterId === undefined || v.route === 'other') return
-      const lease = model.leaseBefore
-      // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
-      if (lease === undefined || lease.ended || entry.at <= lease.since) return
-      const sent = entry.headers['x-orbtile-adapter-token']
-      if (sent === lease.token) {
-        out.exercised('token')
-        return
+  judge: () => {
+    /** When a request first carried each lease's token: from then on, the adapter surely had it. */
+    const shown = new Map<string, Millis>()
+    return {
+      observe (entry, model, out) {
+        if (entry.kind !== 'exchange') return
+        const v = view(entry)
+        if (v.adapterId === undefined || v.route === 'other') return
+        const lease = model.leaseBefore
+        // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
+        if (lease === undefined || lease.ended || entry.at <= lease.since) return
+        const sent = entry.headers['x-orbtile-adapter-token']
+        if (sent === lease.token) {
+          if (!shown.has(lease.token)) shown.set(lease.token, entry.at)
+          out.exercised('token')
+          return
+        }
+        judged(out, 'token', at(entry, {
+          message: "not the live lease's adapter token",
+          expected: 'X-Orbtile-Adapter-Token: <the adapterToken of the live lease>',
+          actual: sent === undefined ? 'no X-Orbtile-Adapter-Token header' : 'another token'
+        }), unsure(lease, shown.get(lease.token), entry, model))
       }
-      // On another connection, just as the token came back: it may have left before the adapter knew it.
-      const unsure = entry.connection !== lease.connection && onItsWay(model, lease.since, entry.at)
-      judged(out, 'token', at(entry, {
-        message: "not the live lease's adapter token",
-        expected: 'X-Orbtile-Adapter-Token: <the adapterToken of the live lease>',
-        actual: sent === undefined ? 'no X-Orbtile-Adapter-Token header' : 'another token'
-      }), unsure ? 'sent on another connection as the new token came back' : undefined)
     }
-  })
+  }
+}
+
+/**
+ * Why a request without the live lease's token may not break OT-019, if it may not: a reply read on the same
+ * connection is surely read; on another, the adapter surely had the token once a request carried it, and a request
+ * so soon after the reply may have left before the adapter read it.
+ */
+function unsure (
+  lease: LeaseView, shownAt: Millis | undefined, e: JournalExchange, model: OrbtileModel
+): string | undefined {
+  if (e.connection === lease.connection) return undefined
+  if (shownAt === undefined || shownAt >= e.at) {
+    return 'no request had carried this token yet: the adapter may never have read the reply that gave it'
+  }
+  return onItsWay(model, lease.since, e.at) ? 'sent on another connection as the new token came back' : undefined
 }
 
 const OTC_04: OrbtileCheck = {
