@@ -61,6 +61,32 @@ t.test('ORB-048 a command answered again: by the same process fails; by a later 
   t.equal(twice(50), 'inconclusive', 'killed 50 ms after its answer came back: it may not have noted it')
 })
 
+t.test('ORB-048 a second answer on another connection is a retry unless the bot surely read the first reply', async (t) => {
+  const again = (then: (j: Journal) => void): string => {
+    const j = new Journal()
+    j.action(0, 'harness', 'bot-start')
+    fetch(j, 100, 500, 0, [command('e1', 1)], 1)
+    respond(j, 510, 'e1', 200, 2)
+    then(j)
+    return judge(check('ORB-048'), model(), j.entries, 9000).verdict
+  }
+  t.equal(again((j) => respond(j, 5600, 'e1', 409, 3)), 'inconclusive',
+    'sent again on a new connection, the first connection never used again: it may have timed out')
+  t.equal(again((j) => respond(j, 5600, 'e1', 409, 2)), 'fail',
+    'sent again on the connection that carried the first reply')
+  t.equal(again((j) => {
+    post(j, 1000, 'hello', { connection: 2 })
+    respond(j, 5600, 'e1', 409, 3)
+  }), 'fail', 'the first connection carried another request: its reply was read')
+  t.equal(again((j) => {
+    const path = '/api/bot/v1/events?after=1&wait=25'
+    const wire = ['an event delivered before, delivered again']
+    const reply = { events: [command('e1', 1)], next: 1 }
+    j.exchange({ method: 'GET', path, headers: AUTH, reply, at: 2000, end: 2100, wire })
+    respond(j, 2200, 'e1', 409, 3)
+  }), 'fail', 'answered again after the event was delivered again')
+})
+
 t.test('ORB-100 a call again before Retry-After fails on the same connection; on another, so soon, it may have been on its way', async (t) => {
   const again = (after: Millis, connection: number): string => {
     const j = new Journal()
@@ -92,6 +118,47 @@ t.test('ORB-071 an answer late by the judge\'s own stall is inconclusive; a fall
   post(gone, 7030, 'pong', { status: 403 })
   const f = judge(check('ORB-071'), model(), gone.entries, 20_000)
   t.same(clause(f, 'fallback'), [1, 0, 0], 'the post after the 410, refused 403 for a missing scope, is the fallback')
+})
+
+t.test('ORB-071 OBC-16 an answer late by no more than Orb took to answer the bot\'s own calls is inconclusive', async (t) => {
+  const late = (passportMs: Millis): string => {
+    const j = new Journal()
+    j.action(0, 'harness', 'bot-start')
+    fetch(j, 100, 500, 0, [command('e1', 1)], 1)
+    const path = '/api/bot/v1/passport/0xabc'
+    j.exchange({ method: 'GET', path, headers: AUTH, reply: {}, at: 600, end: 600 + passportMs })
+    respond(j, 7000, 'e1')
+    return judge(check('ORB-071'), model(), j.entries, 20_000).verdict
+  }
+  t.equal(late(1000), 'inconclusive', '6.5 s after, 1 s of it waiting on Orb\'s passport reply')
+  t.equal(late(100), 'fail', '6.5 s after, 0.1 s of it waiting on Orb')
+})
+
+t.test('ORB-097 ORB-095 a delivery the suite stopped waiting for: a typed command late beyond doubt fails; another event, or a forgery\'s refusal, is not seen', async (t) => {
+  const delivered = (data: Record<string, unknown>, lag = 0): { notice: string, refuse: string } => {
+    const j = new Journal()
+    j.action(0, 'harness', 'bot-start')
+    j.action(1000, 'wire', 'delivery-sent', { eventId: 'evt_1', marks: ['evt_1'], ...data })
+    j.action(1000 + Number(data.ms), 'wire', 'delivery', { event: { id: 'evt_1' }, sentAt: 1000, ...data })
+    return {
+      notice: judge(check('ORB-097'), model(lag), j.entries, 20_000).verdict,
+      refuse: clause(judge(check('ORB-095'), model(lag), j.entries, 20_000), 'refuse').join()
+    }
+  }
+  const timeout = { error: 'no complete reply within 5000 ms', ms: 5010 }
+  const command = { genuine: true, kind: 'genuine', type: 'application_command' }
+  t.equal(delivered({ ...command, ...timeout }).notice, 'fail', 'a typed command unanswered after 5 s: past its 4 s')
+  t.equal(delivered({ ...command, ...timeout }, 1500).notice, 'inconclusive', 'the same, with the judge 1.5 s late')
+  t.equal(delivered({ ...command, status: 200, notice: true, ms: 4100 }, 200).notice, 'inconclusive',
+    'a notice 0.1 s past 4 s, with the judge 0.2 s late')
+  t.equal(delivered({ ...command, status: 200, notice: false, ms: 100 }).notice, 'fail',
+    'a 2xx without a notice, in time')
+  t.equal(delivered({ genuine: true, kind: 'genuine', type: 'message.mention', ...timeout }).notice, 'inconclusive',
+    'a mention unanswered within the suite\'s 5 s: the spec gives it 10')
+  t.equal(delivered({ genuine: false, kind: 'unsigned', type: 'message.mention', ...timeout }).refuse, '0,0,1',
+    'a forgery unanswered within 5 s: its refusal is not seen')
+  t.equal(delivered({ genuine: false, kind: 'unsigned', type: 'message.mention', status: 200, ms: 10 }).refuse, '0,1,0',
+    'a forgery answered 200')
 })
 
 t.test('ORB-036 judged against the twin: an exit after the encrypted mention that the twin given it in clear does not make fails', async (t) => {

@@ -4,6 +4,7 @@
 import t from 'tap'
 import { CheckRun, compareTwins } from '../conformance/client/check.js'
 import type { JournalEntry, Millis } from '../conformance/client/journal.js'
+import { Serving } from '../conformance/client/served.js'
 import { CHECKS } from '../conformance/orbtile-client/checks/index.js'
 import { EXTRA_FIELDS_NOTE } from '../conformance/orbtile-client/checks/life.js'
 import { OrbtileModel } from '../conformance/orbtile-client/model.js'
@@ -301,15 +302,76 @@ t.test('OT-138 the cursor\'s bounds are MUSTs; a reply the journal files after a
   t.equal(judge(check('OT-138'), model(), past.entries, 2000).verdict, 'fail', 'after 5 with nothing received')
 })
 
-t.test('OT-058 requests that wait 6 s for a decision and an adapter gone quiet: non-strict (OTC-15 is orbtest\'s)', async (t) => {
-  const quiet = (lastAt: Millis): string => {
+t.test('OT-138 a cursor of the last lease, refused invalid_cursor under a new one, sets no floor for its ack', async (t) => {
+  const j = registered()
+  poll(j, 100, 500, { after: 0, ack: 0, waitSeconds: 2 }, [{ sequence: 1, type: 'tap', sessionId: 's1', host: 'h' }])
+  poll(j, 600, 700, { after: 1, ack: 1, waitSeconds: 0 })
+  j.action(1000, 'app', 'restart', { leasesEnd: true })
+  const renewed = 'adapter-token-renewed-0123456789'
+  j.exchange({
+    method: 'PUT',
+    path: `/a/v1/adapters/${ID}`,
+    body: { name: 'Judge', palette: { baseHue: 250 }, capabilities: ['approvals'] },
+    reply: { adapter: { id: ID }, enabled: true, keypadDecisions: true, warnings: [], adapterToken: renewed },
+    at: 1500,
+    end: 1510
+  })
+  const again = (at: Millis, body: Record<string, unknown>, refused: boolean): void => {
+    j.exchange({
+      path: `/a/v1/adapters/${ID}/events`,
+      headers: { 'x-orbtile-adapter-token': renewed },
+      body,
+      status: refused ? 400 : 200,
+      reply: refused
+        ? { error: { code: 'invalid_cursor', message: 'after is past the last sequence' } }
+        : { events: [], lastSequence: 0, acknowledged: 0 },
+      at,
+      end: at + 5
+    })
+  }
+  again(1600, { after: 1, ack: 1, waitSeconds: 0 }, true)
+  again(1700, { after: 0, ack: 0, waitSeconds: 0 }, false)
+  t.same(clause(judge(check('OT-138'), model(), j.entries, 3000), 'bounds'), [4, 0, 0],
+    'ack 0 after the refused ack 1: no decrease')
+  again(1800, { after: 0, ack: 1, waitSeconds: 0 }, true)
+  again(1900, { after: 0, ack: 0, waitSeconds: 0 }, false)
+  t.same(clause(judge(check('OT-138'), model(), j.entries, 3000), 'bounds').slice(1), [1, 0],
+    'ack 1 above after 0 is refused and breaks the bounds itself')
+})
+
+t.test('OT-058 an adapter quiet for its sessions\' ttlSeconds while requests wait for a decision: non-strict (OTC-15 is orbtest\'s)', async (t) => {
+  const quiet = (ttlSeconds: number, ...heartbeats: Millis[]): string => {
     const j = registered()
-    session(j, 100, { approval: { id: 'a1', toolName: 'Bash', commandSummary: 'ls' } })
-    session(j, lastAt)
+    session(j, 100, { ttlSeconds, approval: { id: 'a1', toolName: 'Bash', commandSummary: 'ls' } })
+    for (const at of heartbeats) session(j, at)
     return judge(check('OT-058'), model(), j.entries, 9000).verdict
   }
-  t.equal(quiet(8000), 'pass', 'a heartbeat in the second half of the wait')
-  t.equal(quiet(1000), 'non-strict', 'nothing after the first second')
+  t.equal(quiet(5, 3000, 6000, 8500), 'pass', 'a heartbeat every 3 s, with a ttlSeconds of 5')
+  t.equal(quiet(5, 1000), 'non-strict', 'nothing from 1 s to 9 s, with a ttlSeconds of 5')
+  t.equal(quiet(5, 3000), 'non-strict', 'at work at 3 s, then quiet for 6 s')
+  t.equal(quiet(10, 1000), 'not-exercised', 'a wait of 6.9 s past its first 2 s shows no stall next to a ttlSeconds of 10')
+})
+
+t.test('OT-113 OTC-28 a heartbeat late by no more than the app took to answer the adapter\'s other requests is inconclusive', async (t) => {
+  const gap = (heldMs: Millis): string => {
+    const j = registered()
+    session(j, 100, { ttlSeconds: 10 })
+    j.exchange({ method: 'GET', path: '/a/v1/info', reply: {}, at: 4000, end: 4000 + heldMs })
+    session(j, 10_500)
+    return judge(check('OT-113'), model(), j.entries, 12_000).verdict
+  }
+  t.equal(gap(600), 'inconclusive', '10.4 s between contacts, 0.6 s of it waiting on a held reply')
+  t.equal(gap(100), 'fail', '10.4 s between contacts, 0.1 s of it waiting on the app')
+})
+
+t.test('OTC-28 the time served within an interval counts overlapping requests once, and only inside it', async (t) => {
+  const s = new Serving()
+  s.add(100, 600)
+  s.add(300, 900)
+  s.add(2000, 2500)
+  t.equal(s.within(0, 3000), 1300, '100..900 and 2000..2500')
+  t.equal(s.within(500, 2200), 600, '500..900 and 2000..2200')
+  t.equal(s.within(1000, 1900), 0, 'nothing in between')
 })
 
 /** A tour's journal and its twin's, as the engine gives them to OT-008: requests at the times given. */

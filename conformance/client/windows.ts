@@ -85,8 +85,8 @@ export const WINDOWS = {
   },
   'keypad-wait': {
     kind: 'decision',
-    value: 'no decision for 6 s; at work after the first 2 s',
-    from: 'OTC-15: an adapter whose requests go undecided 6 s must still make requests in the second half of the wait',
+    value: 'no decision for 6 s; from 2 s on, never its sessions\' ttlSeconds without a request',
+    from: 'OTC-15: an adapter whose requests go undecided 6 s or more must go on making requests at the pace its sessions\' ttlSeconds asks',
     n: 6000
   },
   'stale-ack': {
@@ -175,7 +175,7 @@ export const WINDOWS = {
   'delivery-timeout': {
     kind: 'scenario',
     value: '5 s for a delivery\'s reply',
-    from: 'past ORB-097\'s 4 s for a notice, short of ORB-A11\'s 10 s: a bot that never answers gets a verdict in time',
+    from: 'OBC-17: past ORB-097\'s 4 s for a notice, short of ORB-A11\'s 10 s: a bot that never answers gets a verdict',
     n: 5000
   },
   'signature-tolerance': {
@@ -201,6 +201,11 @@ export const WINDOWS = {
     value: '20 s for a bot to take a seat',
     from: 'OBC-08: tour:voice waits this long after the /join; a bot that takes no seat leaves ORB-077 not exercised',
     n: 20_000
+  },
+  served: {
+    kind: 'excuse',
+    value: 'the time the fake spent answering the client\'s other requests in the interval',
+    from: 'OTC-28, OBC-16: a client waiting on the fake\'s own replies is late by that time through no fault of its own; a deadline missed by no more is inconclusive'
   },
   'measurement-error': {
     kind: 'excuse',

@@ -41,24 +41,50 @@ function judgeCursor (e: JournalExchange, model: OrbModel, out: Outcomes): void 
   })
 }
 
-/** A typed command answered (a respond that was not refused for the rate), and by which process. */
-interface Answer { status: number, at: Millis, end: Millis, process: number }
+/** A typed command answered (a respond that was not refused for the rate), by which process, on which connection. */
+interface Answer { status: number, at: Millis, end: Millis, process: number, connection: number }
+
+/** What shows that a bot read a reply: its connection used again, or the event delivered again after it. */
+interface Seen {
+  /** When each connection last carried a request. */
+  used: Map<number, Millis>
+  /** When each event was last delivered again (the end of the fetch that carried it). */
+  again: Map<string, Millis>
+}
+
+/**
+ * Why a second answer by the same process may be no second action, if it may not: a bot that sent its answer
+ * again on another connection, with nothing to show it had read the first one's reply (its connection unused since,
+ * the event not delivered again in between), may have given up on that reply and retried the request.
+ */
+function retried (e: JournalExchange, first: Answer, seen: Seen, model: OrbModel): string | undefined {
+  if (e.connection === first.connection) return undefined
+  if ((seen.used.get(first.connection) ?? -Infinity) > first.at) return undefined
+  const again = seen.again.get(view(e).event ?? '')
+  if (again !== undefined && !onItsWay(model, first.end, again)) return undefined
+  return `sent again ${seconds(e.at - first.at)} after the first, on another connection: ` +
+    'the first\'s reply may never have been read (a retry)'
+}
 
 /**
  * A second answer to an event a process of the bot had answered: certain, unless that process was killed so soon
- * after its answer came back that it may not have had time to note it (then inconclusive).
+ * after its answer came back that it may not have had time to note it, or the second may be a retry of the first.
  */
-function judgeTwice (e: JournalExchange, first: Answer, process: number, model: OrbModel, out: Outcomes): void {
+function judgeTwice (e: JournalExchange, first: Answer, seen: Seen, model: OrbModel, out: Outcomes): void {
+  const process = model.processAt(e.at)
   const clause = first.process === process ? 'twice' : 'restart-twice'
   const killed = model.starts[first.process]
   const soon = clause === 'restart-twice' && killed !== undefined &&
     killed - first.end < windowMs('on-its-way') + model.error(first.end, killed)
+  const unsure = soon
+    ? `the process that answered first was killed ${seconds(killed - first.end)} after its answer came back`
+    : clause === 'twice' ? retried(e, first, seen, model) : undefined
   judged(out, clause, {
     ...at(e),
     message: `event ${view(e).event ?? ''} was answered a second time${clause === 'twice' ? '' : ', by a later process of the bot'}`,
     expected: 'each event acted on once (handled idempotently)',
     actual: `a second respond (${e.status})`
-  }, soon ? `the process that answered first was killed ${seconds(killed - first.end)} after its answer came back` : undefined)
+  }, unsure)
 }
 
 const ORB_048: OrbCheck = {
@@ -89,6 +115,7 @@ const ORB_048: OrbCheck = {
     const answers = new Map<string, Answer[]>()
     /** Typed commands a later process's cursor has gone past (OBC-11). */
     const passed = new Set<string>()
+    const seen: Seen = { used: new Map(), again: new Map() }
     let repeated = false
     return {
       observe (entry, model, out) {
@@ -97,13 +124,18 @@ const ORB_048: OrbCheck = {
         if (v.route === 'respond' && v.event !== undefined && entry.status !== 429) {
           const list = answers.get(v.event) ?? []
           const first = list.find((a) => a.status >= 200 && a.status < 300)
-          const process = model.processAt(entry.at)
-          if (first !== undefined) judgeTwice(entry, first, process, model, out)
-          list.push({ status: entry.status, at: entry.at, end: entry.end, process })
+          if (first !== undefined) judgeTwice(entry, first, seen, model, out)
+          const { status, at, end, connection } = entry
+          list.push({ status, at, end, connection, process: model.processAt(entry.at) })
           answers.set(v.event, list)
         }
+        seen.used.set(entry.connection, entry.at)
         if (v.route !== 'events') return
-        if (entry.wire?.some((w) => w.includes('delivered again')) === true) repeated = true
+        if (entry.wire?.some((w) => w.includes('delivered again')) === true) {
+          repeated = true
+          const events = isObject(v.reply) && Array.isArray(v.reply.events) ? v.reply.events : []
+          for (const ev of events) if (isObject(ev) && typeof ev.id === 'string') seen.again.set(ev.id, entry.end)
+        }
         judgeCursor(entry, model, out)
         const after = Number(v.query.get('after') ?? 0)
         const start = model.starts.at(-1) ?? 0
@@ -174,7 +206,7 @@ const ORB_071: OrbCheck = {
       exercise: 'a typed command delivered late, so that its respond meets 410 (tour:late)'
     }
   ],
-  windows: ['answer', 'fallback', 'measurement-error'],
+  windows: ['answer', 'fallback', 'measurement-error', 'served'],
   reads: {},
   judge: () => {
     const answered = new Set<string>()
@@ -199,8 +231,8 @@ const ORB_071: OrbCheck = {
           return
         }
         judged(out, 'answer', { ...at(entry), message: `event ${v.event} answered ${seconds(late)} after the bot received it`, expected: 'an answer within about 6 s', actual: `${entry.status}` },
-          late <= windowMs('answer') + model.error(r!.at, entry.at)
-            ? 'late by less than the judge\'s measurement error'
+          late <= windowMs('answer') + model.error(r!.at, entry.at) + model.served(r!.at, entry.at)
+            ? 'late by less than the judge\'s measurement error and the time Orb took to answer the bot (OBC-16)'
             : undefined)
       },
       open (model, end, out) {

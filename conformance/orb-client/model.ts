@@ -1,4 +1,5 @@
 import type { JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
+import { Serving } from '../client/served.js'
 import { windowMs } from '../client/windows.js'
 
 /** Which operation of the bot API an exchange was, read from its method and target (the spec's paths). */
@@ -108,6 +109,8 @@ export class OrbModel {
   readonly lag: (from: Millis, to: Millis) => Millis
   /** How long, within [from, to], a thread of the bot waited for a CPU (OTC-25): nothing unless it is watched. */
   clientWait: (from: Millis, to: Millis) => Millis = () => 0
+  /** The bot's calls other than a fetch of events, as Orb answered them (OBC-16). */
+  readonly #serving = new Serving()
 
   constructor (
     token: string,
@@ -129,6 +132,11 @@ export class OrbModel {
     return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
   }
 
+  /** How long, within [from, to], Orb was answering one of the bot's calls: time the bot may have waited (OBC-16). */
+  served (from: Millis, to: Millis): Millis {
+    return this.#serving.within(from, to)
+  }
+
   /** The process of the bot that was running at `at`: the number of starts before it (1 for the first). */
   processAt (at: Millis): number {
     return this.starts.filter((s) => s <= at).length
@@ -146,6 +154,7 @@ export class OrbModel {
     if (entry.kind === 'action') this.#action(entry)
     if (entry.kind !== 'exchange') return
     const v = view(entry)
+    if (v.route !== 'events') this.#serving.add(entry.at, entry.end)
     if (v.route !== 'events' || !v.ok || !isObject(v.reply)) return
     // OBC-11: a reply journaled as cut (cut-poll, a poll held while the bot was stopped) may or may not have reached
     // the bot: its bytes can be in the kernel when the cut comes. Its `next` is kept, marked; its events are not.

@@ -134,14 +134,19 @@ const ORB_095: OrbCheck = {
       exercise: 'forged webhook deliveries (tour:attack, --webhook)'
     }
   ],
-  windows: ['quiet', 'owed'],
+  windows: ['quiet', 'owed', 'delivery-timeout'],
   reads: {},
   judge: () => listener(
     (a) => a.data?.genuine === false ? `the ${String(a.data.kind)} delivery` : undefined,
     (a, out) => {
       if (a.data?.genuine !== false) return
-      if (a.data.status === 401) out.exercised('refuse')
-      else out.violation('refuse', { ...at(a), message: `a ${String(a.data.kind)} delivery was answered ${String(a.data.status ?? a.data.error)}`, expected: '401 (ORB-A12)', actual: String(a.data.status ?? a.data.error) })
+      if (a.data.status === 401) {
+        out.exercised('refuse')
+        return
+      }
+      // No reply within the suite's own wait (delivery-timeout) is no reply other than 401: the refusal may come later.
+      judged(out, 'refuse', { ...at(a), message: `a ${String(a.data.kind)} delivery was answered ${String(a.data.status ?? a.data.error)}`, expected: '401 (ORB-A12)', actual: String(a.data.status ?? a.data.error) },
+        typeof a.data.status === 'number' ? undefined : `no reply within the suite's wait of ${seconds(windowMs('delivery-timeout'))}`)
     }
   )
 }
@@ -179,7 +184,7 @@ const ORB_097: OrbCheck = {
       exercise: 'genuine webhook deliveries (tour:deliveries, --webhook)'
     }
   ],
-  windows: ['notice', 'measurement-error'],
+  windows: ['notice', 'delivery-timeout', 'measurement-error', 'served'],
   reads: {},
   judge: () => ({
     observe (entry, model, out) {
@@ -190,21 +195,34 @@ const ORB_097: OrbCheck = {
       const ms = Number(entry.data.ms ?? 0)
       const twoHundred = status !== undefined && status >= 200 && status < 300
       const clause = command ? 'notice' : 'only'
-      const limit = windowMs('notice')
-      if (twoHundred && (command ? notice && ms <= limit : !notice)) {
+      if (twoHundred && (command ? notice && ms <= windowMs('notice') : !notice)) {
         out.exercised(clause)
         return
       }
       const sentAt = Number(entry.data.sentAt ?? entry.at - ms)
-      const onlyLate = command && twoHundred && notice && ms <= limit + model.error(sentAt, entry.at)
       judged(out, clause, {
         ...at(entry),
         message: `a genuine ${String(entry.data.type)} delivery answered ${status ?? String(entry.data.error)} in ${ms} ms${notice ? ' with a notice' : ''}`,
         expected: command ? 'a 2xx with {"notice": "..."} within 4 s' : 'a 2xx without notice',
         actual: `${status ?? 'no reply'}${notice ? ', notice' : ', no notice'}, ${ms} ms`
-      }, onlyLate ? 'late by less than the judge\'s measurement error' : undefined)
+      }, unsureNotice(command, status, notice, ms, model.error(sentAt, entry.at) + model.served(sentAt, entry.at)))
     }
   })
+}
+
+/**
+ * Why a delivery's reply may not break ORB-097, if it may not: a typed command's reply late by less than the judge's
+ * error and Orb's own time answering the bot (OBC-16), or another event's reply that did not come within the suite's
+ * own wait (the spec gives it 10 s, ORB-A11; the suite waits 5, and so saw nothing of its notice).
+ */
+function unsureNotice (
+  command: boolean, status: number | undefined, notice: boolean, ms: number, excused: Millis
+): string | undefined {
+  if (!command) return status === undefined ? `no reply within the suite's wait of ${seconds(windowMs('delivery-timeout'))}` : undefined
+  const late = status === undefined || (status >= 200 && status < 300 && notice)
+  return late && ms <= windowMs('notice') + excused
+    ? 'late by less than the judge\'s measurement error and the time Orb took to answer the bot (OBC-16)'
+    : undefined
 }
 
 export const WEBHOOK_CHECKS: readonly OrbCheck[] = [ORB_095, ORB_096, ORB_097]

@@ -1,5 +1,6 @@
 import type { JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
 import { BASE_PATH } from '../../src/spec/orbtile.js'
+import { Serving } from '../client/served.js'
 import { windowMs } from '../client/windows.js'
 
 /** Which protocol route an exchange was, read from its target. */
@@ -238,6 +239,9 @@ export class OrbtileModel {
    */
   clientWait: (from: Millis, to: Millis) => Millis = () => 0
 
+  /** The adapter's requests other than events polls, as the app answered them (OTC-28). */
+  readonly #serving = new Serving()
+
   /** Connections open now, and the most open at once (OTC-04). */
   readonly connections = { open: 0, peak: 0 }
   /** The journal entry that noted too many connections, for OTC-04 to cite. */
@@ -255,6 +259,11 @@ export class OrbtileModel {
    */
   error (from: Millis, to: Millis): Millis {
     return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
+  }
+
+  /** How long, within [from, to], the app was answering one of the adapter's requests: time it waited (OTC-28). */
+  served (from: Millis, to: Millis): Millis {
+    return this.#serving.within(from, to)
   }
 
   /** A journal time as wall-clock epoch milliseconds (what `expiresAt` is compared with, OT-A31). */
@@ -306,6 +315,7 @@ export class OrbtileModel {
 
   #exchange (e: JournalExchange): void {
     const v = view(e)
+    if (v.route !== 'events') this.#serving.add(e.at, e.end)
     const id = v.adapterId
     const before = id === undefined ? undefined : this.leases.get(id)
     // The lease as it stood before: copied only if this exchange ends it (#end), since most leave it alone.

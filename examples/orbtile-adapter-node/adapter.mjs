@@ -53,6 +53,7 @@ const log = (line) => process.stderr.write(`orbtile-adapter-node: ${line}\n`) //
 // ---- State, all of it in memory (OT-022) -----------------------------------------------------------------------
 let discovery = null // { socketPath, basePath, token }: a new object whenever the file says something else
 let verified = null // the discovery object whose /info proof checked out (OT-039)
+let refusedToken = null // the bearer the app last refused: never sent again (OT-A04)
 let apiMinor = 0
 let adapterToken = null // OT-022: never printed, written or exported
 let lease = 0 // bumped whenever the lease is lost or renewed; what was sent under an older one is void
@@ -237,6 +238,12 @@ async function request (method, route, body, extraHeaders) {
     await rateGate() // OT-027
     if (discovery === null) refreshDiscovery()
     if (discovery === null) { await sleep(300); continue } // no file: the API is off (OT-A03)
+    // OT-A04: a refused bearer waits for the file to change. FAULT: stale-discovery sends it on regardless
+    if (discovery.token === refusedToken && !fault('stale-discovery')) {
+      await sleep(300)
+      refreshDiscovery()
+      continue
+    }
     if (route !== '/info' && verified !== discovery) return null // OT-039: nothing before the proof
     const leaseAtSend = lease
     const endProbe = blockedUntil > 0 ? startProbe() : () => {}
@@ -254,10 +261,10 @@ async function request (method, route, body, extraHeaders) {
     const error = errorOf(r)
     if (r.status === 429) continue // OT-027, OT-A20: send() closed the gate for Retry-After; then try again
     if (r.status === 503 && error.code === 'api_disabled') { await sleep(500); continue } // OT-A03
-    if (r.status === 401 && error.field !== TOKEN_HEADER && !bearerRetried) { // OT-A04: re-read once, retry once
-      bearerRetried = true
+    if (r.status === 401 && error.field !== TOKEN_HEADER) { // OT-A04: re-read the file, retry once
+      refusedToken = r.discovery.token
       refreshDiscovery()
-      continue
+      if (!bearerRetried) { bearerRetried = true; continue }
     }
     // OT-A06: the lease is gone (not registered, or the token we sent is no longer the lease's)
     const tokenRefused = r.status === 401 && error.field === TOKEN_HEADER && TOKEN_HEADER in r.sent
@@ -573,7 +580,9 @@ function crashOnUnknownKeys (route, r) { // returns a promise that never settles
 async function stop () { // OT-A07: best-effort unregister (500 ms at most), then exit 0
   if (stopping) return
   stopping = true
-  const canSend = verified !== null && verified === discovery && Date.now() >= blockedUntil && probe === null
+  refreshDiscovery()
+  const canSend = verified !== null && verified === discovery && discovery.token !== refusedToken &&
+    Date.now() >= blockedUntil && probe === null
   if (registered && adapterToken !== null && canSend) {
     await Promise.race([send('DELETE', `/adapters/${ID}`).catch(() => {}), sleep(500)])
   }

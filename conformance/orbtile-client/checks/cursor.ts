@@ -10,7 +10,7 @@ interface Cursor {
   received: Array<{ upTo: number, at: Millis }>
   ack: number
   ackAt: Millis
-  /** The last lease's cursor: a poll that carries its token is judged by it (OTC-21). */
+  /** The last lease's cursor: a poll that carries an older lease's token is judged by that one's (OTC-21). */
   before: Cursor | undefined
 }
 
@@ -37,10 +37,14 @@ function cursorOf (cursors: Map<string, Cursor>, adapterId: string, e: JournalEx
     cursors.set(adapterId, c)
   }
   const sent = e.headers['x-orbtile-adapter-token']
-  return sent !== undefined && sent !== c.token && sent === c.before?.token ? c.before : c
+  for (let x: Cursor | undefined = c; x !== undefined; x = x.before) if (x.token === sent) return x
+  return c
 }
 
-/** `ack <= after`, and no decrease: a lower ack from a poll sent before a higher one is no decrease. */
+/**
+ * `ack <= after`, and no decrease: a lower ack from a poll sent before a higher one is no decrease, nor is one below
+ * an ack the app refused (a cursor of the last lease refused invalid_cursor, OT-A23, is not this lease's ack).
+ */
 function judgeAck (c: Cursor, e: JournalExchange, body: Record<string, unknown>, out: Outcomes): void {
   const after = typeof body.after === 'number' ? body.after : 0
   const ack = typeof body.ack === 'number' ? body.ack : 0
@@ -58,7 +62,7 @@ function judgeAck (c: Cursor, e: JournalExchange, body: Record<string, unknown>,
     }))
   }
   if (!broken) out.exercised('bounds')
-  if (ack > c.ack) {
+  if (ack > c.ack && view(e).ok) {
     c.ack = ack
     c.ackAt = e.at
   }

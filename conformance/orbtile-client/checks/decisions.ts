@@ -1,9 +1,9 @@
 import { seconds, type Clause, type Outcomes } from '../../client/check.js'
 import type { Millis } from '../../client/journal.js'
 import { windowMs } from '../../client/windows.js'
-import { view } from '../model.js'
+import { isObject, view, type OrbtileModel } from '../model.js'
 import { deliveriesJudge, type Delivery } from './deliveries.js'
-import type { OrbtileCheck } from './define.js'
+import { judged, type OrbtileCheck } from './define.js'
 
 /** Why a finding that rests on OTC-01 is not a failure, in the words every such report gives. */
 const UNSEEN_UI = 'the wire cannot show the agent\'s own UI: a write that clears the request stands in for applying it, and a correct adapter may write the same for reasons of its own'
@@ -159,6 +159,50 @@ const OT_148: OrbtileCheck = {
   })
 }
 
+/** What OT-058 keeps of an adapter: when its requests began, and the shortest ttlSeconds it gave a session. */
+interface Cadence { starts: Millis[], ttl: number }
+
+/**
+ * OTC-15 over one wait: from 2 s after it began to its end, no stretch without a request as long as the adapter's
+ * shortest session ttlSeconds (within which it must make one anyway, OT-113). A wait shorter than that shows nothing.
+ */
+function judgeWait (c: Cadence, since: Millis, end: Millis, model: OrbtileModel, out: Outcomes): void {
+  if (end - since < windowMs('keypad-wait')) return
+  const from = since + 2000
+  const limit = c.ttl * 1000
+  if (end - from < limit) {
+    out.note(`not judged: a wait of ${seconds(end - since)} is too short to show a stall next to a ttlSeconds of ${c.ttl}`)
+    return
+  }
+  const inside = c.starts.filter((t) => t > from && t < end)
+  const marks = [from, ...inside, end]
+  let quiet = { from, to: from }
+  for (let i = 1; i < marks.length; i++) {
+    if (marks[i]! - marks[i - 1]! > quiet.to - quiet.from) quiet = { from: marks[i - 1]!, to: marks[i]! }
+  }
+  const gap = quiet.to - quiet.from
+  if (gap < limit || model.awayDuring(quiet.from, quiet.to)) {
+    out.exercised('working')
+    return
+  }
+  judged(out, 'working', {
+    at: quiet.from,
+    message: `the adapter's requests waited ${seconds(end - since)} for a decision, and it went quiet`,
+    expected: `the adapter goes on (heartbeats, polls) with its own UI: a request at least every ${c.ttl} s`,
+    actual: `no request from ${seconds(quiet.from)} to ${seconds(quiet.to)}`
+  }, gap < limit + model.error(quiet.from, quiet.to)
+    ? 'quiet by less than the judge\'s measurement error past ttlSeconds'
+    : undefined)
+}
+
+/** The shortest ttlSeconds an exchange gave a session (a session update, or each item of a batch). */
+function ttlOf (body: unknown): number | undefined {
+  if (!isObject(body)) return undefined
+  const items = Array.isArray(body.sessions) ? body.sessions : [body]
+  const ttls = items.filter(isObject).map((i) => i.ttlSeconds).filter((n): n is number => typeof n === 'number')
+  return ttls.length === 0 ? undefined : Math.min(...ttls)
+}
+
 /** OT-058, OTC-15: the adapter goes on working while its requests wait for decisions that never come. */
 const OT_058: OrbtileCheck = {
   id: 'OT-058',
@@ -167,52 +211,40 @@ const OT_058: OrbtileCheck = {
   ledger: 'The adapter treats keypadDecisions as a snapshot, not a promise. It keeps working, with its own UI, when decisions never arrive even though the flag was true.',
   clauses: [{
     key: 'working',
-    text: 'with requests waiting 6 s for a decision, the adapter still makes requests in the second half of the wait (OTC-15)',
+    text: 'with requests waiting 6 s or more for a decision, the adapter never goes its sessions\' ttlSeconds without a request (OTC-15)',
     level: 'decision',
     basis: 'keypad-wait',
-    why: 'the spec names no time: orbtest reads "keeps working" as some request in the second half of a 6 s wait',
-    exercise: 'keypadDecisions true and requests the user leaves undecided for 6 s (tour:heartbeat)'
+    why: 'the spec names no time: orbtest reads "keeps working" as making requests at the pace its sessions\' ttlSeconds already asks',
+    exercise: 'keypadDecisions true and requests the user leaves undecided (tour:heartbeat)'
   }],
-  windows: ['keypad-wait'],
+  windows: ['keypad-wait', 'ttl-seconds', 'measurement-error'],
   reads: {},
   judge: () => {
-    const requests: Millis[] = []
+    const cadence = new Map<string, Cadence>()
     /** Since when each adapter's requests have waited with no decision delivered. */
     const waiting = new Map<string, Millis>()
-    const judgeWait = (since: Millis, end: Millis, out: Outcomes): void => {
-      if (end - since < windowMs('keypad-wait')) return
-      // At work in the second half of the wait: an adapter that stalls after a while is caught too.
-      const from = since + 2000 + (end - since - 2000) / 2
-      if (requests.some((t) => t >= from && t <= end)) {
-        out.exercised('working')
-        return
-      }
-      out.violation('working', {
-        at: from,
-        message: `the adapter's requests waited ${seconds(end - since)} for a decision, and it went quiet`,
-        expected: 'the adapter goes on (heartbeats, polls) with its own UI',
-        actual: `no request from ${seconds(from)} to ${seconds(end)}`
-      })
-    }
     return {
       observe (entry, model, out) {
         if (entry.kind !== 'exchange') return
-        requests.push(entry.at)
-        if (requests.length > 2000) requests.shift()
         const v = view(entry)
         const id = v.adapterId
         if (id === undefined) return
+        const c = cadence.get(id) ?? { starts: [], ttl: 120 }
+        cadence.set(id, c)
+        c.starts.push(entry.at)
+        if (c.starts.length > 2000) c.starts.shift()
+        if (v.ok && (v.route === 'session' || v.route === 'batch')) c.ttl = Math.min(c.ttl, ttlOf(v.body) ?? c.ttl)
         const delivered = v.route === 'events' && v.ok && /"type"\s*:\s*"(approval|question)"/.test(entry.reply)
         const since = waiting.get(id)
         if (delivered && since !== undefined) {
-          judgeWait(since, entry.end, out)
+          judgeWait(c, since, entry.end, model, out)
           waiting.delete(id)
         }
         const pending = (model.pending.get(id)?.size ?? 0) > 0
         if (!delivered && pending && model.keypad.get(id) === true && since === undefined) waiting.set(id, entry.at)
       },
-      open (_model, end, out) {
-        for (const since of waiting.values()) judgeWait(since, end, out)
+      open (model, end, out) {
+        for (const [id, since] of waiting) judgeWait(cadence.get(id)!, since, end, model, out)
       }
     }
   }
