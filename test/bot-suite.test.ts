@@ -76,7 +76,8 @@ t.test('BOT-04 bad bots get a verdict, never a hung run; one that never reaches 
   }
   t.equal(check(garbage, 'ORB-097').verdict, 'fail', 'answers garbage: ORB-097', { got: garbage.tap.slice(0, 2000) })
   t.equal(check(hang, 'ORB-097').verdict, 'fail', 'never answers: ORB-097 fails')
-  t.match(check(hang, 'ORB-097').reason, /no complete reply within 5000 ms/)
+  // Its last delivery is cut either by the suite's 5 s wait or by the stop at the scenario's end, whichever is first.
+  t.match(check(hang, 'ORB-097').reason, /no complete reply within 5000 ms|socket hang up/)
   t.equal(check(flood, 'ORB-032').verdict, 'fail', 'floods: ORB-032 fails')
   for (const r of [garbage, hang, flood]) t.equal(r.code, 1, 'exit 1')
   for (const r of [quitter, deaf, garbage, hang, flood]) settle(t, r)

@@ -135,10 +135,11 @@ t.test('ORB-071 OBC-16 an answer late by no more than Orb took to answer the bot
 })
 
 t.test('ORB-097 ORB-095 a delivery the suite stopped waiting for: a typed command late beyond doubt fails; another event, or a forgery\'s refusal, is not seen', async (t) => {
-  const delivered = (data: Record<string, unknown>, lag = 0): { notice: string, refuse: string } => {
+  const delivered = (data: Record<string, unknown>, lag = 0, stopAt?: Millis): { notice: string, refuse: string } => {
     const j = new Journal()
     j.action(0, 'harness', 'bot-start')
     j.action(1000, 'wire', 'delivery-sent', { eventId: 'evt_1', marks: ['evt_1'], ...data })
+    if (stopAt !== undefined) j.action(stopAt, 'harness', 'stop')
     j.action(1000 + Number(data.ms), 'wire', 'delivery', { event: { id: 'evt_1' }, sentAt: 1000, ...data })
     return {
       notice: judge(check('ORB-097'), model(lag), j.entries, 20_000).verdict,
@@ -149,6 +150,12 @@ t.test('ORB-097 ORB-095 a delivery the suite stopped waiting for: a typed comman
   const command = { genuine: true, kind: 'genuine', type: 'application_command' }
   t.equal(delivered({ ...command, ...timeout }).notice, 'fail', 'a typed command unanswered after 5 s: past its 4 s')
   t.equal(delivered({ ...command, ...timeout }, 1500).notice, 'inconclusive', 'the same, with the judge 1.5 s late')
+  const hangUp = { error: 'socket hang up', ms: 1020 }
+  t.equal(delivered({ ...command, ...hangUp }).notice, 'fail', 'the connection closed with no reply')
+  t.equal(delivered({ ...command, ...hangUp }, 0, 2000).notice, 'inconclusive',
+    'the connection closed with no reply as the bot was stopped, 1 s into its 4 s')
+  t.equal(delivered({ ...command, error: 'socket hang up', ms: 4500 }, 0, 5400).notice, 'fail',
+    'the connection closed with no reply as the bot was stopped, 4.5 s after the command was sent')
   t.equal(delivered({ ...command, status: 200, notice: true, ms: 4100 }, 200).notice, 'inconclusive',
     'a notice 0.1 s past 4 s, with the judge 0.2 s late')
   t.equal(delivered({ ...command, status: 200, notice: false, ms: 100 }).notice, 'fail',

@@ -231,7 +231,7 @@ const ORB_071: OrbCheck = {
           return
         }
         judged(out, 'answer', { ...at(entry), message: `event ${v.event} answered ${seconds(late)} after the bot received it`, expected: 'an answer within about 6 s', actual: `${entry.status}` },
-          late <= windowMs('answer') + model.error(r!.at, entry.at) + model.served(r!.at, entry.at)
+          late <= windowMs('answer') + model.error(r!.at, entry.at) + model.serving.within(r!.at, entry.at)
             ? 'late by less than the judge\'s measurement error and the time Orb took to answer the bot (OBC-16)'
             : undefined)
       },

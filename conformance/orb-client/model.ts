@@ -103,14 +103,16 @@ export class OrbModel {
   readonly nexts: Array<{ next: number, at: Millis, seq: number, cut?: true }> = []
   /** When the bot's process was (re)started, journal ms. */
   readonly starts: Millis[] = []
+  /** When the harness stopped (SIGTERM) or killed the bot's process, journal ms. */
+  readonly stops: Millis[] = []
   /** The first encrypted message the bot received (ORB-036). */
   firstEncrypted: Received | undefined
   /** How long, within [from, to], the judging process itself could not run on time (OTC-17). */
   readonly lag: (from: Millis, to: Millis) => Millis
   /** How long, within [from, to], a thread of the bot waited for a CPU (OTC-25): nothing unless it is watched. */
   clientWait: (from: Millis, to: Millis) => Millis = () => 0
-  /** The bot's calls other than a fetch of events, as Orb answered them (OBC-16). */
-  readonly #serving = new Serving()
+  /** The bot's calls other than fetches of events, as Orb answered them: time the bot waited (OBC-16). */
+  readonly serving = new Serving()
 
   constructor (
     token: string,
@@ -132,11 +134,6 @@ export class OrbModel {
     return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
   }
 
-  /** How long, within [from, to], Orb was answering one of the bot's calls: time the bot may have waited (OBC-16). */
-  served (from: Millis, to: Millis): Millis {
-    return this.#serving.within(from, to)
-  }
-
   /** The process of the bot that was running at `at`: the number of starts before it (1 for the first). */
   processAt (at: Millis): number {
     return this.starts.filter((s) => s <= at).length
@@ -154,7 +151,7 @@ export class OrbModel {
     if (entry.kind === 'action') this.#action(entry)
     if (entry.kind !== 'exchange') return
     const v = view(entry)
-    if (v.route !== 'events') this.#serving.add(entry.at, entry.end)
+    if (v.route !== 'events') this.serving.add(entry.at, entry.end)
     if (v.route !== 'events' || !v.ok || !isObject(v.reply)) return
     // OBC-11: a reply journaled as cut (cut-poll, a poll held while the bot was stopped) may or may not have reached
     // the bot: its bytes can be in the kernel when the cut comes. Its `next` is kept, marked; its events are not.
@@ -169,6 +166,7 @@ export class OrbModel {
   #action (a: JournalAction): void {
     if (typeof a.data?.token === 'string' && a.data.token !== this.token) this.tokens.push(a.data.token)
     if (a.name === 'bot-start') this.starts.push(a.at)
+    if (a.actor === 'harness' && (a.name === 'stop' || a.name === 'kill')) this.stops.push(a.at)
     if (a.name === 'delivery' && a.data?.genuine === true && isObject(a.data.event)) {
       this.#receive(a.data.event, a.at, a.seq)
     }

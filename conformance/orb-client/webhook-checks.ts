@@ -48,7 +48,7 @@ function proof (w: Watched): 'act' | 'unsure' | undefined {
  */
 function listener (
   listens: (a: JournalAction) => string | undefined,
-  onResult?: (a: JournalAction, out: Outcomes) => void
+  onResult?: (a: JournalAction, model: OrbModel, out: Outcomes) => void
 ): ReturnType<OrbCheck['judge']> {
   let listening: { a: JournalAction, what: string } | undefined
   const watched: Watched[] = []
@@ -98,9 +98,9 @@ function listener (
     if (d?.genuine === true) known.genuine = true
   }
   return {
-    observe (entry: JournalEntry, _model: OrbModel, out: Outcomes) {
+    observe (entry: JournalEntry, model: OrbModel, out: Outcomes) {
       if (isAction(entry, 'delivery-sent')) sent(entry)
-      if (isAction(entry, 'delivery')) onResult?.(entry, out)
+      if (isAction(entry, 'delivery')) onResult?.(entry, model, out)
       if (entry.kind === 'exchange' && isWrite(entry)) write(entry, out)
     },
     open (_model, _end, out) {
@@ -138,7 +138,7 @@ const ORB_095: OrbCheck = {
   reads: {},
   judge: () => listener(
     (a) => a.data?.genuine === false ? `the ${String(a.data.kind)} delivery` : undefined,
-    (a, out) => {
+    (a, model, out) => {
       if (a.data?.genuine !== false) return
       if (a.data.status === 401) {
         out.exercised('refuse')
@@ -146,7 +146,7 @@ const ORB_095: OrbCheck = {
       }
       // No reply within the suite's own wait (delivery-timeout) is no reply other than 401: the refusal may come later.
       judged(out, 'refuse', { ...at(a), message: `a ${String(a.data.kind)} delivery was answered ${String(a.data.status ?? a.data.error)}`, expected: '401 (ORB-A12)', actual: String(a.data.status ?? a.data.error) },
-        typeof a.data.status === 'number' ? undefined : `no reply within the suite's wait of ${seconds(windowMs('delivery-timeout'))}`)
+        unseen(a, model))
     }
   )
 }
@@ -199,30 +199,46 @@ const ORB_097: OrbCheck = {
         out.exercised(clause)
         return
       }
-      const sentAt = Number(entry.data.sentAt ?? entry.at - ms)
       judged(out, clause, {
         ...at(entry),
         message: `a genuine ${String(entry.data.type)} delivery answered ${status ?? String(entry.data.error)} in ${ms} ms${notice ? ' with a notice' : ''}`,
         expected: command ? 'a 2xx with {"notice": "..."} within 4 s' : 'a 2xx without notice',
         actual: `${status ?? 'no reply'}${notice ? ', notice' : ', no notice'}, ${ms} ms`
-      }, unsureNotice(command, status, notice, ms, model.error(sentAt, entry.at) + model.served(sentAt, entry.at)))
+      }, unsureNotice(entry, command, model))
     }
   })
 }
 
 /**
- * Why a delivery's reply may not break ORB-097, if it may not: a typed command's reply late by less than the judge's
- * error and Orb's own time answering the bot (OBC-16), or another event's reply that did not come within the suite's
- * own wait (the spec gives it 10 s, ORB-A11; the suite waits 5, and so saw nothing of its notice).
+ * Why the suite saw no reply to a delivery through no fault of the bot's, if it did not (OBC-17): its own wait ran
+ * out (the spec may allow longer), the run ended, or the harness stopped the bot while the delivery was in flight.
  */
-function unsureNotice (
-  command: boolean, status: number | undefined, notice: boolean, ms: number, excused: Millis
-): string | undefined {
-  if (!command) return status === undefined ? `no reply within the suite's wait of ${seconds(windowMs('delivery-timeout'))}` : undefined
-  const late = status === undefined || (status >= 200 && status < 300 && notice)
-  return late && ms <= windowMs('notice') + excused
-    ? 'late by less than the judge\'s measurement error and the time Orb took to answer the bot (OBC-16)'
-    : undefined
+function unseen (a: JournalAction, model: OrbModel): string | undefined {
+  if (typeof a.data?.status === 'number') return undefined
+  const error = String(a.data?.error ?? '')
+  if (error.startsWith('no complete reply within')) {
+    return `no reply within the suite's wait of ${seconds(windowMs('delivery-timeout'))}`
+  }
+  if (error === 'the run ended before a reply came') return 'the run ended before a reply came'
+  const sentAt = Number(a.data?.sentAt ?? a.at)
+  const stopped = model.stops.some((t) => t > sentAt && t <= a.at)
+  return stopped ? 'the bot was stopped while the delivery was in flight' : undefined
+}
+
+/**
+ * Why a delivery's reply may not break ORB-097, if it may not: a typed command's reply not seen, or late, by no more
+ * than the judge's error and Orb's own time answering the bot (OBC-16); another event's reply not seen (OBC-17).
+ */
+function unsureNotice (a: JournalAction, command: boolean, model: OrbModel): string | undefined {
+  const missed = unseen(a, model)
+  if (!command) return missed
+  const ms = Number(a.data?.ms ?? 0)
+  const sentAt = Number(a.data?.sentAt ?? a.at - ms)
+  const status = a.data?.status
+  const slow = typeof status === 'number' && status >= 200 && status < 300 && a.data?.notice === true
+  const excused = model.error(sentAt, a.at) + model.serving.within(sentAt, a.at)
+  if ((missed === undefined && !slow) || ms > windowMs('notice') + excused) return undefined
+  return missed ?? 'late by less than the judge\'s measurement error and the time Orb took to answer the bot (OBC-16)'
 }
 
 export const WEBHOOK_CHECKS: readonly OrbCheck[] = [ORB_095, ORB_096, ORB_097]

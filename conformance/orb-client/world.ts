@@ -246,9 +246,10 @@ export async function playOrbScenario (
       }
     }
     const restart = async (): Promise<void> => {
+      // Journaled before the kill: what the bot was doing when it came (a delivery in flight) was cut by it.
+      o.action('harness', 'kill', 'the bot is killed (SIGKILL), to start again with the same HOME')
       await client!.stop(0)
       if (finished) return // the scenario ended while the old process was stopping: no new one
-      o.action('harness', 'kill', 'the bot is killed (SIGKILL) and started again, with the same HOME')
       client = start()
     }
     for (const step of scenario.steps) {

@@ -239,8 +239,8 @@ export class OrbtileModel {
    */
   clientWait: (from: Millis, to: Millis) => Millis = () => 0
 
-  /** The adapter's requests other than events polls, as the app answered them (OTC-28). */
-  readonly #serving = new Serving()
+  /** The adapter's requests other than events polls, as the app answered them: time the adapter waited (OTC-28). */
+  readonly serving = new Serving()
 
   /** Connections open now, and the most open at once (OTC-04). */
   readonly connections = { open: 0, peak: 0 }
@@ -259,11 +259,6 @@ export class OrbtileModel {
    */
   error (from: Millis, to: Millis): Millis {
     return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
-  }
-
-  /** How long, within [from, to], the app was answering one of the adapter's requests: time it waited (OTC-28). */
-  served (from: Millis, to: Millis): Millis {
-    return this.#serving.within(from, to)
   }
 
   /** A journal time as wall-clock epoch milliseconds (what `expiresAt` is compared with, OT-A31). */
@@ -315,7 +310,7 @@ export class OrbtileModel {
 
   #exchange (e: JournalExchange): void {
     const v = view(e)
-    if (v.route !== 'events') this.#serving.add(e.at, e.end)
+    if (v.route !== 'events') this.serving.add(e.at, e.end)
     const id = v.adapterId
     const before = id === undefined ? undefined : this.leases.get(id)
     // The lease as it stood before: copied only if this exchange ends it (#end), since most leave it alone.

@@ -163,7 +163,7 @@ function heartbeatJudge (): ReturnType<OrbtileCheck['judge']> {
       message: `session ${id}/${sid} went ${seconds(silence)} without an update or heartbeat; its ttlSeconds is ${s.ttl}`,
       expected: `a heartbeat within ${s.ttl} s`,
       actual: `${seconds(silence)} of silence${seq === undefined ? ' (until the scenario ended)' : ''}`
-    }, silence < s.ttl * 1000 + model.error(s.last, now) + model.served(s.last, now)
+    }, silence < s.ttl * 1000 + model.error(s.last, now) + model.serving.within(s.last, now)
       ? 'late by less than the judge\'s measurement error and the time the app took to answer the adapter (OTC-28)'
       : undefined)
   }
