@@ -211,6 +211,17 @@ t.test('OT-A04 close removes the socket and the discovery file, but not a discov
   t.notOk(existsSync(discoveryPath))
 })
 
+t.test('OT-A03 the API switched on as the fake closes: the close waits for the open, and nothing is left listening', async (t) => {
+  const fake = await startFake(t, { apiEnabled: false })
+  const opening = fake.control.setApi({ enabled: true })
+  await fake.close()
+  await opening
+  t.notOk(existsSync(fake.socketPath), 'no socket')
+  t.notOk(existsSync(fake.discoveryPath), 'no discovery file')
+  t.same((await fake.control.setApi({ enabled: true })).listening, false,
+    'once closed, switching the API on opens nothing')
+})
+
 t.test('OT-001 OT-A03 started with the API off there is no socket and no discovery file; switching it on opens both', async (t) => {
   const fake = await startFake(t, { apiEnabled: false })
   t.notOk(existsSync(fake.socketPath))

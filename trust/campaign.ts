@@ -6,7 +6,7 @@
  *   npm run trust -- --seeds 5 [--load] [--long] [--jobs N] [--scenarios N] [--client NAME] [--json FILE]
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import type { CheckDef } from '../conformance/client/check.js'
@@ -33,6 +33,8 @@ export interface CampaignOptions {
   clients?: readonly string[]
   /** Play the reference faults (default true). */
   faults?: boolean
+  /** `long`: only the faults the long tours catch, and no clean run (the rest is played elsewhere). */
+  only?: 'long'
   onRun?: (r: RunResult) => void
 }
 
@@ -62,6 +64,8 @@ export interface RunResult {
   detected?: boolean
   /** What went wrong with the run itself (no report), if anything. */
   error?: string
+  /** Where its report (with every scenario's journal) is kept: a clean run that failed, a fault not caught. */
+  kept?: string
 }
 
 export interface CampaignReport {
@@ -135,12 +139,13 @@ interface Plan { kind: 'clean' | 'fault', client: CleanClient, command: string[]
 /** Every clean client under every seed, then every fault of a client that is ready under every seed. */
 function plan (o: CampaignOptions, ready: ReadonlyMap<string, string[]>): Plan[] {
   const plans: Plan[] = []
-  for (const seed of o.seeds) {
+  for (const seed of o.only === undefined ? o.seeds : []) {
     for (const [name, command] of ready) plans.push({ kind: 'clean', client: clientNamed(name), command, seed })
   }
   if (o.faults === false) return plans
+  const played = (f: ReferenceFault): boolean => o.only === 'long' ? f.long === true : o.long || f.long !== true
   for (const seed of o.seeds) {
-    for (const f of FAULTS.filter((f) => (o.long || f.long !== true) && ready.has(f.client))) {
+    for (const f of FAULTS.filter((f) => played(f) && ready.has(f.client))) {
       plans.push({ kind: 'fault', client: clientNamed(f.client), command: [...ready.get(f.client)!, '--fault', f.fault], seed, fault: f })
     }
   }
@@ -187,13 +192,21 @@ async function play (o: CampaignOptions, p: Plan, json: string): Promise<RunResu
     .map((c) => [c.id, c.reason!]))
   const verdicts = { failed: ids('fail'), inconclusive: ids('inconclusive'), nonStrict: ids('non-strict') }
   const result = { ...base, ...verdicts, reasons }
-  if (f === undefined) return result
-  const detected = f.clauses.every((clause) => {
+  const detected = f?.clauses.every((clause) => {
     const [id, key] = clause.split('.') as [string, string]
     const c = checks.find((x) => x.id === id)
     return c !== undefined && c.verdict === 'fail' && (c.clauses[key]?.violations ?? 0) > 0
   })
-  return { ...result, detected }
+  const wrong = f === undefined ? result.failed.length > 0 : detected === false
+  return { ...result, ...(f === undefined ? {} : { detected }), ...(wrong ? { kept: keep(json) } : {}) }
+}
+
+/** Copies a run's report out of the campaign's folder, which goes at its end, for a person to read. */
+function keep (json: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'orbtest-trust-kept-'))
+  const to = join(dir, 'report.json')
+  copyFileSync(json, to)
+  return to
 }
 
 /** How a child ended: its exit code (2 for a killed run). A run that hangs is killed after 10 minutes. */
@@ -248,6 +261,7 @@ export function campaignText (r: CampaignReport): string {
     ]
     lines.push(`  ${x.client} seed ${x.seed}: exit ${x.code}, ${(x.ms / 1000).toFixed(1)} s${notes.length === 0 ? '' : `; ${notes.join(', ')}`}`)
     for (const id of [...x.failed, ...x.inconclusive, ...x.nonStrict]) lines.push(`    ${id}: ${x.reasons[id] ?? ''}`)
+    if (x.kept !== undefined) lines.push(`    the report, with every journal, is kept: ${x.kept}`)
   }
   const byFault = new Map<string, RunResult[]>()
   for (const x of faults) {
@@ -259,6 +273,7 @@ export function campaignText (r: CampaignReport): string {
   for (const [key, runs] of byFault) {
     const n = runs.filter((x) => x.detected === true).length
     if (n < runs.length) lines.push(`  MISSED ${key}: ${n} of ${runs.length}`)
+    for (const x of runs) if (x.kept !== undefined) lines.push(`    seed ${x.seed}: the report is kept: ${x.kept}`)
   }
   for (const u of r.unavailable) lines.push(`not judged: ${u.client}: ${u.why}`)
   return `${lines.join('\n')}\n`

@@ -1,5 +1,5 @@
 import type { CheckFinding, ClauseCount, JournalEntry, Level, Millis, ScenarioReport, Violation } from './journal.js'
-import type { WindowId } from './windows.js'
+import { windowMs, type WindowId } from './windows.js'
 
 export type { Level } from './journal.js'
 
@@ -213,4 +213,24 @@ export function clauseOf (def: CheckDef<any>, key: string): Clause {
   const clause = def.clauses.find((c) => c.key === key)
   if (clause === undefined) throw new Error(`${def.id} has no clause ${key}`)
   return clause
+}
+
+/**
+ * Why a request early after a 429 may not have ignored it, if it may not (OTC-11): HTTP/1.1 sends a request on the
+ * 429's own connection only once that reply was read, but one on another connection may have left before the client
+ * read it, however late it came (a starved client's own queue can hold it for seconds). On the same connection, an
+ * early request within the judge's own stalls is not settled either.
+ */
+export function unsureRetry (
+  closed: { end: Millis, connection: number },
+  e: { at: Millis, connection: number },
+  early: Millis,
+  model: { lag(from: Millis, to: Millis): Millis }
+): string | undefined {
+  if (e.connection !== closed.connection) {
+    return 'sent on another connection: it may have left before the client read the 429 (only its own connection shows that)'
+  }
+  return early <= windowMs('timer-slack') + model.lag(closed.end, e.at)
+    ? 'early by less than the judge\'s own stalls (a client kept from a CPU is only later)'
+    : undefined
 }

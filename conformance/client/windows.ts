@@ -151,7 +151,7 @@ export const WINDOWS = {
   'on-its-way': {
     kind: 'excuse',
     value: '250 ms, widened by the measured stalls',
-    from: 'OTC-11, OTC-14: a request on another connection so soon after a refusal may have been sent before the client read it',
+    from: 'OTC-11, OTC-25: a request on another connection so soon after a refusal or a new token may have been sent before the client read it',
     n: 250
   },
   'timer-slack': {

@@ -111,7 +111,7 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
     dashboard: () => ({ ...control.state(), wheel: hueWheel() }),
     close () {
       closing ??= (async () => {
-        await listener.shut()
+        await listener.close()
         await app.close()
         if (ownsClock) clock.dispose()
       })()

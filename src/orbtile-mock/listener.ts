@@ -14,6 +14,8 @@ export interface OrbtileEndpoint {
 /**
  * The fake's socket and its discovery file, which come and go together (OT-001, OT-A03, OT-A04): open binds the
  * socket (0600) and then writes the file (0600, atomically); shut removes the file first, then closes the socket.
+ * Opens, shuts and moves run one at a time, in the order asked: a shut asked for while an open is under way closes
+ * what that open bound. Once closed, the listener opens no more.
  */
 export class OrbtileListener {
   readonly #server: Server
@@ -21,6 +23,8 @@ export class OrbtileListener {
   readonly #token: () => string
   #defaultSocket: boolean
   #listening = false
+  #closed = false
+  #queue: Promise<void> = Promise.resolve()
 
   /** `defaultSocket`: the socket path is the fake's own default, whose folder must be private (socket.ts). */
   constructor (server: Server, endpoint: OrbtileEndpoint, token: () => string, defaultSocket: boolean) {
@@ -37,7 +41,42 @@ export class OrbtileListener {
 
   /** Binds the socket, then writes the discovery file; if any step fails, nothing is left behind. */
   async open (): Promise<void> {
-    if (this.#listening) return
+    await this.#serially(async () => { await this.#open() })
+  }
+
+  /** Removes the discovery file, then closes the socket and every connection on it. */
+  async shut (): Promise<void> {
+    await this.#serially(async () => { await this.#shut() })
+  }
+
+  /** Shuts the socket for good: an open asked for later does nothing. */
+  async close (): Promise<void> {
+    this.#closed = true
+    await this.shut()
+  }
+
+  /**
+   * The app comes back on another socket (a restart, as the client suites play it): the file is removed, the old
+   * socket closed with its connections, and the new one bound before the file names it.
+   */
+  async moveTo (socketPath: string): Promise<void> {
+    await this.#serially(async () => {
+      const was = this.#listening
+      await this.#shut()
+      this.#endpoint.socketPath = socketPath
+      this.#defaultSocket = false
+      if (was) await this.#open()
+    })
+  }
+
+  async #serially (step: () => Promise<void>): Promise<void> {
+    const run = this.#queue.then(step)
+    this.#queue = run.catch(() => {})
+    await run
+  }
+
+  async #open (): Promise<void> {
+    if (this.#listening || this.#closed) return
     const server = this.#server
     const { socketPath, discoveryPath } = this.#endpoint
     await prepareSocketPath(socketPath, this.#defaultSocket)
@@ -63,8 +102,7 @@ export class OrbtileListener {
     this.#listening = true
   }
 
-  /** Removes the discovery file, then closes the socket and every connection on it. */
-  async shut (): Promise<void> {
+  async #shut (): Promise<void> {
     if (!this.#listening) return
     this.#listening = false
     // Discovery goes first: a client that finds no file never tries the closing socket.
@@ -77,18 +115,6 @@ export class OrbtileListener {
   /** OT-023, OT-A04: after a new token, the file says so (while listening; else the next open writes it). */
   tokenChanged (): void {
     if (this.#listening) this.#writeDiscovery()
-  }
-
-  /**
-   * The app comes back on another socket (a restart, as the client suites play it): the file is removed, the old
-   * socket closed with its connections, and the new one bound before the file names it.
-   */
-  async moveTo (socketPath: string): Promise<void> {
-    const was = this.#listening
-    await this.shut()
-    this.#endpoint.socketPath = socketPath
-    this.#defaultSocket = false
-    if (was) await this.open()
   }
 
   /** Connections do not survive a restart of the app (OT-023). */

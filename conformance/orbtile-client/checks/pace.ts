@@ -1,8 +1,8 @@
-import { seconds, type Outcomes } from '../../client/check.js'
+import { seconds, unsureRetry, type Outcomes } from '../../client/check.js'
 import type { JournalEntry, JournalExchange, Millis } from '../../client/journal.js'
 import { windowMs } from '../../client/windows.js'
 import { isObject, view, type OrbtileModel } from '../model.js'
-import { at, judged, onItsWay, type OrbtileCheck } from './define.js'
+import { at, judged, type OrbtileCheck } from './define.js'
 
 /** OT-A20: the bucket a request draws from: its adapter id's, or the shared one. */
 function bucketOf (e: JournalExchange): string {
@@ -48,12 +48,7 @@ function judgeBackoff (closed: Closed, e: JournalExchange, model: OrbtileModel, 
     expected: `no request on this bucket for ${closed.after} s`,
     actual: `a request after ${waited}`
   })
-  const unsure = e.connection !== closed.connection && onItsWay(model, closed.end, e.at)
-    ? 'sent on another connection, soon enough to have been on its way'
-    : early <= windowMs('timer-slack') + model.lag(closed.end, e.at)
-      ? 'early by less than the judge\'s own stalls (a client kept from a CPU is only later)'
-      : undefined
-  judged(out, 'backoff', v, unsure)
+  judged(out, 'backoff', v, unsureRetry(closed, e, early, model))
 }
 
 const OT_027: OrbtileCheck = {
@@ -76,7 +71,7 @@ const OT_027: OrbtileCheck = {
       exercise: 'a 429 with Retry-After (tour:wire)'
     }
   ],
-  windows: ['orbtile-rate', 'orbtile-retry-after', 'timer-slack', 'on-its-way', 'measurement-error'],
+  windows: ['orbtile-rate', 'orbtile-retry-after', 'timer-slack', 'measurement-error'],
   reads: {},
   judge: () => {
     /** Until when each bucket is closed to the adapter, and the refusal that closed it. */
