@@ -4,7 +4,8 @@ import { isObject } from './model.js'
 
 /** The wire's faults, armed by steps and played on the tap. */
 export class OrbWire {
-  throttle: number | undefined
+  /** The bot's next `left` writes are answered 429 with this Retry-After. */
+  throttle: { retryAfter: number, left: number } | undefined
   late: number | undefined
   cut = false
   repeat = false
@@ -17,8 +18,8 @@ export class OrbWire {
   plan (head: TapHead): WirePlan {
     const path = head.target.split('?', 1)[0]!
     if (this.throttle !== undefined && head.method !== 'GET' && path.startsWith('/api/bot/v1/')) {
-      const retryAfter = this.throttle
-      this.throttle = undefined
+      const { retryAfter } = this.throttle
+      if (--this.throttle.left <= 0) this.throttle = undefined
       return { refuse429: retryAfter, notes: [`429 injected, Retry-After ${retryAfter}`] }
     }
     if (this.slow !== undefined && head.method !== 'GET' && path.startsWith('/api/bot/v1/')) {

@@ -18,7 +18,8 @@ export type Step = { atMs: number } & (
   | { actor: 'admin', name: 'uninstall' }
   | { actor: 'platform', name: 'chain', available: boolean }
   | { actor: 'wire', name: 'slow', ms: number }
-  | { actor: 'wire', name: 'throttle', retryAfter: number }
+  /** `times` writes in a row (1 by default): a retry too early then meets a 429 on a connection it used. */
+  | { actor: 'wire', name: 'throttle', retryAfter: number, times?: number }
   | { actor: 'wire', name: 'late-command', ms: number }
   | { actor: 'wire', name: 'cut-poll' | 'repeat' }
   /** OBC-09: with `afterCommandMs`, armed: the kill comes that long after the bot next fetches a typed command. */
@@ -108,9 +109,9 @@ export const EVENT_TOURS: ReadonlyArray<Tour<Scenario>> = [
     name: 'throttle',
     scenario: {
       mode: 'events',
-      durationMs: 9000,
+      durationMs: 12_000,
       steps: [
-        { atMs: 1000, actor: 'wire', name: 'throttle', retryAfter: 3 },
+        { atMs: 1000, actor: 'wire', name: 'throttle', retryAfter: 3, times: 2 },
         mention(1500, 'ch_general'),
         mention(5500, 'ch_staff')
       ]

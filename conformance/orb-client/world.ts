@@ -177,8 +177,10 @@ export async function playOrbScenario (
             mock.control.testEvent(app.id)
             return say('the developer sends a test event')
           case 'throttle':
-            wire.throttle = step.retryAfter
-            return say(`the wire: the bot's next write is answered 429, Retry-After ${step.retryAfter}`)
+            wire.throttle = { retryAfter: step.retryAfter, left: step.times ?? 1 }
+            return say(step.times === undefined || step.times === 1
+              ? `the wire: the bot's next write is answered 429, Retry-After ${step.retryAfter}`
+              : `the wire: the bot's next ${step.times} writes are answered 429, Retry-After ${step.retryAfter}`)
           case 'late-command':
             wire.late = step.ms
             return say(`the wire: the next reply carrying a typed command is held ${step.ms / 1000} s`)

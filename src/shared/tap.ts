@@ -86,6 +86,8 @@ interface Pending {
   /** The reply's headers as fastify sends them (it hands them to writeHead, so the raw reply never holds them). */
   replyHeaders?: Record<string, unknown>
   reset?: TimerHandle
+  /** The plan's reset came: whatever was written before it may not have reached the client. */
+  wasReset?: true
 }
 
 // The exchange a request belongs to rides on fastify's request, as a decoration: fastify's request objects are
@@ -183,7 +185,8 @@ export function installTap (
         replyHeaders: stringHeaders({ ...reply.raw.getHeaders(), ...entry.replyHeaders }),
         reply: textOf(entry.reply),
         finished: reply.raw.writableFinished,
-        notes: reply.raw.writableFinished
+        // A reset that came as the reply went (a loaded machine runs its timer late) may have cut it as well.
+        notes: reply.raw.writableFinished && entry.wasReset !== true
           ? plan.notes ?? NO_NOTES
           : [...(plan.notes ?? []), 'connection cut before the reply'],
         startedAt: entry.startedAt,
@@ -191,7 +194,10 @@ export function installTap (
       })
     })
     if (plan.resetAfterMs !== undefined) {
-      entry.reset = clock.setTimer(plan.resetAfterMs, () => { raw.socket?.destroy() })
+      entry.reset = clock.setTimer(plan.resetAfterMs, () => {
+        entry.wasReset = true
+        raw.socket?.destroy()
+      })
     }
     if (plan.refuse429 !== undefined) {
       done(refusal(plan.refuse429))
