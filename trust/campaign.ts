@@ -285,8 +285,22 @@ export function campaignHolds (r: CampaignReport): boolean {
     r.runs.every((x) => x.error === undefined && (x.kind === 'clean' || x.detected === true))
 }
 
+const USAGE = `usage: npm run trust -- [--seeds N] [--seed FIRST] [--load] [--long] [--jobs N] [--scenarios N]
+                       [--client NAME]... [--json FILE]
+  Judges every clean client (trust/clients.ts) under N seeds from FIRST (default 1 from 20261201), with --load beside
+  one busy process per core; plays every reference fault (trust/faults.ts) under each seed; --long adds the long tours.
+  --jobs: runs at once (4); --scenarios: generated scenarios in each clean run, after the tours (8).
+  Exit 0 when no clean client failed and every fault was caught every time; 1 otherwise; 2 for a bad argument.
+`
+const FLAGS = new Set(['--seeds', '--seed', '--jobs', '--scenarios', '--client', '--json'])
+
 /** `npm run trust -- …`: resolves to the exit code (0 when the campaign holds). */
 export async function main (argv: readonly string[]): Promise<number> {
+  const bad = argv.find((a, i) => !FLAGS.has(a) && !FLAGS.has(argv[i - 1] ?? '') && a !== '--load' && a !== '--long')
+  if (bad !== undefined || argv.includes('--help')) {
+    ;(bad === undefined || bad === '--help' ? process.stdout : process.stderr).write(USAGE)
+    return bad === undefined || bad === '--help' ? 0 : 2
+  }
   const value = (flag: string): string | undefined => {
     const i = argv.indexOf(flag)
     return i < 0 ? undefined : argv[i + 1]
