@@ -109,7 +109,7 @@ t.test('CLIENT-10 --list prints every check and tour; bad flags are usage errors
     for (const k of c.clauses) t.match(s.text(), `.${k.key}: ${k.level}`, `${c.id}.${k.key} listed`)
   }
   t.match(s.text(), /ledger: Clients ignore unknown response fields/, 'with the ledger sentence')
-  t.match(s.text(), /windows: ttl-seconds, measurement-error/, 'and the windows')
+  t.match(s.text(), /windows: ttl-seconds, ttl-default, measurement-error, served/, 'and the windows')
   for (const tour of TOURS) t.match(s.text(), `tour:${tour.name}`, `tour ${tour.name} listed`)
   const refused = async (args: string[], message: RegExp): Promise<void> => {
     await t.rejects(conformance(args, sink().out), { constructor: UsageError, message }, args.join(' '))

@@ -87,21 +87,22 @@ t.test('ORB-048 a second answer on another connection is a retry unless the bot 
   }), 'fail', 'answered again after the event was delivered again')
 })
 
-t.test('ORB-100 a call again before Retry-After fails on the 429\'s connection; on another it may have left before the 429 was read', async (t) => {
-  const again = (after: Millis, connection: number): string => {
+t.test('ORB-100 the same call again before Retry-After fails on the 429\'s connection; on another it may have left before the 429 was read; another call is no retry', async (t) => {
+  const again = (after: Millis, connection: number, content = 'a'): string => {
     const j = new Journal()
     post(j, 1000, 'a', { status: 429, replyHeaders: { 'retry-after': '3' }, end: 1001 })
-    post(j, 1001 + after, 'b', { connection })
+    post(j, 1001 + after, content, { connection })
     return judge(check('ORB-100'), model(), j.entries, 6000).verdict
   }
   t.equal(again(3100, 1), 'pass', 'after its Retry-After')
   t.equal(again(500, 1), 'fail', '0.5 s after Retry-After: 3, same connection')
   t.equal(again(100, 2), 'inconclusive', '0.1 s after, another connection')
   t.equal(again(1500, 2), 'inconclusive', '1.5 s after, another connection: it may have left before the 429 was read')
+  t.equal(again(500, 1, 'b'), 'not-exercised', 'another post 0.5 s after, same connection: a new call, not that one')
   const j = new Journal()
   post(j, 1000, 'a', { status: 429, replyHeaders: { 'retry-after': '3' }, end: 1001 })
-  post(j, 1200, 'b', { connection: 2 })
-  post(j, 1600, 'c', { connection: 1 })
+  post(j, 1200, 'a', { connection: 2 })
+  post(j, 1600, 'a', { connection: 1 })
   t.same(clause(judge(check('ORB-100'), model(), j.entries, 6000), 'wait').slice(1), [1, 1],
     'one on another connection is not settled, and the call stays closed: the next, on the 429\'s own, fails')
 })

@@ -2,7 +2,7 @@
 // doubt (fail for a MUST, non-strict for one that rests on a decision), and broken within the judge's measurement
 // error (inconclusive); and the finding read live is the finding read at the end.
 import t from 'tap'
-import { CheckRun, compareTwins } from '../conformance/client/check.js'
+import { CheckRun, compareTwins, findingOf, KEPT, Tally } from '../conformance/client/check.js'
 import type { JournalEntry, Millis } from '../conformance/client/journal.js'
 import { Serving } from '../conformance/client/served.js'
 import { CHECKS } from '../conformance/orbtile-client/checks/index.js'
@@ -350,6 +350,11 @@ t.test('OT-058 an adapter quiet for its sessions\' ttlSeconds while requests wai
   t.equal(quiet(5, 1000), 'non-strict', 'nothing from 1 s to 9 s, with a ttlSeconds of 5')
   t.equal(quiet(5, 3000), 'non-strict', 'at work at 3 s, then quiet for 6 s')
   t.equal(quiet(10, 1000), 'not-exercised', 'a wait of 6.9 s past its first 2 s shows no stall next to a ttlSeconds of 10')
+  const withdrawn = registered()
+  session(withdrawn, 100, { ttlSeconds: 5, approval: { id: 'a1', toolName: 'Bash', commandSummary: 'ls' } })
+  session(withdrawn, 3000, { approval: null })
+  t.equal(judge(check('OT-058'), model(), withdrawn.entries, 9000).verdict, 'not-exercised',
+    'withdrawn by the adapter after 2.9 s: nothing waited 6 s, however quiet it was after')
 })
 
 t.test('OT-113 OTC-28 a heartbeat late by no more than the app took to answer the adapter\'s other requests is inconclusive', async (t) => {
@@ -374,8 +379,22 @@ t.test('OTC-28 the time served within an interval counts overlapping requests on
   t.equal(s.within(1000, 1900), 0, 'nothing in between')
 })
 
+t.test('OT-027 a MUST case that comes after more than the kept cases of a decision is still the one a fail cites', async (t) => {
+  const tally = new Tally()
+  const v = (n: number): { at: Millis, message: string, expected: string, actual: string } =>
+    ({ at: n, message: `case ${n}`, expected: 'x', actual: 'y' })
+  for (let n = 0; n <= KEPT; n++) tally.violation('backoff', v(n))
+  tally.violation('rate', v(99))
+  const f = findingOf(check('OT-027'), tally)
+  t.equal(f.verdict, 'fail', 'the rate, a MUST, was broken')
+  t.equal(f.violations[0]?.clause, 'rate', 'and the first case the finding shows is that one')
+  t.equal(f.violations[0]?.message, 'case 99')
+})
+
 /** A tour's journal and its twin's, as the engine gives them to OT-008: requests at the times given. */
-function played (polls: Millis[], exited?: Millis, extra = true): { journal: JournalEntry[], ms: number } {
+function played (
+  polls: Millis[], exited?: Millis, extra = true, sessions: string[] = []
+): { journal: JournalEntry[], ms: number } {
   const j = registered()
   j.exchange({
     method: 'GET',
@@ -386,6 +405,7 @@ function played (polls: Millis[], exited?: Millis, extra = true): { journal: Jou
     ...(extra ? { wire: [EXTRA_FIELDS_NOTE] } : {})
   })
   for (const at of polls) poll(j, at, at + 100, { after: 0, ack: 0, waitSeconds: 0 })
+  sessions.forEach((sid, i) => { session(j, 1500 + 2000 * i, { ttlSeconds: 10 }, sid) })
   if (exited !== undefined) j.action(exited, 'client', 'exit', { how: 'exited' })
   j.action(8000, 'harness', 'stop')
   return { journal: j.entries, ms: 8100 }
@@ -395,12 +415,14 @@ const report = (
 ): Parameters<NonNullable<(typeof CHECKS)[number]['compare']>>[0] =>
   ({ name: 'tour:unknown-fields', summary: '', ms: p.ms, exit: '', findings: [], journal: p.journal, dropped: 0 })
 
-t.test('OT-008 judged against the twin: a kind of request the twin keeps making that the variant stops, or an exit the twin does not make, fails', async (t) => {
+t.test('OT-008 judged against the twin: an exit the twin does not make fails; a kind of request the twin keeps making that the variant stops is non-strict (OTC-08\'s bar is orbtest\'s)', async (t) => {
   const compare = (variant: ReturnType<typeof played>, twin: ReturnType<typeof played>): string =>
     compareTwins([check('OT-008')], report(variant), report(twin))[0]!.verdict
   t.equal(compare(played([1000, 3000, 5000]), played([1000, 3000, 5000], undefined, false)), 'pass', 'the same polls')
-  t.equal(compare(played([]), played([1000, 3000, 5000], undefined, false)), 'fail',
+  t.equal(compare(played([]), played([1000, 3000, 5000], undefined, false)), 'non-strict',
     'no poll after the first unknown field; the twin made three')
+  t.equal(compare(played([], undefined, true, ['a', 'b', 'c']), played([], undefined, false, ['x', 'y', 'z'])), 'pass',
+    'session updates, under session ids of its own in each run: the same kind')
   t.equal(compare(played([], 500), played([1000, 3000, 5000], undefined, false)), 'fail',
     'an exit the twin did not make')
   t.equal(compare(played([], 500), played([], 500, false)), 'inconclusive', 'both exited')

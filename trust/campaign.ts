@@ -25,7 +25,7 @@ export interface CampaignOptions {
   scenarios: number
   /** One busy process per core, at the same priority, for the whole campaign. */
   load: boolean
-  /** The long tours too (tour:voice, 93 s) and the faults they catch. */
+  /** The faults of the long tours too (tour:voice, 93 s). */
   long: boolean
   /** Runs at once. */
   jobs: number
@@ -288,7 +288,8 @@ export function campaignHolds (r: CampaignReport): boolean {
 const USAGE = `usage: npm run trust -- [--seeds N] [--seed FIRST] [--load] [--long] [--jobs N] [--scenarios N]
                        [--client NAME]... [--json FILE]
   Judges every clean client (trust/clients.ts) under N seeds from FIRST (default 1 from 20261201), with --load beside
-  one busy process per core; plays every reference fault (trust/faults.ts) under each seed; --long adds the long tours.
+  one busy process per core; plays every reference fault (trust/faults.ts) under each seed; --long adds those of
+  the long tours (tour:voice).
   --jobs: runs at once (4); --scenarios: generated scenarios in each clean run, after the tours (8).
   Exit 0 when no clean client failed and every fault was caught every time; 1 otherwise; 2 for a bad argument.
 `

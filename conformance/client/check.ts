@@ -67,7 +67,10 @@ export interface Outcomes {
   note(text: string): void
 }
 
-/** Violations and inconclusive cases kept per check and scenario; the rest are counted. */
+/**
+ * Violations and inconclusive cases kept per check and scenario, besides the first of each clause (so that a MUST
+ * broken after five cases of a decision is still the case the verdict cites); the rest are counted.
+ */
 export const KEPT = 5
 
 let cited = 0
@@ -92,14 +95,14 @@ export class Tally implements Outcomes {
 
   violation (clause: string, v: Violation): void {
     cited++
-    this.#count(clause).violations++
-    if (this.violations.length < KEPT) this.violations.push({ ...v, clause })
+    const first = this.#count(clause).violations++ === 0
+    if (first || this.violations.length < KEPT) this.violations.push({ ...v, clause })
   }
 
   inconclusive (clause: string, v: Violation): void {
     cited++
-    this.#count(clause).inconclusive++
-    if (this.inconclusiveCases.length < KEPT) this.inconclusiveCases.push({ ...v, clause })
+    const first = this.#count(clause).inconclusive++ === 0
+    if (first || this.inconclusiveCases.length < KEPT) this.inconclusiveCases.push({ ...v, clause })
   }
 
   note (text: string): void {
@@ -185,11 +188,6 @@ function rank (level: Level): number {
   return level === 'MUST' ? 0 : level === 'SHOULD' ? 1 : 2
 }
 
-/** The finding of a check that was not judged at all in a scenario (a pair check before its twin was played). */
-export function notJudged (def: CheckDef<any>): CheckFinding {
-  return findingOf(def, new Tally())
-}
-
 /** The findings of the checks that compare a tour with its twin (ClientSuite.compare). */
 export function compareTwins (
   defs: ReadonlyArray<CheckDef<any>>,
@@ -233,4 +231,24 @@ export function unsureRetry (
   return early <= windowMs('timer-slack') + model.lag(closed.end, e.at)
     ? 'early by less than the judge\'s own stalls (a client kept from a CPU is only later)'
     : undefined
+}
+
+/** Records a case that is a violation unless `unsure` says why it may not be: then it is inconclusive. */
+export function judged (
+  out: Outcomes,
+  clause: string,
+  v: { seq?: number, at?: Millis, message: string, expected: string, actual: string },
+  unsure: string | undefined
+): void {
+  if (unsure === undefined) out.violation(clause, v)
+  else out.inconclusive(clause, { ...v, message: `${v.message}; not judged: ${unsure}` })
+}
+
+/**
+ * Whether a request at `at`, on another connection than a reply handed to the socket at `since`, may have been on
+ * its way before the client read that reply: within the `on-its-way` excuse, widened by the judge's measurement
+ * error. Such a request is inconclusive, never a violation.
+ */
+export function onItsWay (model: { error(from: Millis, to: Millis): Millis }, since: Millis, at: Millis): boolean {
+  return at - since < windowMs('on-its-way') + model.error(since, at)
 }

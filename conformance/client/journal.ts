@@ -93,7 +93,10 @@ export interface Violation {
 
 /** How often one clause's situation arose, and what the judge made of it. */
 export interface ClauseCount {
-  /** Cases the judge judged (held, broken or not settled are each counted below too). */
+  /**
+   * Cases a check recorded as held (some checks record a case that arose before judging it, so a broken one can be
+   * counted here as well); `violations` and `inconclusive` count the broken and the unsettled cases.
+   */
   exercised: number
   violations: number
   inconclusive: number

@@ -1,6 +1,6 @@
 /**
  * Every time window, count and threshold the client checks and their scenarios use, in one table: its value and
- * where it comes from. docs/judging.md prints it (scripts/windows-doc.ts), with the checks that cite each row.
+ * where it comes from. docs/judging.md prints it (scripts/judging-doc.ts), with the checks that cite each row.
  *
  * The kind of a row says what a finding that rests on it can be:
  * - `spec`: a number of the spec itself. A MUST broken beyond it (and beyond the judge's measurement error) fails.
@@ -26,6 +26,12 @@ export const WINDOWS = {
     kind: 'spec',
     value: "the session's ttlSeconds",
     from: 'SessionUpdate.ttlSeconds: an update or heartbeat more often than every ttlSeconds (OT-113)'
+  },
+  'ttl-default': {
+    kind: 'spec',
+    value: '120 s',
+    from: 'SessionUpdate.ttlSeconds: a session that names none has 120 (OT-112)',
+    n: 120_000
   },
   'orbtile-rate': {
     kind: 'spec',
@@ -89,11 +95,23 @@ export const WINDOWS = {
     from: 'OTC-15: an adapter whose requests go undecided 6 s or more must go on making requests at the pace its sessions\' ttlSeconds asks',
     n: 6000
   },
+  'keypad-grace': {
+    kind: 'decision',
+    value: 'the first 2 s of a wait',
+    from: 'OTC-15: an adapter may be busy showing its own UI at first; its pace is judged from then on',
+    n: 2000
+  },
   'stale-ack': {
     kind: 'decision',
     value: 'two later polls, a second after receipt',
     from: 'OTC-01: a discarded decision is acknowledged; one that two later polls leave unacknowledged was not',
     n: 1000
+  },
+  'stale-ack-polls': {
+    kind: 'decision',
+    value: 'two polls',
+    from: 'OTC-01: the polls, each a second or more after the decision arrived, that must carry its ack',
+    n: 2
   },
   'unknown-fields-twin': {
     kind: 'decision',

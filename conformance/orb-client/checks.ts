@@ -86,9 +86,15 @@ const ORB_002: OrbCheck = {
   })
 }
 
-/** ORB-031's limits on one post: the minute's posts before it, overall and in its channel. */
+/** A post as ORB-031 counts it: when, where, what, and whether Orb refused it for the rate (429). */
+interface Post { at: Millis, channel: string, body: string, throttled: boolean }
+
+/**
+ * ORB-031's limits on one post: the minute's posts before it, overall and in its channel. A post sent again after
+ * a 429 (the same body) is the same post retried, and counts once.
+ */
 function postLimits (
-  posts: Array<{ at: Millis, channel: string }>,
+  posts: Post[],
   e: JournalExchange,
   channel: string,
   model: OrbModel,
@@ -96,9 +102,12 @@ function postLimits (
   over: Set<string>
 ): void {
   const minute = 60_000
-  posts.push({ at: e.at, channel })
+  const body = e.body ?? ''
+  const retried = posts.findLastIndex((p) => p.throttled && p.body === body)
+  if (retried >= 0) posts.splice(retried, 1)
+  posts.push({ at: e.at, channel, body, throttled: e.status === 429 })
   while (posts.length > 0 && posts[0]!.at <= e.at - minute - windowMs('measurement-error')) posts.shift()
-  const check = (key: string, within: Array<{ at: Millis }>, limit: number, what: string): void => {
+  const check = (key: string, within: readonly Post[], limit: number, what: string): void => {
     if (within.length <= limit || over.has(key)) return
     // The post `limit` before this one came within the minute by our stamps; within the error, not surely.
     const first = within[within.length - 1 - limit]!.at
@@ -160,12 +169,19 @@ const ORB_032: OrbCheck = {
       level: 'MUST',
       exercise: 'a post (POST /messages)'
     },
-    { key: 'card', text: 'no card (as Orb refuses one, ORB-A20)', level: 'MUST', exercise: 'a post (POST /messages)' }
+    {
+      key: 'card',
+      text: 'no card (as Orb refuses one, ORB-A20)',
+      level: 'decision',
+      basis: 'ORB-A20',
+      why: 'the spec gives no card syntax: a line starting with /trade, /signal or /market is orbtest\'s',
+      exercise: 'a post (POST /messages)'
+    }
   ],
   windows: ['orb-posts', 'measurement-error'],
   reads: {},
   judge: () => {
-    const posts: Array<{ at: Millis, channel: string }> = []
+    const posts: Post[] = []
     const over = new Set<string>()
     return {
       observe (entry, model, out) {

@@ -116,7 +116,6 @@ const ORB_048: OrbCheck = {
     /** Typed commands a later process's cursor has gone past (OBC-11). */
     const passed = new Set<string>()
     const seen: Seen = { used: new Map(), again: new Map() }
-    let repeated = false
     return {
       observe (entry, model, out) {
         if (entry.kind !== 'exchange') return
@@ -132,7 +131,6 @@ const ORB_048: OrbCheck = {
         seen.used.set(entry.connection, entry.at)
         if (v.route !== 'events') return
         if (entry.wire?.some((w) => w.includes('delivered again')) === true) {
-          repeated = true
           const events = isObject(v.reply) && Array.isArray(v.reply.events) ? v.reply.events : []
           for (const ev of events) if (isObject(ev) && typeof ev.id === 'string') seen.again.set(ev.id, entry.end)
         }
@@ -152,7 +150,11 @@ const ORB_048: OrbCheck = {
           }
           out.violation('skip', { seq: r.seq, at: r.at, message: `the typed command ${r.id} was received, never answered, and fetched past by a later process`, expected: 'every event handled; the cursor saved only after handling', actual: 'no respond for it' })
         }
-        if (repeated) out.exercised('twice')
+        // The situation arose only for an event delivered again after the bot had answered it.
+        const answeredBy = (id: string, at: Millis): boolean =>
+          (answers.get(id) ?? []).some((a) => a.status < 300 && a.end <= at)
+        const again = [...seen.again].some(([id, at]) => answeredBy(id, at))
+        if (again) out.exercised('twice')
         const start = model.starts.at(-1) ?? 0
         if ([...answers.values()].some((l) => l.some((a) => a.at < start))) out.exercised('restart-twice')
       }
@@ -216,7 +218,11 @@ const ORB_071: OrbCheck = {
         if (entry.kind !== 'exchange') return
         const v = view(entry)
         if (v.route === 'messages-post' && isObject(v.body)) {
-          for (const g of gone) if (!g.posted && v.body.channel === g.channel && entry.at >= g.at) g.posted = true
+          // OBC-05: the post in the command's channel within the fallback window of the 410.
+          const soon = (g: Gone): boolean => entry.at - g.at <= windowMs('fallback') + model.error(g.at, entry.at)
+          for (const g of gone) {
+            if (!g.posted && v.body.channel === g.channel && entry.at >= g.at && soon(g)) g.posted = true
+          }
         }
         if (v.route !== 'respond' || v.event === undefined || answered.has(v.event)) return
         answered.add(v.event)
@@ -224,7 +230,12 @@ const ORB_071: OrbCheck = {
         if (entry.status === 410) {
           gone.push({ event: v.event, channel: r?.channel ?? null, at: entry.end, seq: entry.seq, posted: false })
         }
-        // Timed from when the bot had the command: a delivery the wire made late is no fault of the bot's.
+        // Timed from when the bot had the command: a delivery the wire made late is no fault of the bot's. A process
+        // started since had it later than that (its own fetch), by a time the journal does not keep: not judged.
+        if (r !== undefined && model.starts.some((s) => s > r.at && s <= entry.at)) {
+          out.note(`not judged: ${v.event} was answered by a later process of the bot than the one that first had it`)
+          return
+        }
         const late = r === undefined ? 0 : entry.at - r.at
         if (late <= windowMs('answer')) {
           out.exercised('answer')
@@ -256,7 +267,7 @@ const ORB_100: OrbCheck = {
   title: 'after a 429 the bot waits at least Retry-After before that call again',
   level: 'MUST',
   ledger: 'After a 429, the bot waits at least Retry-After seconds before retrying that call. It does not retry in a tight loop.',
-  clauses: [{ key: 'wait', text: 'the same call (method and path) not before Retry-After has passed', level: 'MUST', exercise: 'a 429 with Retry-After (tour:throttle)' }],
+  clauses: [{ key: 'wait', text: 'the same call (method, path and body) not before Retry-After has passed', level: 'MUST', exercise: 'a 429 with Retry-After (tour:throttle)' }],
   windows: ['orb-retry-after', 'timer-slack', 'measurement-error'],
   reads: {},
   judge: () => {
@@ -264,20 +275,22 @@ const ORB_100: OrbCheck = {
     return {
       observe (entry, model, out) {
         if (entry.kind !== 'exchange') return
+        // "That call": the same request again. Another on the same route (a new post) is not a retry of it.
         const call = `${entry.method} ${view(entry).path}`
-        const shut = closed.get(call)
+        const key = `${call} ${entry.body ?? ''}`
+        const shut = closed.get(key)
         if (shut !== undefined && entry.seq !== shut.seq && entry.at >= shut.end) {
           const early = shut.until - entry.at
           const unsure = unsureRetry(shut, entry, early, model)
           // The call stays closed after a retry that is not settled: a later one on the 429's connection may be.
-          if (early <= windowMs('timer-slack') || unsure === undefined) closed.delete(call)
+          if (early <= windowMs('timer-slack') || unsure === undefined) closed.delete(key)
           if (early <= windowMs('timer-slack')) out.exercised('wait')
           else judged(out, 'wait', { ...at(entry), message: `${call} again ${seconds(entry.at - shut.end)} after a 429 that said Retry-After: ${shut.after}`, expected: `no ${call} for ${shut.after} s`, actual: `after ${seconds(entry.at - shut.end)}` }, unsure)
         }
         if (entry.status !== 429) return
         const after = Number(entry.replyHeaders['retry-after'] ?? 1)
         const wait = Number.isFinite(after) ? after : 1
-        closed.set(call, {
+        closed.set(key, {
           until: entry.end + wait * 1000,
           after: wait,
           end: entry.end,

@@ -134,6 +134,11 @@ const ORB_088: OrbCheck = {
       open (_model, _end, out) {
         for (const answer of afterNull) {
           const retried = checks.some((c) => c.address === answer.address && c.at > answer.at)
+          // Without an answer after holds: false to set it beside, an answer after null shows nothing either way.
+          if (!retried && afterFalse.size === 0) {
+            out.note('not judged: an answer after holds: null, and none after holds: false to compare it with')
+            continue
+          }
           if (retried || !afterFalse.has(answer.text)) {
             out.exercised('null')
             continue

@@ -270,11 +270,6 @@ export class OrbtileModel {
     return this.discoveryTokens[this.discoveryTokens.length - 1]!
   }
 
-  /** The app's times away (off, restarting, moving), one still going on running to `end`. */
-  awayUntil (end: Millis): Array<{ from: Millis, to: Millis }> {
-    return this.#awaySince === undefined ? this.away : [...this.away, { from: this.#awaySince, to: end }]
-  }
-
   /** Whether the app was away at any time in [from, to]. */
   awayDuring (from: Millis, to: Millis): boolean {
     const open = this.#awaySince !== undefined && this.#awaySince <= to

@@ -40,7 +40,7 @@ function ackedStale (d: Delivery, out: Outcomes): void {
     out.exercised('ack')
     return
   }
-  if (d.pollsSince < 2) return
+  if (d.pollsSince < windowMs('stale-ack-polls')) return
   const reason = d.withdrawn ? `for ${d.requestId}, which the adapter had withdrawn` : d.stale!
   out.violation('ack', {
     seq: d.seq,
@@ -115,7 +115,7 @@ const OT_147: OrbtileCheck = {
     },
     ACK
   ],
-  windows: ['stale-ack'],
+  windows: ['stale-ack', 'stale-ack-polls'],
   reads: READS,
   judge: () => deliveriesJudge((d, out) => {
     if (d.type !== 'approval' || (d.stale === undefined && !d.withdrawn)) return
@@ -149,7 +149,7 @@ const OT_148: OrbtileCheck = {
     },
     ACK
   ],
-  windows: ['stale-ack'],
+  windows: ['stale-ack', 'stale-ack-polls'],
   reads: READS,
   judge: () => deliveriesJudge((d, out) => {
     if (d.type !== 'question' || (d.stale === undefined && !d.withdrawn)) return
@@ -168,7 +168,7 @@ interface Cadence { starts: Millis[], ttl: number }
  */
 function judgeWait (c: Cadence, since: Millis, end: Millis, model: OrbtileModel, out: Outcomes): void {
   if (end - since < windowMs('keypad-wait')) return
-  const from = since + 2000
+  const from = since + windowMs('keypad-grace')
   const limit = c.ttl * 1000
   if (end - from < limit) {
     out.note(`not judged: a wait of ${seconds(end - since)} is too short to show a stall next to a ttlSeconds of ${c.ttl}`)
@@ -217,7 +217,7 @@ const OT_058: OrbtileCheck = {
     why: 'the spec names no time: orbtest reads "keeps working" as making requests at the pace its sessions\' ttlSeconds already asks',
     exercise: 'keypadDecisions true and requests the user leaves undecided (tour:heartbeat)'
   }],
-  windows: ['keypad-wait', 'ttl-seconds', 'measurement-error'],
+  windows: ['keypad-wait', 'keypad-grace', 'ttl-seconds', 'ttl-default', 'measurement-error'],
   reads: {},
   judge: () => {
     const cadence = new Map<string, Cadence>()
@@ -229,18 +229,19 @@ const OT_058: OrbtileCheck = {
         const v = view(entry)
         const id = v.adapterId
         if (id === undefined) return
-        const c = cadence.get(id) ?? { starts: [], ttl: 120 }
+        const c = cadence.get(id) ?? { starts: [], ttl: windowMs('ttl-default') / 1000 }
         cadence.set(id, c)
         c.starts.push(entry.at)
         if (c.starts.length > 2000) c.starts.shift()
         if (v.ok && (v.route === 'session' || v.route === 'batch')) c.ttl = Math.min(c.ttl, ttlOf(v.body) ?? c.ttl)
         const delivered = v.route === 'events' && v.ok && /"type"\s*:\s*"(approval|question)"/.test(entry.reply)
         const since = waiting.get(id)
-        if (delivered && since !== undefined) {
-          judgeWait(c, since, entry.end, model, out)
+        const pending = (model.pending.get(id)?.size ?? 0) > 0
+        // The wait ends with a decision delivered, or when nothing is pending any more (the adapter withdrew it).
+        if (since !== undefined && (delivered || !pending)) {
+          judgeWait(c, since, delivered ? entry.end : entry.at, model, out)
           waiting.delete(id)
         }
-        const pending = (model.pending.get(id)?.size ?? 0) > 0
         if (!delivered && pending && model.keypad.get(id) === true && since === undefined) waiting.set(id, entry.at)
       },
       open (model, end, out) {

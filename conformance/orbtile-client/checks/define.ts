@@ -1,6 +1,5 @@
-import type { CheckDef, Outcomes } from '../../client/check.js'
+import type { CheckDef } from '../../client/check.js'
 import type { JournalExchange, Millis } from '../../client/journal.js'
-import { windowMs } from '../../client/windows.js'
 import type { OrbtileModel, RouteKind } from '../model.js'
 
 /**
@@ -18,15 +17,6 @@ export interface OrbtileReads {
 }
 
 export type OrbtileCheck = CheckDef<OrbtileModel, OrbtileReads>
-
-/**
- * Whether a request at `at`, on another connection than a reply handed to the socket at `since`, may have been on
- * its way before the client read that reply: within the `on-its-way` excuse, widened by the judge's measurement
- * error. Such a request is inconclusive, never a violation.
- */
-export function onItsWay (model: OrbtileModel, since: Millis, at: Millis): boolean {
-  return at - since < windowMs('on-its-way') + model.error(since, at)
-}
 
 /** What a per-request rule found wrong with one request, and the clause it breaks. */
 export interface Problem { clause: string, message: string, expected: string, actual: string }
@@ -68,13 +58,4 @@ export function at (
   }
 }
 
-/** Records a case that is a violation unless `unsure` says why it may not be: then it is inconclusive. */
-export function judged (
-  out: Outcomes,
-  clause: string,
-  v: { seq?: number, at?: Millis, message: string, expected: string, actual: string },
-  unsure: string | undefined
-): void {
-  if (unsure === undefined) out.violation(clause, v)
-  else out.inconclusive(clause, { ...v, message: `${v.message}; not judged: ${unsure}` })
-}
+export { judged, onItsWay } from '../../client/check.js'

@@ -4,6 +4,7 @@
 // on it is non-strict.
 import type { Outcomes } from '../../client/check.js'
 import type { JournalExchange, Millis } from '../../client/journal.js'
+import { windowMs } from '../../client/windows.js'
 import { isObject, updates, view, type OrbtileModel, type PendingRequest } from '../model.js'
 
 type Kind = 'approval' | 'question'
@@ -142,7 +143,7 @@ function acks (e: JournalExchange, adapterId: string, deliveries: Delivery[]): v
   for (const d of deliveries) {
     if (d.adapterId !== adapterId || d.lease !== lease || d.acked !== undefined || e.at < d.received) continue
     if (ack >= d.sequence) d.acked = { at: e.at, seq: e.seq }
-    else if (e.at >= d.received + 1000) d.pollsSince++
+    else if (e.at >= d.received + windowMs('stale-ack')) d.pollsSince++
     if (d.acked === undefined && d.pollsSince === 1) d.laterPoll ??= e.at
   }
 }

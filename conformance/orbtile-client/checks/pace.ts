@@ -171,7 +171,7 @@ function heartbeatJudge (): ReturnType<OrbtileCheck['judge']> {
       sessions.set(id, live)
     }
     const known = live.get(sid)
-    const ttl = typeof body.ttlSeconds === 'number' ? body.ttlSeconds : known?.ttl ?? 120
+    const ttl = typeof body.ttlSeconds === 'number' ? body.ttlSeconds : known?.ttl ?? windowMs('ttl-default') / 1000
     if (known === undefined) {
       live.set(sid, { ttl, last: e.at, since: e.at, judged: false, seq: e.seq })
       return
@@ -185,10 +185,21 @@ function heartbeatJudge (): ReturnType<OrbtileCheck['judge']> {
   const exchange = (e: JournalExchange, model: OrbtileModel, out: Outcomes): void => {
     const v = view(e)
     const id = v.adapterId
-    if (!v.ok || id === undefined) return
-    if (v.route === 'unregister') sessions.delete(id)
-    if (v.route === 'session' && isObject(v.body)) contact(id, v.sessionId!, v.body, e, model, out)
+    if (id === undefined) return
+    if (v.ok && v.route === 'unregister') sessions.delete(id)
+    // OT-113 asks the adapter to send: an update refused (a 429 of the wire's, say) was sent all the same, and counts
+    // for a session it already has. Only an accepted one makes a session, sets its TTL, or ends what a batch leaves.
+    const known = sessions.get(id)
+    const refused = (sid: string): void => { if (known?.has(sid) === true) contact(id, sid, {}, e, model, out) }
+    if (v.route === 'session' && isObject(v.body)) {
+      if (v.ok) contact(id, v.sessionId!, v.body, e, model, out)
+      else refused(v.sessionId!)
+    }
     if (v.route !== 'batch' || !isObject(v.body) || !Array.isArray(v.body.sessions)) return
+    if (!v.ok) {
+      for (const item of v.body.sessions) if (isObject(item) && typeof item.id === 'string') refused(item.id)
+      return
+    }
     const listed = new Set<string>()
     for (const item of v.body.sessions) {
       if (!isObject(item) || typeof item.id !== 'string') continue
@@ -229,7 +240,7 @@ const OT_113: OrbtileCheck = {
     level: 'MUST',
     exercise: 'a session that lives longer than its ttlSeconds (tour:heartbeat watches sessions for 15.5 s)'
   }],
-  windows: ['ttl-seconds', 'measurement-error', 'served'],
+  windows: ['ttl-seconds', 'ttl-default', 'measurement-error', 'served'],
   reads: {},
   judge: heartbeatJudge
 }

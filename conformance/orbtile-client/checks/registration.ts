@@ -83,13 +83,12 @@ function attentionHue (e: JournalExchange, out: Outcomes): void {
   const p = palette(v)
   const hue = p?.attentionHue
   if (typeof hue !== 'number') return
-  // The adapter's own baseHue: the one it chose (a user's hue override, echoed in the reply, is not its choice).
-  const resolved = isObject(v.reply) && isObject(v.reply.adapter) ? v.reply.adapter.resolvedBaseHue : undefined
-  const base = typeof p!.baseHue === 'number' ? p!.baseHue : resolved
+  // The adapter's own baseHue, the one it chose: a user's hue override, echoed in the reply, is not its choice.
+  const base = p!.baseHue
   const where = { seq: e.seq, at: e.at, actual: `attentionHue ${hue}` }
   if (typeof base === 'number' && (base < 115 || base > 235)) {
     out.violation('calm', { ...where, message: `attentionHue set for baseHue ${base}, whose derived waiting colour is not calm`, expected: 'no attentionHue outside the calm arc (115..235)' })
-  } else out.exercised('calm')
+  } else if (typeof base === 'number') out.exercised('calm')
   if (hue > 76 && hue < 280) {
     out.violation('arc', { ...where, message: `attentionHue ${hue} is outside the alarm arc`, expected: 'a hue in 280 → 0 → 76' })
     return

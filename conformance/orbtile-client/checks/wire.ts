@@ -282,7 +282,8 @@ const OT_005: OrbtileCheck = {
             expected: 'the token the file holds now (read it again after a 401)',
             actual: `the stale token, ${seconds(entry.at - told.end)} after the refusal`
           }), unsure ? 'sent on another connection, soon enough to have been on its way' : undefined)
-        } else if (model.discoveryTokens.length > 1 && entry.at > model.fileChangedAt) {
+        } else if (bearer === model.discoveryToken && [...refused.values()].some((r) => entry.at > r.end)) {
+          // The situation arose: a stale token was refused, and this request carries the file's token now.
           out.exercised('reread')
         }
         if (v.code === 'unauthorized' && v.field !== 'X-Orbtile-Adapter-Token' && stale) {
