@@ -146,17 +146,20 @@ t.test('OT-134 two polls that overlap fail; an overlap inside the measurement er
   t.equal(overlap(20, 100), 'inconclusive', '20 ms of overlap, with the judge 100 ms late')
 })
 
-t.test('OT-019 a missing adapter token fails once the adapter surely had it; before a request carried it, on another connection, it may not have', async (t) => {
-  const sent = (at: Millis, connection: number, shownAt?: Millis): string => {
+t.test('OT-019 a missing adapter token fails once the adapter surely had it; before anything showed it had, on another connection, it may not have', async (t) => {
+  const sent = (at: Millis, connection: number, shownAt?: Millis, reused = false): string => {
     const j = registered()
     if (shownAt !== undefined) session(j, shownAt, {}, 's1', 3)
+    if (reused) j.exchange({ method: 'GET', path: '/a/v1/info', reply: {}, at: 1000, connection: 1 })
     j.exchange({ path: `/a/v1/adapters/${ID}/sessions/s1`, body: {}, reply: {}, at, connection })
     return judge(check('OT-019'), model(), j.entries, 3000).verdict
   }
   t.equal(sent(2000, 1), 'fail', 'on the registration\'s own connection, after its reply: it read the reply')
   t.equal(sent(2000, 2, 1000), 'fail', 'on another connection, 2 s after, once a request had carried the token')
   t.equal(sent(2000, 2), 'inconclusive', 'on another connection, and no request had carried the token: the reply may be unread')
-  t.equal(sent(100, 2, 50), 'inconclusive', 'on another connection, 90 ms after the reply')
+  t.equal(sent(100, 2, 50), 'inconclusive', 'on another connection, 50 ms after a request carried the token')
+  t.equal(sent(2000, 2, undefined, true), 'fail',
+    'on another connection, once the registration\'s own connection carried another request: its reply was read')
 })
 
 t.test('OT-011 OT-012 a form the spec does not write (a port, a parameter) is non-strict; another value fails', async (t) => {

@@ -39,7 +39,7 @@ export interface TapHead {
 
 /** What the wire does to one exchange. Every field is optional; an empty plan serves the request as usual. */
 export interface WirePlan {
-  /** Answer `rate_limited` with this Retry-After (seconds) before the fake sees the request. */
+  /** Answer `rate_limited` with this Retry-After (seconds): the body is read, and the route never acts on it. */
   refuse429?: number
   /** Cut the connection this long after the head arrived, unless the reply went out first. */
   resetAfterMs?: number
@@ -115,8 +115,9 @@ export function tapBodyText (request: FastifyRequest, text: string): void {
 }
 
 /**
- * Installs the tap's hooks on a fake's app: the first onRequest hook (before the pipeline), an onSend hook (holds and
- * rewrites), and a close listener on each reply. Connections are numbered from 1 in the order they open.
+ * Installs the tap's hooks on a fake's app: the first onRequest hook (before the pipeline), a preHandler hook (the
+ * wire's 429s), an onSend hook (holds and rewrites), and a close listener on each reply. Connections are numbered
+ * from 1 in the order they open.
  */
 export function installTap (
   app: FastifyInstance<Server>,
@@ -199,11 +200,15 @@ export function installTap (
         raw.socket?.destroy()
       })
     }
-    if (plan.refuse429 !== undefined) {
-      done(refusal(plan.refuse429))
-      return
-    }
     done()
+  })
+
+  // The wire's 429 comes once the body is read, so that the journal keeps what the client sent (a retry is known by
+  // it), and before the route acts on the request.
+  app.addHook('preHandler', (request, _reply, done) => {
+    const retryAfter = pendingOf(request)?.plan.refuse429
+    if (retryAfter === undefined) done()
+    else done(refusal(retryAfter))
   })
 
   // A callback hook, not an async one: with no fault to play it only notes the payload, and a promise per request

@@ -308,7 +308,10 @@ const OT_019: OrbtileCheck = {
   windows: ['on-its-way', 'measurement-error'],
   reads: {},
   judge: () => {
-    /** When a request first carried each lease's token: from then on, the adapter surely had it. */
+    /**
+     * When the adapter surely had each lease's token: a request carried it, or the connection its reply came on
+     * carried another request (HTTP/1.1 sends one only once the last reply was read).
+     */
     const shown = new Map<string, Millis>()
     return {
       observe (entry, model, out) {
@@ -319,8 +322,10 @@ const OT_019: OrbtileCheck = {
         // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
         if (lease === undefined || lease.ended || entry.at <= lease.since) return
         const sent = entry.headers['x-orbtile-adapter-token']
+        if ((sent === lease.token || entry.connection === lease.connection) && !shown.has(lease.token)) {
+          shown.set(lease.token, entry.at)
+        }
         if (sent === lease.token) {
-          if (!shown.has(lease.token)) shown.set(lease.token, entry.at)
           out.exercised('token')
           return
         }
@@ -336,17 +341,17 @@ const OT_019: OrbtileCheck = {
 
 /**
  * Why a request without the live lease's token may not break OT-019, if it may not: a reply read on the same
- * connection is surely read; on another, the adapter surely had the token once a request carried it, and a request
- * so soon after the reply may have left before the adapter read it.
+ * connection is surely read; on another, the adapter surely had the token once it was shown (a request carried it,
+ * or the reply's connection was used again), and a request so soon after may have left before the adapter read it.
  */
 function unsure (
   lease: LeaseView, shownAt: Millis | undefined, e: JournalExchange, model: OrbtileModel
 ): string | undefined {
   if (e.connection === lease.connection) return undefined
   if (shownAt === undefined || shownAt >= e.at) {
-    return 'no request had carried this token yet: the adapter may never have read the reply that gave it'
+    return 'nothing had shown the adapter read the reply that gave this token (no request carried it yet)'
   }
-  return onItsWay(model, lease.since, e.at) ? 'sent on another connection as the new token came back' : undefined
+  return onItsWay(model, shownAt, e.at) ? 'sent on another connection as the adapter had just read the new token' : undefined
 }
 
 const OTC_04: OrbtileCheck = {
