@@ -163,6 +163,8 @@ t.test('ORB-097 ORB-095 a delivery the suite stopped waiting for: a typed comman
     'the connection closed with no reply as the bot was stopped, 1 s into its 4 s')
   t.equal(delivered({ ...command, error: 'socket hang up', ms: 4500 }, 0, 5400).notice, 'fail',
     'the connection closed with no reply as the bot was stopped, 4.5 s after the command was sent')
+  t.equal(delivered({ ...command, error: 'connect ECONNREFUSED 127.0.0.1:3000', ms: 4500 }, 0, 5400).notice,
+    'inconclusive', 'refused as the bot was stopped: it never had the command')
   t.equal(delivered({ ...command, status: 200, notice: true, ms: 4100 }, 200).notice, 'inconclusive',
     'a notice 0.1 s past 4 s, with the judge 0.2 s late')
   t.equal(delivered({ ...command, status: 200, notice: false, ms: 100 }).notice, 'fail',

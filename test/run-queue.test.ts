@@ -2,7 +2,8 @@
 // what they excuse. Real processes: three busy loops pinned to one CPU with taskset share it, and each waits on its
 // run queue about two thirds of the time. (Linux adds a wait to a thread's total when the thread runs again, so a
 // loop starved for long stretches, as SCHED_IDLE would be, reads in jumps; equal loops take turns of milliseconds.)
-// At nice 19 they take little from the other test files.
+// They run at the same priority as everything else: at nice 19, beside a busy test run, they were starved for long
+// stretches, and their waits read in jumps after the interval. They hold one CPU for the few seconds they run.
 import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { ClientProcess } from '../conformance/client/process.js'
@@ -10,7 +11,7 @@ import { RunQueueWatch } from '../conformance/client/run-queue.js'
 import { Observer } from '../conformance/orbtile-client/observer.js'
 import { exchange } from './helpers/tap-exchange.js'
 
-const STARVED = `nice -n 19 taskset -c 0 ${process.execPath} -e 'for (;;) {}'`
+const STARVED = `taskset -c 0 ${process.execPath} -e 'for (;;) {}'`
 const COMPETITOR = STARVED
 // Not a Node process: its helper threads go on working for a while after it starts, and wait for the CPU meanwhile.
 const ASLEEP = 'taskset -c 0 sleep 60'

@@ -231,7 +231,8 @@ function unseen (a: JournalAction, model: OrbModel): string | undefined {
  */
 function unsureNotice (a: JournalAction, command: boolean, model: OrbModel): string | undefined {
   const missed = unseen(a, model)
-  if (!command) return missed
+  // Refused as the bot was being stopped (a connect a busy judge made late): the bot never had it.
+  if (!command || (missed !== undefined && String(a.data?.error ?? '').includes('ECONNREFUSED'))) return missed
   const ms = Number(a.data?.ms ?? 0)
   const sentAt = Number(a.data?.sentAt ?? a.at - ms)
   const status = a.data?.status

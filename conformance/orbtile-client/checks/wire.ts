@@ -316,15 +316,18 @@ const OT_019: OrbtileCheck = {
     return {
       observe (entry, model, out) {
         if (entry.kind !== 'exchange') return
+        // Any request on a lease's own connection after its reply (GET /info included) shows the reply was read.
+        for (const l of model.leases.values()) {
+          const reused = l.connection === entry.connection && entry.at > l.since
+          if (reused && !shown.has(l.token)) shown.set(l.token, entry.at)
+        }
         const v = view(entry)
         if (v.adapterId === undefined || v.route === 'other') return
         const lease = model.leaseBefore
         // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
         if (lease === undefined || lease.ended || entry.at <= lease.since) return
         const sent = entry.headers['x-orbtile-adapter-token']
-        if ((sent === lease.token || entry.connection === lease.connection) && !shown.has(lease.token)) {
-          shown.set(lease.token, entry.at)
-        }
+        if (sent === lease.token && !shown.has(lease.token)) shown.set(lease.token, entry.at)
         if (sent === lease.token) {
           out.exercised('token')
           return
