@@ -37,6 +37,11 @@ export interface Scenario {
    * (`durationMs` then bounds only an adapter that makes none).
    */
   sessionMs?: number
+  /**
+   * OTC-19: the scenario's clock (its steps and its length) starts at the adapter's first long poll rather than its
+   * first connection, so that the app's life is played on an adapter that has settled, however slowly it registered.
+   */
+  clockFromPoll?: boolean
   /** Every reply carries fields the spec does not define (OT-008): only a tour with a twin without them. */
   extraFields: boolean
   /** GET /info says apiMinor 1, an app older than v1.2 (OT-A28). */
@@ -107,6 +112,7 @@ export const TOURS: ReadonlyArray<Tour<Scenario>> = [
       ...BASE,
       // The moved socket is watched for 9.2 s: past OTC-12's 4 s by more than the measurement error can be (5 s).
       durationMs: 12_000,
+      clockFromPoll: true,
       steps: [
         { atMs: 1200, actor: 'app', name: 'regenerate' },
         { atMs: 2800, actor: 'app', name: 'move' },

@@ -62,6 +62,8 @@ export async function playScenario (
   // OTC-19: the scenario's clock starts at the adapter's first contact (a connection to the socket).
   let contact: () => void = () => {}
   const contacted = new Promise<void>((resolve) => { contact = resolve })
+  let poll: () => void = () => {}
+  const polled = new Promise<void>((resolve) => { poll = resolve })
   const later = (ms: number, fn: () => unknown): void => {
     timers.push(setTimeout(() => { Promise.resolve().then(fn).catch(() => {}) }, ms))
   }
@@ -75,6 +77,7 @@ export async function playScenario (
         now: () => observer?.now() ?? 0,
         request: (head) => {
           const { route, adapterId } = routeOf(head.method, head.target)
+          if (route === 'events') poll()
           // The user's keypad switch is set before the adapter's first registration is answered (OT-057's snapshot).
           if (route === 'register' && adapterId !== undefined && !seen.has(adapterId)) {
             seen.add(adapterId)
@@ -132,11 +135,12 @@ export async function playScenario (
     runQueue = new RunQueueWatch(client.pid)
     obs.watchClient(runQueue)
     // OTC-19: a slow start (a JVM, a loaded machine) must not eat the scenario: its steps and its length count from
-    // the adapter's first connection, or from START_ALLOWANCE_MS after its start if it never connects.
+    // the adapter's first connection (or first long poll), or from START_ALLOWANCE_MS after its start if none comes.
     const { aborted, dispose } = whenAborted(options.signal)
     let allowance: NodeJS.Timeout | undefined
+    const anchor = scenario.clockFromPoll === true ? 'long poll' : 'connection'
     const met = await Promise.race([
-      contacted.then(() => true),
+      (scenario.clockFromPoll === true ? polled : contacted).then(() => true),
       client.exited.then(() => false),
       aborted.then(() => false),
       new Promise<boolean>((resolve) => { allowance = setTimeout(() => resolve(false), START_ALLOWANCE_MS) })
@@ -145,8 +149,8 @@ export async function playScenario (
     const late = obs.now()
     if (late >= 100) {
       obs.action('harness', 'contact', met
-        ? `the adapter's first connection came ${(late / 1000).toFixed(1)} s after its start: the scenario's clock starts here`
-        : `no connection from the adapter within ${(late / 1000).toFixed(1)} s of its start: the scenario plays anyway`)
+        ? `the adapter's first ${anchor} came ${(late / 1000).toFixed(1)} s after its start: the scenario's clock starts here`
+        : `no ${anchor} from the adapter within ${(late / 1000).toFixed(1)} s of its start: the scenario plays anyway`)
     }
     let moves = 0
     let finished = false
