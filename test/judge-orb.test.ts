@@ -46,6 +46,23 @@ t.test('ORB-048 a fetch\'s own reply is no cursor given before it, however soon 
   t.same(clause(f, 'past').slice(1), [1, 0], 'after=6 with nothing past 1 given')
 })
 
+t.test('ORB-048 a reply that ended after its asker was killed reached no one: the next process may fetch from its own saved cursor', async (t) => {
+  const restart = (killed: boolean): string => {
+    const j = new Journal()
+    j.action(0, 'harness', 'bot-start')
+    fetch(j, 100, 500, 0, [command('e1', 1)], 1)
+    respond(j, 510, 'e1')
+    if (killed) j.action(1000, 'harness', 'kill')
+    if (killed) j.action(1200, 'harness', 'bot-start')
+    // The poll's bytes reach the fake just after the kill, and its reply ends after the next process started.
+    fetch(j, 1001, 2000, 1, [command('e2', 2)], 2)
+    fetch(j, 2100, 2200, 1, [command('e2', 2)], 2)
+    return judge(check('ORB-048'), model(), j.entries, 3000).verdict
+  }
+  t.equal(restart(true), 'pass', 'after=1 again: the reply that gave 2 went to a killed process')
+  t.equal(restart(false), 'fail', 'no kill: the process that was given 2 fetched after=1')
+})
+
 t.test('ORB-048 a command answered again: by the same process fails; by a later one fails, unless the first was killed just after its answer', async (t) => {
   const twice = (killAfter: Millis | undefined, lag = 0): string => {
     const j = new Journal()

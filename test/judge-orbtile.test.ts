@@ -16,10 +16,14 @@ const ID = 'com.example.judge'
 const HEADERS = { host: 'localhost', 'content-type': 'application/json', authorization: `Bearer ${DISCOVERY}` }
 const check = (id: string): (typeof CHECKS)[number] => CHECKS.find((c) => c.id === id)!
 
-/** A model whose judge stalled `lag` ms in every interval (0: a judge always on time). */
-function model (lag = 0, clientWait = 0): OrbtileModel {
+/**
+ * A model whose judge stalled `lag` ms in every interval (0: a judge always on time), and whose client waited for a
+ * CPU `clientWait` ms and was busy (running or waiting) `clientBusy` ms in each.
+ */
+function model (lag = 0, clientWait = 0, clientBusy = clientWait): OrbtileModel {
   const m = new OrbtileModel(DISCOVERY, Date.now(), () => lag)
   m.clientWait = () => clientWait
+  m.clientBusy = () => clientBusy
   return m
 }
 
@@ -146,18 +150,21 @@ t.test('OT-134 two polls that overlap fail; an overlap inside the measurement er
   t.equal(overlap(20, 100), 'inconclusive', '20 ms of overlap, with the judge 100 ms late')
 })
 
-t.test('OT-019 a missing adapter token fails once the adapter surely had it; before anything showed it had, on another connection, it may not have', async (t) => {
-  const sent = (at: Millis, connection: number, shownAt?: Millis, reused = false): string => {
+t.test('OT-019 OTC-25 a missing adapter token fails once the adapter surely had it; before anything showed it had, or while it was busy since, on another connection, it may not have', async (t) => {
+  const sent = (at: Millis, connection: number, shownAt?: Millis, reused = false, busy = 0): string => {
     const j = registered()
     if (shownAt !== undefined) session(j, shownAt, {}, 's1', 3)
     if (reused) j.exchange({ method: 'GET', path: '/a/v1/info', reply: {}, at: 1000, connection: 1 })
     j.exchange({ path: `/a/v1/adapters/${ID}/sessions/s1`, body: {}, reply: {}, at, connection })
-    return judge(check('OT-019'), model(), j.entries, 3000).verdict
+    return judge(check('OT-019'), model(0, 0, busy), j.entries, 3000).verdict
   }
   t.equal(sent(2000, 1), 'fail', 'on the registration\'s own connection, after its reply: it read the reply')
   t.equal(sent(2000, 2, 1000), 'fail', 'on another connection, 2 s after, once a request had carried the token')
   t.equal(sent(2000, 2), 'inconclusive', 'on another connection, and no request had carried the token: the reply may be unread')
   t.equal(sent(100, 2, 50), 'inconclusive', 'on another connection, 50 ms after a request carried the token')
+  t.equal(sent(2000, 2, 1000, false, 900), 'inconclusive',
+    'on another connection, 1 s after, the adapter busy (running or waiting for a CPU) 0.9 s of it: it may have been built before')
+  t.equal(sent(2000, 2, 1000, false, 600), 'fail', 'the same, busy only 0.6 s: it was idle long enough to have sent it')
   t.equal(sent(2000, 2, undefined, true), 'fail',
     'on another connection, once the registration\'s own connection carried another request: its reply was read')
 })

@@ -29,7 +29,7 @@ if (!existsSync('/proc/self/schedstat')) {
   t.pass('OTC-25 no /proc/PID/schedstat on this system: the watch reads nothing, and excuses nothing')
   t.equal(new RunQueueWatch(process.pid).watching, false, 'OTC-25 nothing is read')
 } else {
-  t.test('OTC-25 the watch reads how long a client waited for a CPU, a child in its process group included: a starved loop most of the time, a sleeping process none', async (t) => {
+  t.test('OTC-25 the watch reads how long a client waited for a CPU, and was busy, a child in its process group included: a starved loop most of the time, a sleeping process none', async (t) => {
     client(t, COMPETITOR)
     client(t, COMPETITOR)
     const starved = client(t, STARVED)
@@ -46,6 +46,9 @@ if (!existsSync('/proc/self/schedstat')) {
     // Two thirds of the time in theory; read here, nearer half (the loops' starts, the samples' timing).
     t.ok(waited >= (b - a) / 4 && waited <= b - a + 100, `the starved child waited ${waited.toFixed(0)} of ${(b - a).toFixed(0)} ms`)
     t.ok(asleepWatch.waited(a, b) < 50, `the sleeping one ${asleepWatch.waited(a, b).toFixed(0)} ms`)
+    const busy = starvedWatch.busy(a, b)
+    t.ok(busy >= (b - a) * 0.8 && busy <= b - a, `busy (running or waiting) ${busy.toFixed(0)} of ${(b - a).toFixed(0)} ms`)
+    t.ok(asleepWatch.busy(a, b) < 50, `the sleeping one busy ${asleepWatch.busy(a, b).toFixed(0)} ms`)
     t.equal(starvedWatch.waited(b, a), 0, 'an empty interval: none')
     const none = new RunQueueWatch(undefined)
     t.equal(none.watching, false, 'no process: nothing is read')

@@ -246,9 +246,9 @@ export function judged (
 
 /**
  * Whether a request at `at`, on another connection than a reply handed to the socket at `since`, may have been on
- * its way before the client read that reply: within the `on-its-way` excuse, widened by the judge's measurement
- * error. Such a request is inconclusive, never a violation.
+ * its way before the client read that reply: within the `on-its-way` excuse, widened by the judge's stalls and by
+ * the time the client was busy (running, or waiting for a CPU) in between. Such a request is inconclusive.
  */
-export function onItsWay (model: { error(from: Millis, to: Millis): Millis }, since: Millis, at: Millis): boolean {
-  return at - since < windowMs('on-its-way') + model.error(since, at)
+export function onItsWay (model: { inFlight(from: Millis, to: Millis): Millis }, since: Millis, at: Millis): boolean {
+  return at - since < windowMs('on-its-way') + model.inFlight(since, at)
 }

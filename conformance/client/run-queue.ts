@@ -1,13 +1,16 @@
-// How long a client under test was ready to run but had no CPU (OTC-25). On a loaded machine a client can be kept
-// off the CPU for half a second between deciding to send a request and sending it, or between a reply arriving and
-// its reading it. A request it sent on another connection in that time was already on its way when the refusal came
-// (OTC-11, OTC-14), and the judge widens that excuse by this time instead of blaming the client for the scheduler.
+// How long a client under test was ready to run but had no CPU, and how long it was busy (OTC-25). On a loaded
+// machine a client can be kept off the CPU for half a second between deciding to send a request and sending it, or
+// between a reply arriving and its reading it. A request it sent on another connection in that time was already on
+// its way when the refusal came (OTC-11, OTC-14), and the judge widens that excuse instead of blaming the client for
+// the scheduler.
 //
-// Linux keeps, for every thread, the time it has spent runnable but waiting on a run queue (the second field of
-// /proc/PID/task/TID/schedstat, in nanoseconds). The watch reads it for every thread of every process in the
-// client's process group, every SAMPLE_MS, through descriptors it keeps open (a read at offset 0 is about 3 µs a
-// thread). Where that file does not exist (another system, a kernel without it), the watch reads nothing and
-// excuses nothing: the judge is then as strict as before.
+// Linux keeps, for every thread, the time it has spent running and the time it has spent runnable but waiting on a
+// run queue (the first and second fields of /proc/PID/task/TID/schedstat, in nanoseconds). A request the client
+// built before it read a refusal goes out once the thread has worked through what was ahead of it: while the thread
+// runs or waits to, the request may still be on its way; only time it spent idle shows it could have sent it. The
+// watch reads both for every thread of every process in the client's process group, every SAMPLE_MS, through
+// descriptors it keeps open (a read at offset 0 is about 3 µs a thread). Where that file does not exist (another
+// system, a kernel without it), the watch reads nothing and excuses nothing: only the judge's own stalls count.
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs'
 
 /**
@@ -26,21 +29,24 @@ interface Thread {
   slot: number
 }
 
+/** A thread's totals so far, in ms: time spent waiting for a CPU, and time spent running or waiting. */
+interface Times { wait: number, busy: number }
+
 interface Sample {
   /** `performance.now()` milliseconds. */
   at: number
-  /** Each thread's run-queue wait so far, in ms, by its slot; `undefined` where it did not exist yet or had gone. */
-  waits: Array<number | undefined>
+  /** Each thread's totals, by its slot; `undefined` where it did not exist yet or had gone. */
+  times: Array<Times | undefined>
 }
 
 const buffer = Buffer.alloc(256)
 
-/** A thread's total run-queue wait in ms, or undefined when it can no longer be read (it has ended). */
-function readWait (fd: number): number | undefined {
+/** A thread's totals, or undefined when they can no longer be read (it has ended). */
+function readTimes (fd: number): Times | undefined {
   try {
     const text = buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0))
-    const wait = Number(text.split(' ')[1])
-    return Number.isFinite(wait) ? wait / 1e6 : undefined
+    const [run, wait] = text.split(' ').map(Number)
+    return Number.isFinite(run) && Number.isFinite(wait) ? { wait: wait! / 1e6, busy: (run! + wait!) / 1e6 } : undefined
   } catch {
     return undefined
   }
@@ -65,8 +71,8 @@ export class RunQueueWatch {
   readonly #group: number
   readonly #threads = new Map<string, Thread>()
   readonly #samples: Sample[] = []
-  /** Each thread's wait when it was first read, by slot. */
-  readonly #first: number[] = []
+  /** Each thread's totals when it was first read, by slot. */
+  readonly #first: Times[] = []
   #slots = 0
   #started = 0
   #timer: NodeJS.Timeout | undefined
@@ -100,6 +106,15 @@ export class RunQueueWatch {
    * counts from when it was found: what it waited before is not known to have been in the interval.
    */
   waited (from: number, to: number): number {
+    return this.#longest(from, to, 'wait')
+  }
+
+  /** The longest any one thread of the client was running or waiting for a CPU within [from, to], read so. */
+  busy (from: number, to: number): number {
+    return this.#longest(from, to, 'busy')
+  }
+
+  #longest (from: number, to: number, field: keyof Times): number {
     const samples = this.#samples
     if (samples.length === 0 || to <= from) return 0
     if (!this.#stopped && samples[samples.length - 1]!.at < to) this.#sample()
@@ -117,13 +132,13 @@ export class RunQueueWatch {
         break
       }
     }
-    const a = samples[before]!.waits
-    const b = samples[after]!.waits
+    const a = samples[before]!.times
+    const b = samples[after]!.times
     let longest = 0
     for (let slot = 0; slot < b.length; slot++) {
       const end = b[slot]
       const start = a[slot] ?? this.#first[slot]!
-      if (end !== undefined) longest = Math.max(longest, end - start)
+      if (end !== undefined) longest = Math.max(longest, end[field] - start[field])
     }
     // Samples taken late (a busy judge) span more than the interval; no thread waited longer than the interval in it.
     return Math.min(longest, to - from)
@@ -170,18 +185,18 @@ export class RunQueueWatch {
   #sample (): void {
     const at = performance.now()
     if (at - this.#lastScan >= (at - this.#started < EAGER_MS ? 0 : RESCAN_MS)) this.#find()
-    const waits: Array<number | undefined> = new Array(this.#slots)
+    const times: Array<Times | undefined> = new Array(this.#slots)
     for (const [key, thread] of this.#threads) {
-      const wait = readWait(thread.fd)
-      if (wait === undefined) {
+      const read = readTimes(thread.fd)
+      if (read === undefined) {
         this.#close(thread)
         this.#threads.delete(key)
       } else {
-        waits[thread.slot] = wait
-        this.#first[thread.slot] ??= wait
+        times[thread.slot] = read
+        this.#first[thread.slot] ??= read
       }
     }
-    this.#samples.push({ at, waits })
+    this.#samples.push({ at, times })
     if (this.#samples.length > KEPT) this.#samples.splice(0, this.#samples.length - KEPT)
   }
 

@@ -168,8 +168,8 @@ export const WINDOWS = {
   },
   'on-its-way': {
     kind: 'excuse',
-    value: '250 ms, widened by the measured stalls',
-    from: 'OTC-11, OTC-25: a request on another connection so soon after a refusal or a new token may have been sent before the client read it',
+    value: '250 ms, widened by the judge\'s stalls and the time the client was busy (running or waiting for a CPU), 5 s at most',
+    from: 'OTC-11, OTC-25: a request on another connection so soon after a refusal or a new token may have been built before the client read it',
     n: 250
   },
   'timer-slack': {

@@ -75,7 +75,7 @@ function judgeTwice (e: JournalExchange, first: Answer, seen: Seen, model: OrbMo
   const clause = first.process === process ? 'twice' : 'restart-twice'
   const killed = model.starts[first.process]
   const soon = clause === 'restart-twice' && killed !== undefined &&
-    killed - first.end < windowMs('on-its-way') + model.error(first.end, killed)
+    killed - first.end < windowMs('on-its-way') + model.inFlight(first.end, killed)
   const unsure = soon
     ? `the process that answered first was killed ${seconds(killed - first.end)} after its answer came back`
     : clause === 'twice' ? retried(e, first, seen, model) : undefined

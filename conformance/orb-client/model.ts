@@ -105,12 +105,16 @@ export class OrbModel {
   readonly starts: Millis[] = []
   /** When the harness stopped (SIGTERM) or killed the bot's process, journal ms. */
   readonly stops: Millis[] = []
+  /** When the harness killed the bot's process (SIGKILL), journal ms. */
+  readonly kills: Millis[] = []
   /** The first encrypted message the bot received (ORB-036). */
   firstEncrypted: Received | undefined
   /** How long, within [from, to], the judging process itself could not run on time (OTC-17). */
   readonly lag: (from: Millis, to: Millis) => Millis
   /** How long, within [from, to], a thread of the bot waited for a CPU (OTC-25): nothing unless it is watched. */
   clientWait: (from: Millis, to: Millis) => Millis = () => 0
+  /** How long, within [from, to], a thread of the bot was running or waiting for a CPU (OTC-25). */
+  clientBusy: (from: Millis, to: Millis) => Millis = () => 0
   /** The bot's calls other than fetches of events, as Orb answered them: time the bot waited (OBC-16). */
   readonly serving = new Serving()
 
@@ -134,6 +138,14 @@ export class OrbModel {
     return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
   }
 
+  /**
+   * How long after [from]'s reply the client may still have been working through what it had before it (OTC-25):
+   * the judge's stalls plus the longest time one thread of the client was running or waiting for a CPU, at most 5 s.
+   */
+  inFlight (from: Millis, to: Millis): Millis {
+    return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientBusy(from, to))
+  }
+
   /** The process of the bot that was running at `at`: the number of starts before it (1 for the first). */
   processAt (at: Millis): number {
     return this.starts.filter((s) => s <= at).length
@@ -155,7 +167,9 @@ export class OrbModel {
     if (v.route !== 'events' || !v.ok || !isObject(v.reply)) return
     // OBC-11: a reply journaled as cut (cut-poll, a poll held while the bot was stopped) may or may not have reached
     // the bot: its bytes can be in the kernel when the cut comes. Its `next` is kept, marked; its events are not.
-    const cut = entry.wire?.includes('connection cut before the reply') === true
+    // A reply that ended after the process that asked for it was killed (its request may reach the fake just after
+    // the kill, from the kernel's buffer) reached no one; it is kept as cut too, so that no verdict rests on it.
+    const cut = entry.wire?.includes('connection cut before the reply') === true || this.#killedBefore(entry)
     if (typeof v.reply.next === 'number') {
       this.nexts.push({ next: v.reply.next, at: entry.end, seq: entry.seq, ...(cut ? { cut: true as const } : {}) })
     }
@@ -163,10 +177,17 @@ export class OrbModel {
     for (const event of v.reply.events) this.#receive(event, entry.end, entry.seq)
   }
 
+  /** Whether the process that sent this request was killed before its reply ended. */
+  #killedBefore (entry: JournalExchange): boolean {
+    const started = this.starts.filter((s) => s <= entry.at).at(-1) ?? -Infinity
+    return this.kills.some((k) => k > started && k < entry.end)
+  }
+
   #action (a: JournalAction): void {
     if (typeof a.data?.token === 'string' && a.data.token !== this.token) this.tokens.push(a.data.token)
     if (a.name === 'bot-start') this.starts.push(a.at)
     if (a.actor === 'harness' && (a.name === 'stop' || a.name === 'kill')) this.stops.push(a.at)
+    if (a.actor === 'harness' && a.name === 'kill') this.kills.push(a.at)
     if (a.name === 'delivery' && a.data?.genuine === true && isObject(a.data.event)) {
       this.#receive(a.data.event, a.at, a.seq)
     }

@@ -41,6 +41,8 @@ export class OrbObserver {
     const origin = this.journal.origin
     this.model.clientWait = (from, to) =>
       Math.max(0, ...this.#watches.map((w) => w.waited(origin + from, origin + to)))
+    this.model.clientBusy = (from, to) =>
+      Math.max(0, ...this.#watches.map((w) => w.busy(origin + from, origin + to)))
   }
 
   now (): Millis {

@@ -238,6 +238,8 @@ export class OrbtileModel {
    * measurement error. Nothing unless the client's process can be watched.
    */
   clientWait: (from: Millis, to: Millis) => Millis = () => 0
+  /** How long, within [from, to], a thread of the adapter was running or waiting for a CPU (OTC-25). */
+  clientBusy: (from: Millis, to: Millis) => Millis = () => 0
 
   /** The adapter's requests other than events polls, as the app answered them: time the adapter waited (OTC-28). */
   readonly serving = new Serving()
@@ -259,6 +261,14 @@ export class OrbtileModel {
    */
   error (from: Millis, to: Millis): Millis {
     return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
+  }
+
+  /**
+   * How long after [from]'s reply the client may still have been working through what it had before it (OTC-25):
+   * the judge's stalls plus the longest time one thread of the client was running or waiting for a CPU, at most 5 s.
+   */
+  inFlight (from: Millis, to: Millis): Millis {
+    return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientBusy(from, to))
   }
 
   /** A journal time as wall-clock epoch milliseconds (what `expiresAt` is compared with, OT-A31). */

@@ -57,6 +57,7 @@ export class Observer {
   watchClient (watch: RunQueueWatch): void {
     const origin = this.journal.origin
     this.model.clientWait = (from, to) => watch.waited(origin + from, origin + to)
+    this.model.clientBusy = (from, to) => watch.busy(origin + from, origin + to)
   }
 
   /**
