@@ -1,6 +1,6 @@
 import type { JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
 import { Serving } from '../client/served.js'
-import { windowMs } from '../client/windows.js'
+import { Measured, type Measure } from '../client/measured.js'
 
 /** Which operation of the bot API an exchange was, read from its method and target (the spec's paths). */
 export type OrbRoute =
@@ -93,7 +93,7 @@ export interface ChannelInfo { kind: 'text' | 'voice', readOnly: boolean }
  * What the bot has been told and has done, as the journal shows it: its tokens, the events it received, the `next`
  * cursors it was given, when its process started. Updated for each entry before the checks see it.
  */
-export class OrbModel {
+export class OrbModel extends Measured {
   /** Every token the app had, oldest first; the last is the live one. */
   readonly tokens: string[]
   readonly channels: ReadonlyMap<string, ChannelInfo>
@@ -109,12 +109,6 @@ export class OrbModel {
   readonly kills: Millis[] = []
   /** The first encrypted message the bot received (ORB-036). */
   firstEncrypted: Received | undefined
-  /** How long, within [from, to], the judging process itself could not run on time (OTC-17). */
-  readonly lag: (from: Millis, to: Millis) => Millis
-  /** How long, within [from, to], a thread of the bot waited for a CPU (OTC-25): nothing unless it is watched. */
-  clientWait: (from: Millis, to: Millis) => Millis = () => 0
-  /** How long, within [from, to], a thread of the bot was running or waiting for a CPU (OTC-25). */
-  clientBusy: (from: Millis, to: Millis) => Millis = () => 0
   /** The bot's calls other than fetches of events, as Orb answered them: time the bot waited (OBC-16). */
   readonly serving = new Serving()
 
@@ -122,28 +116,12 @@ export class OrbModel {
     token: string,
     channels: ReadonlyMap<string, ChannelInfo>,
     epochStart: number,
-    lag: (from: Millis, to: Millis) => Millis = () => 0
+    lag?: Measure
   ) {
+    super(lag)
     this.tokens = [token]
     this.channels = channels
     this.epochStart = epochStart
-    this.lag = lag
-  }
-
-  /**
-   * The judge's measurement error over [from, to] (the window `measurement-error`): a finding within it is
-   * inconclusive.
-   */
-  error (from: Millis, to: Millis): Millis {
-    return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
-  }
-
-  /**
-   * How long after [from]'s reply the client may still have been working through what it had before it (OTC-25):
-   * the judge's stalls plus the longest time one thread of the client was running or waiting for a CPU, at most 5 s.
-   */
-  inFlight (from: Millis, to: Millis): Millis {
-    return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientBusy(from, to))
   }
 
   /** The process of the bot that was running at `at`: the number of starts before it (1 for the first). */

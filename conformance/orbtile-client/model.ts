@@ -1,7 +1,7 @@
 import type { JournalAction, JournalEntry, JournalExchange, Millis } from '../client/journal.js'
 import { BASE_PATH } from '../../src/spec/orbtile.js'
 import { Serving } from '../client/served.js'
-import { windowMs } from '../client/windows.js'
+import { Measured, type Measure } from '../client/measured.js'
 
 /** Which protocol route an exchange was, read from its target. */
 export const ROUTE_KINDS = ['info', 'register', 'unregister', 'session', 'batch', 'events', 'other'] as const
@@ -207,7 +207,7 @@ function findRoute (method: string, target: string): Pick<ExchangeView, 'route' 
  * requests pending on its sessions, and when the app was away. The checks read it; it judges nothing itself.
  * Updated for each entry before the checks see it.
  */
-export class OrbtileModel {
+export class OrbtileModel extends Measured {
   /** Every discovery token of the run, oldest first; the last is the one the file holds. */
   readonly discoveryTokens: string[] = []
   /** When the file last changed (a new token, a new socket). */
@@ -227,19 +227,6 @@ export class OrbtileModel {
 
   /** The wall-clock time (epoch ms) at the journal's 0. */
   readonly epochStart: number
-  /**
-   * How long, within [from, to], the judging process itself could not run on time (OTC-17): part of the judge's
-   * measurement error. No stall unless the observer says otherwise.
-   */
-  readonly lag: (from: Millis, to: Millis) => Millis
-
-  /**
-   * How long, within [from, to], the client itself was ready to run but had no CPU (OTC-25): the other part of the
-   * measurement error. Nothing unless the client's process can be watched.
-   */
-  clientWait: (from: Millis, to: Millis) => Millis = () => 0
-  /** How long, within [from, to], a thread of the adapter was running or waiting for a CPU (OTC-25). */
-  clientBusy: (from: Millis, to: Millis) => Millis = () => 0
 
   /** The adapter's requests other than events polls, as the app answered them: time the adapter waited (OTC-28). */
   readonly serving = new Serving()
@@ -249,26 +236,10 @@ export class OrbtileModel {
   /** The journal entry that noted too many connections, for OTC-04 to cite. */
   connectionsCited: number | undefined
 
-  constructor (discoveryToken: string, epochStart: number, lag: (from: Millis, to: Millis) => Millis = () => 0) {
+  constructor (discoveryToken: string, epochStart: number, lag?: Measure) {
+    super(lag)
     this.discoveryTokens.push(discoveryToken)
     this.epochStart = epochStart
-    this.lag = lag
-  }
-
-  /**
-   * The judge's measurement error over [from, to] (the window `measurement-error`): its own longest stall plus the
-   * client's longest wait for a CPU, at most 5 s. A finding within it is inconclusive.
-   */
-  error (from: Millis, to: Millis): Millis {
-    return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
-  }
-
-  /**
-   * How long after [from]'s reply the client may still have been working through what it had before it (OTC-25):
-   * the judge's stalls plus the longest time one thread of the client was running or waiting for a CPU, at most 5 s.
-   */
-  inFlight (from: Millis, to: Millis): Millis {
-    return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientBusy(from, to))
   }
 
   /** A journal time as wall-clock epoch milliseconds (what `expiresAt` is compared with, OT-A31). */
