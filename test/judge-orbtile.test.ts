@@ -150,6 +150,33 @@ t.test('OT-134 two polls that overlap fail; an overlap inside the measurement er
   t.equal(overlap(20, 100), 'inconclusive', '20 ms of overlap, with the judge 100 ms late')
 })
 
+t.test('OT-005 a request refused for a stale token and sent again with it is non-strict (OT-A04); another request that has not met the refusal is not judged', async (t) => {
+  const NEW = 'discovery-token-after-0123456789'
+  const stale = { authorization: `Bearer ${DISCOVERY}` }
+  const refusal = { error: { code: 'unauthorized', message: 'the bearer token does not match the discovery file' } }
+  const again = (connection: number, at: Millis, path = `/a/v1/adapters/${ID}/sessions/s1`) => (j: Journal): void => {
+    j.exchange({ path, headers: { ...stale, ...withLease }, body: {}, status: 401, reply: refusal, at, connection })
+  }
+  const replay = (then: (j: Journal) => void): { verdict: string, reread: [number, number, number] } => {
+    const j = registered()
+    j.action(1000, 'app', 'regenerate', { token: NEW })
+    again(1, 1100)(j)
+    then(j)
+    const f = judge(check('OT-005'), model(), j.entries, 5000)
+    return { verdict: f.verdict, reread: clause(f, 'reread') }
+  }
+  t.equal(replay(again(1, 2000)).verdict, 'non-strict', 'the refused request again, with the stale token, on its connection')
+  t.equal(replay(again(2, 3000)).verdict, 'non-strict', 'the same on another connection, 1.9 s after')
+  t.equal(replay(again(2, 1200)).verdict, 'inconclusive', 'on another connection 0.1 s after: it may have been on its way')
+  t.equal(replay(again(2, 3000, `/a/v1/adapters/${ID}/sessions/s2`)).verdict, 'not-exercised',
+    'another request with the stale token (another thread\'s): it meets the refusal itself')
+  const fresh = replay((j) => {
+    const headers = { authorization: `Bearer ${NEW}`, ...withLease }
+    j.exchange({ path: `/a/v1/adapters/${ID}/sessions/s1`, headers, body: {}, reply: {}, at: 1500, connection: 1 })
+  })
+  t.same([fresh.verdict, fresh.reread], ['pass', [1, 0, 0]], 'sent again with the token the file holds now')
+})
+
 t.test('OT-019 OTC-25 a missing adapter token fails once the adapter surely had it; before anything showed it had, or while it was busy since, on another connection, it may not have', async (t) => {
   const sent = (at: Millis, connection: number, shownAt?: Millis, reused = false, busy = 0): string => {
     const j = registered()

@@ -246,7 +246,11 @@ const OT_014 = perRequest({
       actual: `Origin: ${e.headers.origin}`
     })
 
-/** OT-005, with OT-A04: a stale token, once refused, is not sent again. */
+/**
+ * OT-005, with OT-A04: a request refused for a stale token is not sent again with it. Only the refused request is
+ * judged: a client with several threads or connections may send other requests with the token it held until each
+ * meets the refusal itself, and reads the file then.
+ */
 const OT_005: OrbtileCheck = {
   id: 'OT-005',
   title: 'the discovery file is read before the first request, and afresh after its token is refused (OT-A04)',
@@ -254,7 +258,7 @@ const OT_005: OrbtileCheck = {
   ledger: 'Before its first request, the client reads socketPath, basePath and the bearer token from the discovery file. (OT-A04: after a 401 on the bearer, read the file once more and retry once.)',
   clauses: [{
     key: 'reread',
-    text: 'after a 401 on a token the file no longer holds, the next requests carry the token it holds now',
+    text: 'a request refused (401) for a token the file no longer holds is sent again only with the token it holds now',
     level: 'decision',
     basis: 'OT-A04',
     exercise: 'a token regeneration or an app restart (tour:app)'
@@ -262,8 +266,9 @@ const OT_005: OrbtileCheck = {
   windows: ['on-its-way', 'measurement-error'],
   reads: {},
   judge: () => {
-    /** When (and on which connection) the app refused each stale token. */
+    /** When, and on which connection, the app refused a stale token, by token, method and target. */
     const refused = new Map<string, { end: Millis, connection: number }>()
+    let anyRefused: Millis = Infinity
     return {
       observe (entry, model, out) {
         if (entry.kind !== 'exchange') return
@@ -273,21 +278,23 @@ const OT_005: OrbtileCheck = {
         const bearer = v.bearer
         if (bearer === undefined) return
         const stale = bearer !== model.discoveryToken && model.discoveryTokens.includes(bearer)
-        const told = refused.get(bearer)
+        const key = `${bearer} ${entry.method} ${entry.target}`
+        const told = refused.get(key)
         if (stale && told !== undefined && entry.at > told.end) {
           // On another connection, a request so soon after the refusal may have been sent before it was read.
           const unsure = entry.connection !== told.connection && onItsWay(model, told.end, entry.at)
           judged(out, 'reread', at(entry, {
-            message: 'the token the discovery file held before, after the app refused it',
+            message: 'a request the app refused for its stale token, sent again with the same token',
             expected: 'the token the file holds now (read it again after a 401)',
-            actual: `the stale token, ${seconds(entry.at - told.end)} after the refusal`
+            actual: `the stale token again, ${seconds(entry.at - told.end)} after the refusal`
           }), unsure ? 'sent on another connection, soon enough to have been on its way' : undefined)
-        } else if (bearer === model.discoveryToken && [...refused.values()].some((r) => entry.at > r.end)) {
+        } else if (bearer === model.discoveryToken && entry.at > anyRefused) {
           // The situation arose: a stale token was refused, and this request carries the file's token now.
           out.exercised('reread')
         }
         if (v.code === 'unauthorized' && v.field !== 'X-Orbtile-Adapter-Token' && stale) {
-          refused.set(bearer, { end: entry.end, connection: entry.connection })
+          refused.set(key, { end: entry.end, connection: entry.connection })
+          anyRefused = Math.min(anyRefused, entry.end)
         }
       }
     }
