@@ -35,7 +35,7 @@ export const FAULTS: readonly ReferenceFault[] = [
   adapter('content-type-parameter', 'basic', 'OT-012.parameter'),
   adapter('wrong-bearer', 'basic', 'OT-013.bearer'),
   adapter('origin', 'basic', 'OT-014.origin'),
-  adapter('batch-no-adapter-token', 'basic', 'OT-019.token'),
+  adapter('batch-no-adapter-token', 'heartbeat', 'OT-019.token'),
   adapter('log-token', 'basic', 'OT-022.secret'),
   adapter('token-file', 'basic', 'OT-022.secret'),
   adapter('flood', 'basic', 'OT-027.rate'),

@@ -77,6 +77,12 @@ export const WINDOWS = {
     from: "OTC-19, OBC-10: a scenario's steps wait this long for the client's first request; a client that makes none plays the scenario anyway",
     n: 10_000
   },
+  'poll-grace': {
+    kind: 'scenario',
+    value: '3 s after the first session, for an adapter that has not polled',
+    from: "OTC-19: tour:app's clock starts at the adapter's first long poll; one that does not poll has settled by then",
+    n: 3000
+  },
   reconnect: {
     kind: 'decision',
     value: '4 s to reach a moved socket',

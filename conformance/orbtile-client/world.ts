@@ -63,6 +63,7 @@ export async function playScenario (
   let contact: () => void = () => {}
   const contacted = new Promise<void>((resolve) => { contact = resolve })
   let poll: () => void = () => {}
+  let sessionAt: NodeJS.Timeout | undefined
   const polled = new Promise<void>((resolve) => { poll = resolve })
   const later = (ms: number, fn: () => unknown): void => {
     timers.push(setTimeout(() => { Promise.resolve().then(fn).catch(() => {}) }, ms))
@@ -78,6 +79,11 @@ export async function playScenario (
         request: (head) => {
           const { route, adapterId } = routeOf(head.method, head.target)
           if (route === 'events') poll()
+          // An adapter that never polls has settled a while after its first session (OTC-19).
+          if ((route === 'session' || route === 'batch') && sessionAt === undefined) {
+            sessionAt = setTimeout(poll, windowMs('poll-grace'))
+            timers.push(sessionAt)
+          }
           // The user's keypad switch is set before the adapter's first registration is answered (OT-057's snapshot).
           if (route === 'register' && adapterId !== undefined && !seen.has(adapterId)) {
             seen.add(adapterId)
