@@ -11,11 +11,7 @@ if [ "${INPUT_JUDGE:-false}" = "true" ]; then
   mkdir -p "$dir"
   args+=(--judge "$(cd "$dir" && pwd)/judge.json")
 fi
-# Started as a command, as npx starts it: its first lines set glibc's malloc tunables for a process that runs all job
-# long (CLI-D01). An orbtest whose file is not executable is started with node.
-run=(node "$ORBTEST_CLI")
-[ -x "$ORBTEST_CLI" ] && run=("$ORBTEST_CLI")
-nohup "${run[@]}" "${args[@]}" > "$state/up.log" 2>&1 < /dev/null &
+nohup node "$ORBTEST_CLI" "${args[@]}" > "$state/up.log" 2>&1 < /dev/null &
 pid=$!
 echo "$pid" > "$state/pid"
 deadline=$(( $(date +%s) + ${INPUT_TIMEOUT:-30} ))

@@ -7,7 +7,6 @@ import { availableParallelism } from 'node:os'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import { MALLOC_TUNABLES, MARK } from '../src/cli/malloc.js'
 
 export const here = dirname(fileURLToPath(import.meta.url))
 export const root = join(here, '..', '..')
@@ -38,22 +37,15 @@ if (PIN) spawnSync('taskset', ['-a', '-p', '-c', `0-${CPUS - 2}`, String(process
 
 /**
  * Spawns a server process (pinned to its CPU when PIN). orbtest's CLI is started as its users start it, as a
- * command: /bin/sh reads its first lines, sets glibc's malloc tunables and replaces itself with Node (CLI-D01), so
- * the rows pay that exec and measure the allocator the fakes run with. Under BENCH_PROF Node itself must take the
- * profiler's flags (NODE_OPTIONS refuses `--cpu-prof`): the CLI then runs under Node with the tunables the command
- * would have set. The baselines are plain Node.
+ * command, except under BENCH_PROF, where Node itself must take the profiler's flags (NODE_OPTIONS refuses
+ * `--cpu-prof`). The baselines are plain Node.
  */
 export function spawnServer (args: readonly string[], stdio: 'inherit' | 'ignore' = 'inherit'): ChildProcess {
   const cli = args[0] === CLI
   const run = cli && PROFILE.length === 0 ? args : [process.execPath, ...PROFILE, ...args]
   const argv = PIN ? ['taskset', '-c', SERVER_CPU, ...run] : run
-  // The command's `exec node` finds Node on PATH: the one running the bench comes first, as for the baselines.
-  const path = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`
-  const env = !cli
-    ? process.env
-    : PROFILE.length > 0 && process.env.GLIBC_TUNABLES === undefined
-      ? { ...process.env, PATH: path, GLIBC_TUNABLES: MALLOC_TUNABLES, [MARK]: '1' }
-      : { ...process.env, PATH: path }
+  // The command's `#!/usr/bin/env node` finds Node on PATH: the one running the bench first, as for the baselines.
+  const env = cli ? { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` } : process.env
   const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'ignore', stdio] })
   running.add(child)
   child.once('exit', () => running.delete(child))

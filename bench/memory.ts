@@ -1,4 +1,4 @@
-// The memory rows and the suites row (#19):
+// The memory rows and the suites row:
 // - idle RSS of `orbtest up` against three bare fastify listeners (bench/baseline-up-server.ts), alternated;
 // - one `orbtest up --clock virtual` that both server suites run against at their default runs (each timed from
 //   spawn to exit: the Orbtile suite and the Orb suite), then POST /control/reset: its RSS before the runs, after
@@ -12,11 +12,8 @@ import { spread, type Spread } from './startup-up.js'
 const BASELINE_UP = join(here, 'baseline-up-server.js')
 /** How long a process is left alone after its ready file before its RSS is read (start-up garbage settles). */
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 1000)
-/**
- * How long the fake is left quiet after a reset before its RSS is read again (BENCH_RECLAIM_MS): the control server
- * collects after 1 s and again after 5.5 s more of quiet (CTL-D01).
- */
-const RECLAIM_MS = Number(process.env.BENCH_RECLAIM_MS ?? 8000)
+/** How long the fake is left quiet after a reset before its RSS is read again (BENCH_QUIET_MS). */
+const QUIET_MS = Number(process.env.BENCH_QUIET_MS ?? 8000)
 /** The suites' seed: every round runs the same cases with the same values. */
 const SEED = 20261202
 /** Rounds of both suites against one fake (BENCH_SUITE_ROUNDS): later ones show whether a reset leaves any behind. */
@@ -29,15 +26,15 @@ export interface MemoryRows {
   idle: { up: Spread, baseline: Spread, ratio: number }
   /**
    * One fake that both suites run against, SUITE_ROUNDS times, each round ending with a reset: its RSS in MiB before
-   * the first round, after the first round's suites, SETTLE_MS after each round's reset (`resets`) and RECLAIM_MS
-   * after it, once the process has collected (`reclaimed`, CTL-D01); each suite's seconds (spawn to exit) over the
+   * the first round, after the first round's suites, SETTLE_MS after each round's reset (`resets`) and QUIET_MS
+   * after it (`quiet`); each suite's seconds (spawn to exit) over the
    * rounds, and the first round's verdict.
    */
   suites: {
     before: number
     after: number
     resets: number[]
-    reclaimed: number[]
+    quiet: number[]
     orbtile: SuiteRun
     orb: SuiteRun
   }
@@ -117,7 +114,7 @@ async function suiteRows (dir: string): Promise<MemoryRows['suites']> {
       { orbtile: [], orb: [] }
     let after = Number.NaN
     const resets: number[] = []
-    const reclaimed: number[] = []
+    const quiet: number[] = []
     for (let round = 0; round < SUITE_ROUNDS; round++) {
       runs.orbtile.push(await timed(['conformance', '--target', `orbtile:${ready.orbtile.discovery}`, ...common]))
       runs.orb.push(await timed(['conformance', '--target', ready.orb.url, ...common]))
@@ -126,12 +123,12 @@ async function suiteRows (dir: string): Promise<MemoryRows['suites']> {
       if (reset.status !== 200) throw new Error('POST /control/reset failed')
       await sleep(SETTLE_MS)
       resets.push(rssMiB(child.pid))
-      await sleep(Math.max(0, RECLAIM_MS - SETTLE_MS))
-      reclaimed.push(rssMiB(child.pid))
+      await sleep(Math.max(0, QUIET_MS - SETTLE_MS))
+      quiet.push(rssMiB(child.pid))
     }
     const suite = (r: typeof runs.orb): SuiteRun =>
       ({ seconds: spread(r.map((x) => x.seconds)), code: r[0]!.code, summary: r[0]!.summary })
-    return { before, after, resets, reclaimed, orbtile: suite(runs.orbtile), orb: suite(runs.orb) }
+    return { before, after, resets, quiet, orbtile: suite(runs.orbtile), orb: suite(runs.orb) }
   } finally {
     await stopped(child)
   }
@@ -148,11 +145,11 @@ export function memoryLines (m: MemoryRows): string[] {
   const change = (x: number): string => `${x >= s.before ? '+' : ''}${(((x - s.before) / s.before) * 100).toFixed(0)}%`
   const suite = (r: SuiteRun): string =>
     `${r.seconds.median.toFixed(1)} s (${r.seconds.min.toFixed(1)}–${r.seconds.max.toFixed(1)} over ${SUITE_ROUNDS} rounds; first: exit ${r.code}, ${r.summary.replaceAll('# ', '')})`
-  const first = s.reclaimed[0]!
-  const last = s.reclaimed.at(-1)!
+  const first = s.quiet[0]!
+  const last = s.quiet.at(-1)!
   return [
     `${'idle RSS, orbtest up'.padEnd(26)}orbtest up ${mib(m.idle.up)}   three bare fastify listeners ${mib(m.idle.baseline)}   ratio ${m.idle.ratio.toFixed(2)}x  (goal <= 1.5x)`,
-    `${'RSS over the suites'.padEnd(26)}before ${s.before.toFixed(1)} MiB, after both server suites ${s.after.toFixed(1)} MiB (${change(s.after)}), ${(SETTLE_MS / 1000).toFixed(0)} s after POST /control/reset ${s.resets[0]!.toFixed(1)} MiB (${change(s.resets[0]!)}), ${(RECLAIM_MS / 1000).toFixed(0)} s after it, collected (CTL-D01), ${first.toFixed(1)} MiB (${change(first)}; goal within 10% of before); after ${SUITE_ROUNDS} rounds with a reset each ${last.toFixed(1)} MiB (${last >= first ? '+' : ''}${(((last - first) / first) * 100).toFixed(1)}% over the first reset)`,
+    `${'RSS over the suites'.padEnd(26)}before ${s.before.toFixed(1)} MiB, after both server suites ${s.after.toFixed(1)} MiB (${change(s.after)}), ${(SETTLE_MS / 1000).toFixed(0)} s after POST /control/reset ${s.resets[0]!.toFixed(1)} MiB (${change(s.resets[0]!)}), ${(QUIET_MS / 1000).toFixed(0)} s after it ${first.toFixed(1)} MiB (${change(first)}); after ${SUITE_ROUNDS} rounds with a reset each ${last.toFixed(1)} MiB (${last >= first ? '+' : ''}${(((last - first) / first) * 100).toFixed(1)}% over the first reset)`,
     `${'Orbtile suite, virtual'.padEnd(26)}${suite(s.orbtile)}  (goal < 6 s, spawn to exit)`,
     `${'Orb suite, virtual'.padEnd(26)}${suite(s.orb)}  (goal < 4 s, spawn to exit)`
   ]

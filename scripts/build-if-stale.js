@@ -3,7 +3,7 @@
 // nothing changed cost the fake's own start-up, not a compile. The stamp is written after a build that succeeded.
 import { execFileSync } from 'node:child_process'
 import {
-  chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
+  chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync
 } from 'node:fs'
 import { join } from 'node:path'
 
@@ -66,11 +66,13 @@ async function buildIfStale () {
     execFileSync(process.execPath, [tsc, '-p', join(ui, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' })
     return
   }
+  // A build takes a while: say so, on stderr, so that a first `npm start` is not taken for a hang.
+  process.stderr.write(`orbtest: building dist/ (${built === 0 ? 'the first time' : 'a source changed'}; about 15 s)\n`)
   const project = join(root, whole ? 'tsconfig.json' : 'tsconfig.build.json')
   execFileSync(process.execPath, [tsc, '-p', project], { stdio: 'inherit' })
   if (whole) pruneTests()
   // The CLI as one bundle of our own modules (dist/cli/orbtest.js, with chunks for the commands loaded on demand):
-  // Node then reads and compiles a handful of files at start-up, where it read about a hundred (#19). The packages
+  // Node then reads and compiles a handful of files at start-up, where it read about a hundred. The packages
   // stay outside the bundle, and the library (dist/src) is left as tsc wrote it.
   const { build } = await import('esbuild')
   rmSync(join(root, 'dist', 'cli'), { recursive: true, force: true })
@@ -85,13 +87,7 @@ async function buildIfStale () {
     packages: 'external',
     logLevel: 'warning'
   })
-  // The command's first lines, for /bin/sh: it sets glibc's malloc tunables and runs Node on the same file (CLI-D01).
-  const { shellHeader } = await import(join(root, 'dist', 'src', 'cli', 'malloc.js'))
-  const bin = join(root, 'dist', 'cli', 'orbtest.js')
-  const bundled = readFileSync(bin, 'utf8')
-  if (!bundled.startsWith('#!')) throw new Error(`${bin} has no #! line for the shell's header to replace`)
-  writeFileSync(bin, bundled.replace(/^#!.*\n/, `${shellHeader()}\n`))
-  chmodSync(bin, 0o755)
+  chmodSync(join(root, 'dist', 'cli', 'orbtest.js'), 0o755)
   // The dashboard's page is compiled for the browser by its own tsconfig; its HTML and CSS are copied beside it.
   execFileSync(process.execPath, [tsc, '-p', join(ui, 'tsconfig.json')], { stdio: 'inherit' })
   const out = join(root, 'dist', 'src', 'dashboard-ui')

@@ -9,7 +9,6 @@ export {
   type ApiSwitch
 } from './orbtile-mock/index.js'
 export { startControlServer, type ControlServer, type ControlServerOptions } from './control/index.js'
-export type { ReclaimOptions } from './control/reclaim.js'
 export {
   createClock,
   RealClock,

@@ -1,6 +1,6 @@
 import type { FastifyServerOptions } from 'fastify'
 import { advanceClock, clockState, createClock, type Clock, type ClockMode, type ClockState } from './shared/clock.js'
-import { startControlServer, type ControlServer, type ControlServerOptions } from './control/index.js'
+import { startControlServer, type ControlServer } from './control/index.js'
 import { startOrbtileMock, type OrbtileMock, type OrbtileMockOptions } from './orbtile-mock/index.js'
 import type { OrbMock, OrbMockOptions } from './orb-mock/index.js'
 
@@ -17,8 +17,6 @@ export interface OrbtestOptions {
   logger?: FastifyServerOptions['logger']
   /** `--judge`: the verdicts so far, served at `GET /control/judge`. */
   judge?: () => unknown
-  /** CTL-D01: collect garbage once the fakes are quiet after `POST /control/reset` (the CLI's processes do). */
-  reclaimAfterReset?: ControlServerOptions['reclaimAfterReset']
 }
 
 /** What `--ready-file` receives once every listener is up. Never a secret. */
@@ -70,7 +68,6 @@ export async function startOrbtest (options: OrbtestOptions = {}): Promise<Orbte
       port: options.controlPort,
       logger: options.logger,
       ...(options.judge === undefined ? {} : { judge: options.judge }),
-      ...(options.reclaimAfterReset === undefined ? {} : { reclaimAfterReset: options.reclaimAfterReset })
     })
     started.push(control)
     return {

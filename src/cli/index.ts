@@ -2,7 +2,6 @@
 import { StartupError } from '../shared/startup-error.js'
 import { packageVersion } from '../shared/paths.js'
 import { UsageError } from './args.js'
-import { forgetTunables } from './malloc.js'
 import { COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, serve, SERVE_FLAGS, type ServeCommand } from './serve.js'
 
 const COMMANDS: Record<string, ServeCommand> = {
@@ -116,7 +115,6 @@ export async function main (argv: readonly string[]): Promise<number> {
   }
 }
 
-forgetTunables()
 const code = await main(process.argv.slice(2))
 // Exit at once: a stopped fake must not linger on a keep-alive socket a client left open.
 process.exit(code)

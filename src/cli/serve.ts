@@ -130,7 +130,6 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
       rateLimit: flags['rate-limit'] as 'on' | 'off'
     },
     controlPort: flags['control-port'] as number,
-    reclaimAfterReset: true,
     ...(judge === undefined ? {} : { judge: () => judge.state() }),
     clockMode: flags.clock as 'real' | 'virtual',
     logger:

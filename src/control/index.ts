@@ -15,7 +15,6 @@ import { clockRoutes } from './routes/clock.js'
 import type { ControlRouteContext } from './routes/context.js'
 import { orbRoutes } from './routes/orb.js'
 import { orbtileRoutes } from './routes/orbtile.js'
-import { Reclaimer, type ReclaimOptions } from './reclaim.js'
 
 export { CONTROL_OPENAPI_FILE } from './openapi.js'
 
@@ -32,11 +31,6 @@ export interface ControlServerOptions {
   logger?: FastifyServerOptions['logger']
   /** `orbtest up --judge`: the client rules' verdicts so far (`GET /control/judge`). */
   judge?: () => unknown
-  /**
-   * CTL-D01: after `POST /control/reset`, once the fakes are quiet, collect garbage so the process gives back what a
-   * run grew it by. For a process of its own (the CLI sets it); off by default, as a test's process is its own.
-   */
-  reclaimAfterReset?: boolean | ReclaimOptions
 }
 
 /** A running control server. */
@@ -132,16 +126,9 @@ export async function startControlServer (options: ControlServerOptions): Promis
     if (options.judge === undefined) throw new ControlError('not_found', 'orbtest was not started with --judge FILE')
     return options.judge()
   })
-  const reclaimWith = options.reclaimAfterReset
-  const sources = [orbtile?.changes, orb?.changes].filter((c) => c !== undefined)
-  const reclaim = reclaimWith === undefined || reclaimWith === false
-    ? undefined
-    : new Reclaimer(sources, reclaimWith === true ? {} : reclaimWith)
-  app.addHook('onClose', async () => { reclaim?.dispose() })
   app.post('/control/reset', async () => {
     if (orbtile !== undefined) await orbtile.control.reset()
     orb?.control.reset()
-    reclaim?.arm()
     return { reset: true }
   })
   registerMethodNotAllowed(app, document)
