@@ -54,7 +54,7 @@ const RETRIES = 5
 export abstract class RecordingHttpClient implements RecordingClient {
   readonly exchanges: Exchange[] = []
   readonly #secrets = new Map<string, Secret>()
-  /** The shortest secret's length: a shorter text (most header values) holds none, and is not searched (#19). */
+  /** The shortest secret's length: a shorter text (most header values) holds none, and is not searched. */
   #shortest = Infinity
   readonly #agent: Agent
   #halted = false

@@ -4,9 +4,8 @@
 // (`RecordingClient.exact`), which stamps it on every reply it hands the case, and an expectation reads it from the
 // reply or the client it is given.
 //
-// Until #19's sixth session an AsyncLocalStorage carried it. On Node 20 a store that is used at all installs a hook
-// on every promise of the process, and a suite's run is promises end to end: the Orb suite spent about 9% of its CPU
-// there.
+// Not an AsyncLocalStorage: on Node 20 a store that is used at all installs a hook on every promise of the process,
+// and a suite's run is promises end to end (the Orb suite spent about 9% of its CPU there).
 
 /** What carries a case's strictness: its client, or a reply its client got. Absent: decided details are enforced. */
 export interface Strictness {

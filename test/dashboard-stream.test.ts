@@ -105,7 +105,7 @@ t.test('DASH-12 the stream is text/event-stream: the whole frame at once, then a
 t.test('DASH-13 frames are built only while a stream is open, at most one per 50 ms under a burst, and none for a read', async (t) => {
   const { fakes, post } = await setup(t)
   const hub = fakes.control.dashboard
-  // #19: the fakes' servers carry DASH-D01's request listener only while someone watches (fastify's is the other).
+  // the fakes' servers carry DASH-D01's request listener only while someone watches (fastify's is the other).
   const servers = [fakes.orbtile!.app.server, fakes.orb!.app.server]
   const listening = (): number[] => servers.map((server) => server.listenerCount('request'))
   for (let i = 0; i < 50; i++) await post(`quiet ${i}`)

@@ -393,7 +393,7 @@ function piecewise (socketPath: string, pieces: Buffer[]): Promise<string> {
 }
 
 t.test('OT-154 a body that comes in pieces is read whole: a character split between them, bad UTF-8 across them', async (t) => {
-  // #19: a fake without a tap reads the body's chunks itself (readBodyBytes) rather than through fastify's copy.
+  // a fake without a tap reads the body's chunks itself (readBodyBytes) rather than through fastify's copy.
   const { fake, client } = await setup(t)
   const head = (length: number) => Buffer.from('POST /a/v1/echo HTTP/1.1\r\nHost: localhost\r\n' +
     `Authorization: Bearer ${fake.token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n` +

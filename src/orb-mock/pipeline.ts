@@ -188,7 +188,7 @@ export function composeRoute (route: OrbRoute, ctx: PipelineContext): RouteOptio
     url: route.path.replace(/\{(\w+)\}/g, ':$1'),
     onRequest: route.auth === 'public' ? open : head,
     // Not an async function: fastify sends a value returned at once, awaits a promise, and answers a throw through
-    // the error handler, as it would a rejection; a promise and a turn of the microtask queue per request saved (#19).
+    // the error handler, as it would a rejection; a promise and a turn of the microtask queue per request saved.
     handler: (request, reply) => {
       const caller = (request as unknown as WithCaller).orbApp!
       const result = route.handler(validateRequest(validator, request, reply, caller))

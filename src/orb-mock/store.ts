@@ -43,7 +43,7 @@ export class OrbStore {
   #nextCommandId = 1
   readonly #resetHooks: Array<() => void> = []
   readonly #installHooks: Array<(community: string, app: string) => void> = []
-  /** `installs` by community, then app: every post looks an install up, and a key made of both cost 0.5 µs (#19). */
+  /** `installs` by community, then app: every post looks an install up, and a key made of both cost 0.5 µs. */
   #installIndex = new Map<string, Map<string, InstallState>>()
 
   constructor (world: World, clock: Clock, faults: OrbFaults = new OrbFaults()) {
@@ -280,7 +280,7 @@ const passportKey = (address: string, kind: string): string => `${address.toLowe
 /**
  * Every message, by id. Ids are handed out 1, 2, 3… from each load of the world (a message is marked deleted, never
  * removed), so they index an array: a post appends, where a Map that grows with every post rehashed as it went and
- * cost a post about 0.4 µs more under load (#19).
+ * cost a post about 0.4 µs more under load.
  */
 export class MessageTable {
   readonly #list: StoredMessage[] = []

@@ -261,7 +261,7 @@ export class Adapters {
     if (lease == null) return
     const quiet = now - lease.lastActivity
     // The window is at least the configured one: only a silence that long needs the sessions' TTLs (OT-A08), which
-    // take a walk over the adapter's sessions. A busy adapter's request costs one subtraction here (#19).
+    // take a walk over the adapter's sessions. A busy adapter's request costs one subtraction here.
     if (quiet >= this.#options.silenceMs && quiet >= this.silenceWindow(id)) this.endLease(id, 'silence')
   }
 

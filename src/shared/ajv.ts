@@ -42,7 +42,7 @@ export function createAjv (options: AjvOptions & { source?: boolean } = {}): Ajv
  * A set of validators compiled alike: one ajv configuration, the documents they refer into, and each validator's
  * schema by name (often only a `$ref` into a document). The build writes every family as ajv's standalone code
  * (dist/validators/<name>.cjs, with the SHA-256 of what it was made from), so that a run loads plain functions and
- * compiles nothing (#19: fastify's way for its own options). A family whose module is missing, or was made from other
+ * compiles nothing (fastify's way for its own options). A family whose module is missing, or was made from other
  * inputs (a source run through tsx after an edit), is compiled here instead, each validator on its first use.
  */
 export interface ValidatorFamily {

@@ -41,11 +41,11 @@ export class Changes {
  * is held) and has changed it by the time its reply is sent or its connection is cut. Both are heard on the HTTP
  * server, not through fastify's hooks: an `onRequest` hook added after the fake's own never runs for a request
  * those refuse, and an `onResponse` hook makes fastify set up its response timing and listeners on every request
- * (#19). The response's `close` comes once for every request, answered or cut.
+ *. The response's `close` comes once for every request, answered or cut.
  *
  * The server's listener is there only while someone watches: with none, a request would pay for a second `request`
  * listener (Node's emit copies its listener array when there are two) and a `close` listener added and removed, for
- * nothing (#19: about 1 µs a session update). A watcher that comes reads the state afresh, so a request already under
+ * nothing (about 1 µs a session update). A watcher that comes reads the state afresh, so a request already under
  * way then needs no report of its arrival. Its end has no `close` listener of its own: a held long poll's end is heard
  * when its timer is cancelled or fires (reportingClock); a short request's change lands within milliseconds of the
  * first frame and shows with the next change.

@@ -257,7 +257,7 @@ function noRouteSchema ({ method, url }: { method?: string, url?: string }): nev
 /**
  * fastify's `schemaController` for every server here: the fakes and the control server validate with the specs'
  * own validators (src/shared/ajv.ts), never with route schemas, so fastify's ajv and fast-json-stringify compilers
- * would only be loaded to sit unused. With these, they are not loaded at all: about 30 ms of every start (#19).
+ * would only be loaded to sit unused. With these, they are not loaded at all: about 30 ms of every start.
  */
 export const NO_ROUTE_SCHEMAS = {
   compilersFactory: { buildValidator: () => noRouteSchema, buildSerializer: () => noRouteSchema }

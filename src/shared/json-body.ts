@@ -93,7 +93,7 @@ export function findDuplicateKey (text: string): string | undefined {
 /**
  * Reads a request's whole body as bytes, for a body parser that decodes them at once and keeps nothing of them:
  * fastify's `parseAs: 'buffer'` copies every body into a fresh buffer (Buffer.concat of even one chunk), which cost a
- * session update about 0.5 µs (#19); a body that came in one chunk is handed over as it came. `expected` is the
+ * session update about 0.5 µs; a body that came in one chunk is handed over as it came. `expected` is the
  * Content-Length the head announced (the pipeline has refused a body without one, or over the limit, from the head);
  * a stream that errs, or ends with other than `expected` bytes, answers `failed` instead.
  */

@@ -48,7 +48,7 @@ export const orbtileSpecFamily = (): ValidatorFamily => ({
 const validators = familyValidators(orbtileSpecFamily)
 
 // Each name's validator, once looked up: the request path asks for a few by name on every request, and a lookup in
-// the 60-odd `$defs` (twice: the document's, the family's) cost about 0.3 µs a session update (#19).
+// the 60-odd `$defs` (twice: the document's, the family's) cost about 0.3 µs a session update.
 const byName = new Map<string, ValidateFunction>()
 
 /** A validator of `$defs/<name>` of the spec document. */

@@ -29,7 +29,7 @@ export interface BadRequestTarget {
 }
 
 // 6 to 12 of [a-z0-9]: built once, where fc.stringMatching rebuilt a regex's arbitrary at each call and cost the
-// Orb suite a tenth of a second (#19).
+// Orb suite a tenth of a second.
 const ID_UNIT = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789')
 const ID_TAIL = fc.string({ unit: ID_UNIT, minLength: 6, maxLength: 12 })
 export const unknownId = (prefix: string): fc.Arbitrary<string> => ID_TAIL.map((s) => `${prefix}${s}`)

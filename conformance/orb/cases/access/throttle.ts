@@ -19,7 +19,7 @@ const hitDirectory = (ctx: OrbContext): Promise<OrbReply> =>
  * SUITE-02: `n` directory requests sent at once (the client keeps up to 16 connections), their replies in the order
  * sent. A burst is as back to back as requests can be: on a virtual clock its requests all come at one instant, so
  * which of them the throttle admits may vary, but not how many, nor the Retry-After of those it refuses. Sent one
- * after another, the throttle cases' 2,300 requests were a quarter of the Orb suite's time (#19).
+ * after another, the throttle cases' 2,300 requests were a quarter of the Orb suite's time.
  */
 const hitBurst = (ctx: OrbContext, n: number): Promise<OrbReply[]> =>
   Promise.all(Array.from({ length: n }, () => hitDirectory(ctx)))

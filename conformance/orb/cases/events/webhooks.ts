@@ -39,8 +39,7 @@ async function firstAttempt (ctx: OrbContext, hook: Hook): Promise<string> {
 /**
  * How long (real time) a case waits to see that no further delivery comes, once the target has moved its clock past
  * the moment one would be due. A delivery that is due leaves while the clock moves, so it reaches the receiver
- * (in this process) within milliseconds; a window too short can only miss a stray delivery, never invent one (#19:
- * the windows were 100 to 150 ms).
+ * (in this process) within milliseconds; a window too short can only miss a stray delivery, never invent one.
  */
 const QUIET_MS = 60
 
