@@ -21,6 +21,7 @@ import { WEBHOOK_CHECKS } from '../conformance/orb-client/webhook-checks.js'
 import { signature as fakeSignature } from '../src/orb-mock/webhook-signing.js'
 import { CLI } from './helpers/cli.js'
 import { ROOT } from './helpers/root.js'
+import { startOrb } from './helpers/orb.js'
 
 const BOT = join(ROOT, 'examples', 'orb-bot-webhook', 'bot.mjs')
 const TOKEN = 'orb_kit_token_0000000000000000000000000000'
@@ -154,6 +155,14 @@ t.test('ORB-095 ORB-A12 ORB-097 each fault of the reference bot is caught by the
     t.equal(r.code, 1, `${fault}: ${args.join(' ')} is NOT as expected`, { output: r.out })
     t.match(r.out, /NOT as expected/)
   }))
+})
+
+t.test('ORB-025 a sample mention names a message the demo world has, so that a bot\'s reply to it is accepted', async (t) => {
+  const orb = await startOrb(t)
+  const mention = sampleEvent('message.mention', Date.now()) as { channel: string, data: { message: { id: number } } }
+  const body = { channel: mention.channel, content: 'pong', reply_to: mention.data.message.id }
+  const reply = await orb.bot.post('/api/bot/v1/messages', body)
+  t.equal(reply.status, 200, `reply_to ${mention.data.message.id} in ${mention.channel}`)
 })
 
 t.test('CLI-05 orbtest webhook sign and send, as a person runs them', async (t) => {

@@ -63,6 +63,11 @@ export interface EventContext {
   command: { id: string, name: string, options: Record<string, unknown> }
   /** The mention's text. */
   text: string
+  /**
+   * The mention's message id: by default the demo world's first message (in ch_general, by mem_ada), so that a bot
+   * that answers with `reply_to` names a message the fake Orb has.
+   */
+  messageId: number
 }
 
 export const DEFAULT_CONTEXT: EventContext = {
@@ -72,7 +77,8 @@ export const DEFAULT_CONTEXT: EventContext = {
   channel: 'ch_general',
   member: { id: 'mem_ada', name: 'Ada' },
   command: { id: 'cmd_ping', name: 'ping', options: {} },
-  text: 'hello <@app_demo>'
+  text: 'hello <@app_demo>',
+  messageId: 1
 }
 
 /** A new event id, as Orb makes them (ORB-A10: an opaque unique string). */
@@ -99,7 +105,7 @@ export function sampleEvent (
         channel: c.channel,
         data: {
           message: {
-            id: 1 + randomBytes(3).readUIntBE(0, 3),
+            id: c.messageId,
             channel: c.channel,
             author: { id: c.member.id, name: c.member.name, bot: false },
             body: c.text

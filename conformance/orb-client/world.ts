@@ -13,7 +13,9 @@ import { OrbWire } from './orb-wire.js'
 import { freePort, ready } from './ready.js'
 import { RunQueueWatch } from '../client/run-queue.js'
 import type { Scenario, Step } from './scenario.js'
-import { isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, TOLERANCE_MS } from './webhook-kit.js'
+import {
+  DEFAULT_CONTEXT, isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, TOLERANCE_MS
+} from './webhook-kit.js'
 
 /** Every scope of the bot API: what the bot's app gets unless `--scopes` says otherwise. */
 export const ALL_SCOPES = ['messages:read', 'messages:write', 'voice', 'music', 'passport'] as const
@@ -212,7 +214,11 @@ export async function playOrbScenario (
             if (endpoint === undefined) return
             // A word no other delivery carries: a call that quotes it acted on this delivery (ORB-095).
             const text = `<@${app.id}> hello ${++n}-${randomBytes(3).toString('hex')}`
-            const event = sampleEvent(step.type, Date.now(), { appId: app.id, appName: app.name, text })
+            // The mention is a message of the fake's, made without an event of its own: a reply to it is accepted.
+            const channel = mock.store.channels.get(DEFAULT_CONTEXT.channel)!
+            const options = { encrypted: step.encrypted, replyTo: null }
+            const messageId = mock.store.addMessage(channel, mock.store.authorOf(MEMBER), text, options).id
+            const event = sampleEvent(step.type, Date.now(), { appId: app.id, appName: app.name, text, messageId })
             if (step.encrypted && isObject(event.data) && isObject(event.data.message)) event.data.message.body = null
             const d = makeDelivery(step.kind, app.token, event, Date.now())
             if (step.kind === 'replayed') {
