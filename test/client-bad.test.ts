@@ -38,6 +38,7 @@ const shrinkRun = run(
   [process.execPath, NODE_ADAPTER, '--fault', 'origin']
 )
 const reportDir = mkdtempSync(join(tmpdir(), 'orbtest-client-test-'))
+t.teardown(() => { rmSync(reportDir, { recursive: true, force: true }) })
 const tokenRun = run(
   ['--tour', 'app', '--scenarios', '0', '--html', join(reportDir, 'r.html'), '--junit', join(reportDir, 'r.xml')],
   [process.execPath, NODE_ADAPTER, '--fault', 'log-token']

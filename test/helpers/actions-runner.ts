@@ -34,13 +34,16 @@ export interface StepRun {
 
 /** One job: its environment (what GITHUB_ENV added), its summary page, whether a step has failed. */
 export class Job {
-  readonly temp = mkdtempSync(join(process.env.TMPDIR ?? '/tmp', 'orbtest-runner-'))
+  /** The runner's own files (GITHUB_ENV and the like), inside the workspace, so that they go with it. */
+  readonly temp: string
   readonly env: Record<string, string> = {}
   summary = ''
   failed = false
   #files = 0
 
-  constructor (readonly workspace: string, readonly base: Record<string, string | undefined> = process.env) {}
+  constructor (readonly workspace: string, readonly base: Record<string, string | undefined> = process.env) {
+    this.temp = mkdtempSync(join(workspace, 'runner-'))
+  }
 
   /** A fresh file for a step's GITHUB_ENV, GITHUB_OUTPUT or GITHUB_STEP_SUMMARY. */
   file (kind: string): string {
