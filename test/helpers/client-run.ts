@@ -33,8 +33,15 @@ export const EVENTS_BOT = join(root, 'examples', 'orb-bot-events', 'bot.mjs')
 export const WEBHOOK_BOT = join(root, 'examples', 'orb-bot-webhook', 'bot.mjs')
 
 /** One client run, in-process, with its JSON report read back (`client`: the suite and its flags). */
+/** The runs' folders not yet settled: removed when the test file's process exits, so that none is left behind. */
+const unsettled = new Set<string>()
+process.once('exit', () => {
+  for (const dir of unsettled) rmSync(dir, { recursive: true, force: true })
+})
+
 export async function run (args: string[], command: string[], client: string[] = ['orbtile']): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), 'orbtest-client-test-'))
+  unsettled.add(dir)
   let tap = ''
   const out = new Writable({
     write (chunk, _enc, done) {
@@ -53,6 +60,7 @@ export async function run (args: string[], command: string[], client: string[] =
  * every scenario with a finding, stays for a person to read, and the test says where.
  */
 export function settle (t: { passing(): boolean, comment(...args: unknown[]): void }, r: Run): void {
+  unsettled.delete(r.dir)
   if (t.passing()) rmSync(r.dir, { recursive: true, force: true })
   else t.comment(`the report, with the journals of the scenarios with findings, is kept: ${join(r.dir, 'report.json')}`)
 }
