@@ -79,7 +79,7 @@ export const WINDOWS = {
   },
   'poll-grace': {
     kind: 'scenario',
-    value: '3 s after the first session, for an adapter that has not polled',
+    value: '3 s after the adapter\'s first session update or batch, when it has not polled',
     from: "OTC-19: tour:app's clock starts at the adapter's first long poll; one that does not poll has settled by then",
     n: 3000
   },

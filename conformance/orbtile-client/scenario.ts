@@ -38,9 +38,9 @@ export interface Scenario {
    */
   sessionMs?: number
   /**
-   * OTC-19: the scenario's clock (its steps and its length) starts at the adapter's first long poll (or 3 s after its
-   * first session, for one that does not poll) rather than its first connection, so that the app's life is played on
-   * an adapter that has settled, however slowly it registered.
+   * OTC-19: the scenario's clock (its steps and its length) starts at the adapter's first long poll (or 3 s after it
+   * first creates sessions, for one that does not poll) rather than its first connection, so that the app's life
+   * is played on an adapter that has settled, however slowly it registered.
    */
   clockFromPoll?: boolean
   /** Every reply carries fields the spec does not define (OT-008): only a tour with a twin without them. */

@@ -79,7 +79,7 @@ export async function playScenario (
         request: (head) => {
           const { route, adapterId } = routeOf(head.method, head.target)
           if (route === 'events') poll()
-          // An adapter that never polls has settled a while after its first session (OTC-19).
+          // An adapter that never polls has settled a while after it first creates sessions (OTC-19).
           if ((route === 'session' || route === 'batch') && sessionAt === undefined) {
             sessionAt = setTimeout(poll, windowMs('poll-grace'))
             timers.push(sessionAt)
