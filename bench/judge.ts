@@ -3,9 +3,9 @@
 // model and the views only), in the same run. Each exchange is made afresh from bytes, as Node's parser and the fake
 // make theirs (new strings, new header objects, a new body): a stream of one object reused would measure warm
 // hashes and caches that a real run never has.
-import { Observer } from '../conformance/orbtile-client/observer.js'
-import { CHECKS } from '../conformance/orbtile-client/checks/index.js'
-import { JUDGE_FIRST, JUDGE_KEEP, SCENARIO_ONLY } from '../conformance/orbtile-client/judge.js'
+import { Observer } from '../conformance/client/orbtile/observer.js'
+import { CHECKS } from '../conformance/client/orbtile/checks/index.js'
+import { JUDGE_FIRST, JUDGE_KEEP, SCENARIO_ONLY } from '../conformance/client/orbtile/judge.js'
 import type { TapExchange } from '../src/orbtile-mock/index.js'
 
 const TOKEN = 'd'.repeat(43)

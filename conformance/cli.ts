@@ -4,15 +4,15 @@ import { randomInt } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { flagMessage, joinNegativeValues, UsageError } from '../src/cli/args.js'
-import { ControlClient } from './control.js'
+import { ControlClient } from './server/core/control.js'
 import { jsonIndex, junitXml, tapHeader, tapLine, tapSummary } from './report.js'
-import type { CaseResult, ConformanceCase } from './case.js'
-import { runCases, runPassed, selectCases } from './runner.js'
-import type { SuiteEntry } from './suite.js'
-import type { ClientSuiteEntry } from './client/cli.js'
+import type { CaseResult, ConformanceCase } from './server/core/case.js'
+import { runCases, runPassed, selectCases } from './server/core/runner.js'
+import type { SuiteEntry } from './server/core/suite.js'
+import type { ClientSuiteEntry } from './client/core/cli.js'
 import { integer, readExpectations } from './flags.js'
 
-export { TargetError } from './suite.js'
+export { TargetError } from './server/core/suite.js'
 
 export const CONFORMANCE_HELP = `Usage: orbtest conformance --target TARGET [flags]
        orbtest conformance --client SUITE [flags] -- COMMAND [ARGS…]   (see --client orbtile --help)
@@ -33,7 +33,8 @@ Flags:
   --target TARGET          what to test (required, except with --list)
   --token TOKEN            the discovery token, for unix: targets
   --config FILE            for an Orb without a control API: tokens, community, channels, webhook receiver address
-                           (see conformance/orb/orb-target.example.json; "$NAME" values come from the environment)
+                           (see conformance/server/orb/orb-target.example.json; "$NAME" values come from the
+                           environment)
   --control URL            the target's orbtest control API (printed by orbtest up); cases that play the user or
                            the community's members, and cases that need time (with a virtual clock), need it;
                            a fake started with --clock virtual needs it, or its throttles never lift (the run stops)
@@ -92,7 +93,7 @@ export async function conformance (
   // `--client SUITE -- COMMAND…` judges a client instead of a server: its own flags, its own runner.
   const flags = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'))
   if (flags.some((a) => a === '--client' || a.startsWith('--client='))) {
-    const { clientConformance } = await import('./client/cli.js')
+    const { clientConformance } = await import('./client/core/cli.js')
     return await clientConformance(argv, clients, out)
   }
   const values = parseFlags(argv)

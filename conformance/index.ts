@@ -1,8 +1,8 @@
-import type { ClientSuiteEntry } from './client/cli.js'
+import type { ClientSuiteEntry } from './client/core/cli.js'
 import { conformance as runConformance } from './cli.js'
-import type { SuiteEntry } from './suite.js'
+import type { SuiteEntry } from './server/core/suite.js'
 
-export { TargetError } from './suite.js'
+export { TargetError } from './server/core/suite.js'
 
 /**
  * The suites `orbtest conformance` knows, in `--list` order. Each is loaded only when a run needs it: the cases
@@ -12,21 +12,21 @@ export const SUITES: readonly SuiteEntry[] = [
   {
     name: 'orbtile',
     accepts: (target) => target === 'orbtile' || target.startsWith('orbtile:') || target.startsWith('unix:'),
-    load: async () => (await import('./orbtile/suite.js')).orbtileSuite
+    load: async () => (await import('./server/orbtile/suite.js')).orbtileSuite
   },
   {
     name: 'orb',
     accepts: (target) => /^https?:/i.test(target),
-    load: async () => (await import('./orb/suite.js')).orbSuite
+    load: async () => (await import('./server/orb/suite.js')).orbSuite
   }
 ]
 
 /** The client suites (`--client NAME`): each judges a client run against the suite's fake. */
 export const CLIENT_SUITES: readonly ClientSuiteEntry[] = [
-  { name: 'orbtile', load: async () => (await import('./orbtile-client/suite.js')).orbtileClientSuite },
+  { name: 'orbtile', load: async () => (await import('./client/orbtile/suite.js')).orbtileClientSuite },
   {
     name: 'orb',
-    load: async (options) => (await import('./orb-client/suite.js')).orbClientSuite({
+    load: async (options) => (await import('./client/orb/suite.js')).orbClientSuite({
       webhook: options?.webhook === true,
       ...(options?.scopes === undefined ? {} : { scopes: options.scopes })
     })

@@ -1,4 +1,4 @@
-import type { CaseResult } from './case.js'
+import type { CaseResult } from './server/core/case.js'
 
 /** The TAP 14 plan line and header. */
 export function tapHeader (total: number, about: string): string {

@@ -4,8 +4,8 @@
  * token is in them, CLIENT-06), and every text taken from them is escaped here: a client's output or a server's reply
  * may hold anything, and must not rewrite the page it is shown on.
  */
-import { replayFlags } from './client/report.js'
-import type { CheckSummary } from './client/journal.js'
+import { replayFlags } from './client/core/report.js'
+import type { CheckSummary } from './client/core/journal.js'
 import { caseReplayFlags } from './report.js'
 
 /** Verdicts as both kinds of report write them. */

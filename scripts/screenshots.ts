@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url'
 import { chromium, type Browser } from 'playwright-core'
 import { PNG } from 'pngjs'
 import { chromiumPath } from '../bench/chromium.js'
-import { startJudge } from '../conformance/orbtile-client/judge.js'
+import { startJudge } from '../conformance/client/orbtile/judge.js'
 import { defaultWorld } from '../src/orb-mock/index.js'
 import { startOrbtest, type Orbtest } from '../src/orbtest.js'
 

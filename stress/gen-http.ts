@@ -1,7 +1,7 @@
 // Requests to the fake Orb (specs/orb-bot-api.openapi.json) and to the control server (src/control/openapi.json):
 // every operation of each document, with hints that make many of them name things the demo world holds.
 import fc from 'fast-check'
-import { arbitraryFor, type Overrides } from '../conformance/schema-arbitrary.js'
+import { arbitraryFor, type Overrides } from '../conformance/server/core/schema-arbitrary.js'
 import type { AuthChoice, Draft } from './draft.js'
 import { ADAPTER_POOL, SESSION_POOL } from './gen-orbtile.js'
 import { documentDraft, schemaRoot, type Hints, type Operation } from './gen-openapi.js'

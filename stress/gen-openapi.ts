@@ -1,7 +1,7 @@
 // Requests from an OpenAPI 3.1 document: every operation with its path and query parameters and its JSON request
 // body, each value drawn from the document's own schemas (components.schemas become $defs for schema-arbitrary).
 import fc from 'fast-check'
-import { arbitraryFor, type Overrides } from '../conformance/schema-arbitrary.js'
+import { arbitraryFor, type Overrides } from '../conformance/server/core/schema-arbitrary.js'
 import { fillPath, queryString, type AuthChoice, type Draft } from './draft.js'
 import type { ServerName } from './targets.js'
 

@@ -1,8 +1,8 @@
 // Requests to the fake Orbtile, generated from the spec's own JSON Schema (specs/orbtile-adapter-protocol-v1.2):
-// each route's body from its $defs entry through conformance/schema-arbitrary.ts, ids from the spec's patterns.
+// each route's body from its $defs entry through conformance/server/core/schema-arbitrary.ts, ids from the spec's patterns.
 import fc from 'fast-check'
-import { b64, makePng } from '../conformance/orbtile/arbitrary-registration.js'
-import { arbitraryFor } from '../conformance/schema-arbitrary.js'
+import { b64, makePng } from '../conformance/server/orbtile/arbitrary-registration.js'
+import { arbitraryFor } from '../conformance/server/core/schema-arbitrary.js'
 import { fillPath, type Draft } from './draft.js'
 import { readDocument } from './targets.js'
 

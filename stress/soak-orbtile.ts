@@ -1,7 +1,7 @@
 // The soak's adapters on the fake Orbtile: each registers, fills its sessions to the limit and one past it, keeps
 // approvals and questions pending, holds a long poll that the user's taps release, bursts past its rate bucket and
 // honours Retry-After, and now and then goes silent until its lease ends, or unregisters.
-import { b64, makePng } from '../conformance/orbtile/arbitrary-registration.js'
+import { b64, makePng } from '../conformance/server/orbtile/arbitrary-registration.js'
 import { LIMITS } from '../src/spec/orbtile.js'
 import type { Answer, Soak } from './soak-core.js'
 

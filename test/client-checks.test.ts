@@ -5,12 +5,12 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import t from 'tap'
 import { conformance } from '../conformance/index.js'
-import { CHECKS } from '../conformance/orbtile-client/checks/index.js'
-import { picksProblem } from '../conformance/orbtile-client/checks/deliveries.js'
-import { ORB_CLIENT_CHECKS } from '../conformance/orb-client/checks.js'
-import { WINDOWS } from '../conformance/client/windows.js'
+import { CHECKS } from '../conformance/client/orbtile/checks/index.js'
+import { picksProblem } from '../conformance/client/orbtile/checks/deliveries.js'
+import { ORB_CLIENT_CHECKS } from '../conformance/client/orb/checks.js'
+import { WINDOWS } from '../conformance/client/core/windows.js'
 import { FAULTS } from '../trust/faults.js'
-import { TOURS } from '../conformance/orbtile-client/scenario.js'
+import { TOURS } from '../conformance/client/orbtile/scenario.js'
 import { UsageError } from '../src/cli/args.js'
 import { ROOT } from './helpers/root.js'
 
@@ -29,26 +29,26 @@ const sink = (): { out: Writable; text: () => string } => {
 }
 
 /** A suite's requirements (part 1 or part 2 of the ledger) and its coverage file's unobservable clauses. */
-function ledger (server: 'orbtile' | 'orb', client: 'orbtile-client' | 'orb-client'): {
+function ledger (api: 'orbtile' | 'orb'): {
   ids: string[]
   unobservable: Record<string, string>
 } {
-  const requirements = (JSON.parse(readFileSync(join(root, 'conformance', server, 'requirements.json'), 'utf8')) as {
+  const requirements = (JSON.parse(readFileSync(join(root, 'conformance', 'server', api, 'requirements.json'), 'utf8')) as {
     requirements: Record<string, { kind: string }>
   }).requirements
-  const coverage = JSON.parse(readFileSync(join(root, 'conformance', client, 'coverage.json'), 'utf8')) as {
+  const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'client', api, 'coverage.json'), 'utf8')) as {
     unobservable: Record<string, string>
   }
   const ids = Object.entries(requirements).filter(([, r]) => r.kind === 'client' || r.kind === 'both').map(([id]) => id)
   return { ids, unobservable: coverage.unobservable }
 }
 
-for (const [name, checks, server, client, floor] of [
-  ['part 1', CHECKS, 'orbtile', 'orbtile-client', 25],
-  ['part 2', ORB_CLIENT_CHECKS, 'orb', 'orb-client', 15]
+for (const [name, checks, api, floor] of [
+  ['part 1', CHECKS, 'orbtile', 25],
+  ['part 2', ORB_CLIENT_CHECKS, 'orb', 15]
 ] as const) {
   t.test(`CLIENT-09 every [client] and [both] rule of ${name} has a check or a clause the coverage file says cannot be seen`, async (t) => {
-    const { ids, unobservable } = ledger(server, client)
+    const { ids, unobservable } = ledger(api)
     const checked = new Set<string>(checks.map((c) => c.id))
     const said = new Set(Object.keys(unobservable).map((k) => k.split('.')[0]!))
     t.same(ids.filter((id) => !checked.has(id) && !said.has(id)), [], 'rules with neither')

@@ -1,7 +1,7 @@
 // OT-138 judged from a journal written by hand: the order in which a restart's cut poll reaches the journal, which
 // real runs meet only now and then under load.
 import t from 'tap'
-import { Observer } from '../conformance/orbtile-client/observer.js'
+import { Observer } from '../conformance/client/orbtile/observer.js'
 import type { TapExchange } from '../src/shared/tap.js'
 
 const ID = 'com.example.cursor'

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import t from 'tap'
-import { renderHtml } from '../conformance/client/html.js'
-import type { ClientRunReport } from '../conformance/client/journal.js'
+import { renderHtml } from '../conformance/client/core/html.js'
+import type { ClientRunReport } from '../conformance/client/core/journal.js'
 
 const HOSTILE = '</script><img src=x onerror=alert(1)>'
 const HOSTILE_ESCAPED = '&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;'

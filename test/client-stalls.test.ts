@@ -2,8 +2,8 @@
 // itself. The monitor is shown on real stalls (a busy wait), and its effect on OT-027 with and without one.
 // (OTC-25, the client's own waits for a CPU, is in run-queue.test.ts.)
 import t from 'tap'
-import { stalls } from '../conformance/client/stall.js'
-import { Observer } from '../conformance/orbtile-client/observer.js'
+import { stalls } from '../conformance/client/core/stall.js'
+import { Observer } from '../conformance/client/orbtile/observer.js'
 import { exchange } from './helpers/tap-exchange.js'
 
 const busy = (ms: number): void => {

@@ -1,10 +1,10 @@
 // The bot checks judged on journals written by hand, at explicit times: each clause held, broken beyond doubt, and
 // broken within what the judge cannot be sure of.
 import t from 'tap'
-import { compareTwins } from '../conformance/client/check.js'
-import type { JournalEntry, Millis } from '../conformance/client/journal.js'
-import { ORB_CLIENT_CHECKS } from '../conformance/orb-client/checks.js'
-import { OrbModel } from '../conformance/orb-client/model.js'
+import { compareTwins } from '../conformance/client/core/check.js'
+import type { JournalEntry, Millis } from '../conformance/client/core/journal.js'
+import { ORB_CLIENT_CHECKS } from '../conformance/client/orb/checks.js'
+import { OrbModel } from '../conformance/client/orb/model.js'
 import { clause, judge, Journal } from './helpers/journal.js'
 
 const TOKEN = 'orb-app-token-0123456789'

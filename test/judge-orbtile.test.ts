@@ -2,12 +2,12 @@
 // doubt (fail for a MUST, non-strict for one that rests on a decision), and broken within the judge's measurement
 // error (inconclusive); and the finding read live is the finding read at the end.
 import t from 'tap'
-import { CheckRun, compareTwins, findingOf, KEPT, Tally } from '../conformance/client/check.js'
-import type { JournalEntry, Millis } from '../conformance/client/journal.js'
-import { Serving } from '../conformance/client/served.js'
-import { CHECKS } from '../conformance/orbtile-client/checks/index.js'
-import { EXTRA_FIELDS_NOTE } from '../conformance/orbtile-client/checks/life.js'
-import { OrbtileModel } from '../conformance/orbtile-client/model.js'
+import { CheckRun, compareTwins, findingOf, KEPT, Tally } from '../conformance/client/core/check.js'
+import type { JournalEntry, Millis } from '../conformance/client/core/journal.js'
+import { Serving } from '../conformance/client/core/served.js'
+import { CHECKS } from '../conformance/client/orbtile/checks/index.js'
+import { EXTRA_FIELDS_NOTE } from '../conformance/client/orbtile/checks/life.js'
+import { OrbtileModel } from '../conformance/client/orbtile/model.js'
 import { clause, judge, Journal } from './helpers/journal.js'
 
 const DISCOVERY = 'discovery-token-0123456789'

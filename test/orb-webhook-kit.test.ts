@@ -13,11 +13,11 @@ import {
   signedHeaders,
   TOLERANCE_MS,
   type DeliveryKind
-} from '../conformance/orb-client/webhook-kit.js'
+} from '../conformance/client/orb/webhook-kit.js'
 import { webhook } from '../src/cli/webhook.js'
 import { judge, Journal } from './helpers/journal.js'
-import { OrbModel } from '../conformance/orb-client/model.js'
-import { WEBHOOK_CHECKS } from '../conformance/orb-client/webhook-checks.js'
+import { OrbModel } from '../conformance/client/orb/model.js'
+import { WEBHOOK_CHECKS } from '../conformance/client/orb/webhook-checks.js'
 import { signature as fakeSignature } from '../src/orb-mock/webhook-signing.js'
 import { CLI } from './helpers/cli.js'
 import { ROOT } from './helpers/root.js'

@@ -15,7 +15,7 @@ import {
   WAITING_STOPS,
   WCAG_AA,
   type PaletteKey
-} from '../src/orbtile-mock/palette/model.js'
+} from '../src/orbtile-mock/palette/colour-model.js'
 import { fcParams } from './helpers/fc.js'
 import { adapterSetup, minimalRegistration } from './helpers/orbtile.js'
 import { assertSpecError } from './helpers/assert.js'

@@ -5,7 +5,7 @@ import { REFUSED_SCHEMES } from '../src/orbtile-mock/registration.js'
 import { fcParams } from './helpers/fc.js'
 import { adapterSetup, minimalRegistration } from './helpers/orbtile.js'
 import { assertSpecError, specErrorProblem } from './helpers/assert.js'
-import { arbitraryFor } from '../conformance/schema-arbitrary.js'
+import { arbitraryFor } from '../conformance/server/core/schema-arbitrary.js'
 import { makePng } from './helpers/png.js'
 
 const replySchema = validatorFor('RegistrationReply')

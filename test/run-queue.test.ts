@@ -6,9 +6,9 @@
 // stretches, and their waits read in jumps after the interval. They hold one CPU for the few seconds they run.
 import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { ClientProcess } from '../conformance/client/process.js'
-import { RunQueueWatch } from '../conformance/client/run-queue.js'
-import { Observer } from '../conformance/orbtile-client/observer.js'
+import { ClientProcess } from '../conformance/client/core/process.js'
+import { RunQueueWatch } from '../conformance/client/core/run-queue.js'
+import { Observer } from '../conformance/client/orbtile/observer.js'
 import { exchange } from './helpers/tap-exchange.js'
 
 const STARVED = `taskset -c 0 ${process.execPath} -e 'for (;;) {}'`

@@ -7,7 +7,7 @@ import t from 'tap'
 import { familyValidators, VALIDATORS_DIR, type ValidatorFamily } from '../src/shared/ajv.js'
 import { validatorFamilies } from '../src/validator-families.js'
 import { spec } from '../src/spec/orbtile.js'
-import { arbitraryFor } from '../conformance/schema-arbitrary.js'
+import { arbitraryFor } from '../conformance/server/core/schema-arbitrary.js'
 import './helpers/cli.js' // the build is up to date: dist/validators is what it writes
 import { fcParams } from './helpers/fc.js'
 import { ROOT } from './helpers/root.js'

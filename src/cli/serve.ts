@@ -109,7 +109,7 @@ export async function serve (command: ServeCommand, argv: readonly string[]): Pr
   const judge =
     judgeFile === undefined
       ? undefined
-      : (await import('../../conformance/orbtile-client/judge.js')).startJudge(
+      : (await import('../../conformance/client/orbtile/judge.js')).startJudge(
           judgeFile,
           () => fakes?.orbtile?.token ?? ''
         )

@@ -15,7 +15,7 @@ import {
   type DeliveryKind,
   type EventType,
   type WebhookDelivery
-} from '../../conformance/orb-client/webhook-kit.js'
+} from '../../conformance/client/orb/webhook-kit.js'
 import { parseFlags, UsageError, type FlagSpecs } from './args.js'
 
 /**

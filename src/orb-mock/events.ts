@@ -3,7 +3,7 @@ import type { TimerHandle } from '../shared/clock.js'
 import { ORB_LIMITS, ORB_PROSE_LIMITS } from '../spec/orb.js'
 import { canSee } from './gates.js'
 import type { EventType, Interaction, Interactions } from './interactions.js'
-import type { AppState, StoredMessage } from './model.js'
+import type { AppState, StoredMessage } from './records.js'
 import type { OrbStore } from './store.js'
 
 /** ORB-052: an event as webhooks deliver it (no cursor). */

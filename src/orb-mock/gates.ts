@@ -1,5 +1,5 @@
 import { orbErrors } from './errors.js'
-import type { AppState, ChannelState, InstallState } from './model.js'
+import type { AppState, ChannelState, InstallState } from './records.js'
 import type { OrbStore } from './store.js'
 import type { Right } from './world.js'
 

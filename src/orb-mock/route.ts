@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
-import type { AppState } from './model.js'
+import type { AppState } from './records.js'
 import type { OrbServices } from './services.js'
 import type { Scope } from './world.js'
 

@@ -5,7 +5,7 @@ import { orbErrors } from './errors.js'
 import { jsonPointerToPath } from './world.js'
 
 // The fake's validators, compiled from the spec document (src/spec/orb.ts holds the document as data).
-// Kept for callers of the old path (conformance/orb/): the document and its loader.
+// Kept for callers of the old path (conformance/server/orb/): the document and its loader.
 export { ORB_SPEC_FILE, orbSpec } from '../spec/orb.js'
 
 /** The validators of one operation: each validates (a query also converts) one part, throwing the spec's 400. */

@@ -3,7 +3,7 @@ import type { Clock } from '../shared/clock.js'
 import { OrbFaults } from './faults.js'
 import type {
   AppState, Author, ChannelState, CommunityState, InstallState, StoredCommand, StoredMessage
-} from './model.js'
+} from './records.js'
 import { SlidingWindows } from './throttle.js'
 import type { Right, World, WorldCommand } from './world.js'
 

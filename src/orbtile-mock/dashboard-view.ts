@@ -1,5 +1,5 @@
 import { derivedWaitingHue, inCalmArc } from './palette/generator.js'
-import { ATTENTION_ARC, RESERVED_ARC } from './palette/model.js'
+import { ATTENTION_ARC, RESERVED_ARC } from './palette/colour-model.js'
 
 /** An arc of the hue wheel, open, from `from` to `to` going up through 0 when `from > to`. */
 export interface HueArc { from: number, to: number }

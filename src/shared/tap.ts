@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Clock, TimerHandle } from './clock.js'
 
 /**
- * A tap on a fake's wire, for the client suites (conformance/orbtile-client, conformance/orb-client) and `orbtest up
+ * A tap on a fake's wire, for the client suites (conformance/client/orbtile, conformance/client/orb) and `orbtest up
  * --judge`: it sees
  * every request the fake receives and every reply it sends, and may play the wire's faults on them (a 429 the fake
  * did not decide, a reply held back, a connection cut, fields added to a reply). Without a tap the fake installs no

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Test } from 'tap'
-import { requirementOf } from '../../conformance/case.js'
+import { requirementOf } from '../../conformance/server/core/case.js'
 import { ROOT } from './root.js'
 
 /**
@@ -15,7 +15,7 @@ export function checkCoverage (
   cases: ReadonlyArray<{ id: string, level: string }>,
   prefix: 'OT' | 'ORB'
 ): void {
-  const dir = join(ROOT, 'conformance', suite)
+  const dir = join(ROOT, 'conformance', 'server', suite)
   const { requirements, decisions } = JSON.parse(readFileSync(join(dir, 'requirements.json'), 'utf8')) as {
     requirements: Record<string, { kind: string }>
     decisions: string[]

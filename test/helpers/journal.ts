@@ -1,9 +1,9 @@
 // Journals written by hand, at the times given, for the client checks' own unit tests: each entry as the observer
 // would journal it, fed to a check with the suite's model, and the check's finding read at a given end.
-import { CheckRun, type CheckDef } from '../../conformance/client/check.js'
+import { CheckRun, type CheckDef } from '../../conformance/client/core/check.js'
 import type {
   Actor, CheckFinding, JournalAction, JournalEntry, JournalExchange, Millis
-} from '../../conformance/client/journal.js'
+} from '../../conformance/client/core/journal.js'
 
 /** What an exchange of a hand-written journal says; the rest has plain defaults. */
 export interface Said {

@@ -1,9 +1,9 @@
 // The generated parts of the client suites' docs: the windows table (docs/judging.md) and each suite's table of
 // checks and clauses (docs/client-conformance.md, docs/bot-conformance.md), written from the checks themselves.
-import type { CheckDef } from '../../conformance/client/check.js'
-import { WINDOWS, type Window } from '../../conformance/client/windows.js'
-import { ORB_CLIENT_CHECKS } from '../../conformance/orb-client/checks.js'
-import { CHECKS } from '../../conformance/orbtile-client/checks/index.js'
+import type { CheckDef } from '../../conformance/client/core/check.js'
+import { WINDOWS, type Window } from '../../conformance/client/core/windows.js'
+import { ORB_CLIENT_CHECKS } from '../../conformance/client/orb/checks.js'
+import { CHECKS } from '../../conformance/client/orbtile/checks/index.js'
 
 /** The markers a page keeps a generated table between. */
 export const begin = (what: string): string => `<!-- ${what}: generated from the checks by scripts/judging-doc.ts -->`

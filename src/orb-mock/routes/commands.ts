@@ -1,6 +1,6 @@
 import { ORB_A03_WINDOWS, ORB_LIMITS } from '../../spec/orb.js'
 import { orbErrors } from '../errors.js'
-import type { AppState, StoredCommand } from '../model.js'
+import type { AppState, StoredCommand } from '../records.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
 import type { OrbStore } from '../store.js'
 import type { WindowLimit } from '../throttle.js'

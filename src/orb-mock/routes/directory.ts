@@ -2,7 +2,7 @@ import { keccak_256 as keccak256, sha3_256 as sha3256 } from '@noble/hashes/sha3
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { ORB_A03_WINDOWS, ORB_PROSE_LIMITS } from '../../spec/orb.js'
 import { orbErrors } from '../errors.js'
-import type { AppState } from '../model.js'
+import type { AppState } from '../records.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
 import type { OrbStore } from '../store.js'
 import type { WindowLimit } from '../throttle.js'

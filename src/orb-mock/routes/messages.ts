@@ -1,7 +1,7 @@
 import { ORB_A02_REFUSALS as REFUSED, ORB_A03_WINDOWS, ORB_LIMITS } from '../../spec/orb.js'
 import { orbErrors, refusal } from '../errors.js'
 import { reachChannel, requireRight, requireVisible } from '../gates.js'
-import type { ChannelState, StoredMessage } from '../model.js'
+import type { ChannelState, StoredMessage } from '../records.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
 import type { OrbStore } from '../store.js'
 import type { WindowLimit } from '../throttle.js'

@@ -1,5 +1,5 @@
 import { requireRight } from '../gates.js'
-import type { AppState } from '../model.js'
+import type { AppState } from '../records.js'
 import type { MusicAction } from '../music-actions.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
 import type { OrbStore } from '../store.js'

@@ -1,6 +1,6 @@
 import { orbErrors } from '../errors.js'
 import { reachChannel, requireRight, requireVisible, rightsIn, type Reached } from '../gates.js'
-import type { AppState, InstallState } from '../model.js'
+import type { AppState, InstallState } from '../records.js'
 import type { OrbRoute, RouteCall, RouteContext } from '../route.js'
 import type { OrbStore } from '../store.js'
 import type { Call, Voice } from '../voice.js'

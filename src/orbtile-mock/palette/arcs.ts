@@ -4,7 +4,7 @@
  * edge and midpoint literals themselves, never against computed distances, so ties land exactly as OT-A12 says.
  */
 
-import { ATTENTION_ARC, RESERVED_ARC } from './model.js'
+import { ATTENTION_ARC, RESERVED_ARC } from './colour-model.js'
 import { NO_FAULTS, type Faults } from '../faults.js'
 
 /** OT-072, OT-A12: where a base hue lands. The arc wraps through 0. */

@@ -5,7 +5,7 @@ import {
   BUILT_IN_WAITING, CALM_ARC, DEEP_STOP, DERIVED_WAITING_TURN, ERROR_HUE, FAMILY_STOPS, FIXED_COLOURS, LABEL_TEXT,
   PROXIMITY_DELTA_E, SALIENCE_MAX_STEPS, SALIENCE_MIN_CHROMA, SALIENCE_MIN_DELTA_E, SALIENCE_STEP, WAITING_STOPS,
   WCAG_AA, WCAG_LIFT_STEP, type PaletteKey, type Stop
-} from './model.js'
+} from './colour-model.js'
 
 /** The state names `palette.states` may colour (the spec's StateColours keys). */
 export type StateName = keyof typeof FAMILY_STOPS | keyof typeof WAITING_STOPS
