@@ -33,7 +33,8 @@ function ledger (api: 'orbtile' | 'orb'): {
   ids: string[]
   unobservable: Record<string, string>
 } {
-  const requirements = (JSON.parse(readFileSync(join(root, 'conformance', 'server', api, 'requirements.json'), 'utf8')) as {
+  const file = join(root, 'conformance', 'server', api, 'requirements.json')
+  const requirements = (JSON.parse(readFileSync(file, 'utf8')) as {
     requirements: Record<string, { kind: string }>
   }).requirements
   const coverage = JSON.parse(readFileSync(join(root, 'conformance', 'client', api, 'coverage.json'), 'utf8')) as {
