@@ -48,23 +48,31 @@ export function view (e: JournalExchange): OrbView {
   return v
 }
 
+/** One operation's path under the bot API's base (the spec's paths), and its route for each method it has. */
+interface Operation { path: RegExp, methods: ReadonlyMap<string, OrbRoute> }
+
+const operation = (path: RegExp, methods: Record<string, OrbRoute>): Operation =>
+  ({ path, methods: new Map(Object.entries(methods)) })
+
+/** The bot API's operations; their paths are disjoint, so an exchange matches one at most. */
+const OPERATIONS: readonly Operation[] = [
+  operation(/^app$/, { GET: 'app' }),
+  operation(/^messages$/, { POST: 'messages-post', GET: 'messages-get' }),
+  operation(/^messages\/[^/]+$/, { DELETE: 'message-delete' }),
+  operation(/^events$/, { GET: 'events' }),
+  operation(/^commands$/, { GET: 'commands-get', PUT: 'commands-put', DELETE: 'commands-delete' }),
+  operation(/^interactions\/[^/]+\/respond$/, { POST: 'respond' }),
+  operation(/^voice$/, { POST: 'voice' }),
+  operation(/^music$/, { POST: 'music', GET: 'music-get' }),
+  operation(/^passport$/, { GET: 'passport' })
+]
+
 function routeOf (method: string, path: string): OrbRoute {
   if (path === '/api/orb/directory' && method === 'GET') return 'directory'
   if (!path.startsWith(`${BOT}/`)) return 'other'
   const rest = path.slice(BOT.length + 1)
-  if (rest === 'app' && method === 'GET') return 'app'
-  if (rest === 'messages') return method === 'POST' ? 'messages-post' : method === 'GET' ? 'messages-get' : 'other'
-  if (/^messages\/[^/]+$/.test(rest) && method === 'DELETE') return 'message-delete'
-  if (rest === 'events' && method === 'GET') return 'events'
-  if (rest === 'commands') {
-    if (method === 'GET') return 'commands-get'
-    return method === 'PUT' ? 'commands-put' : method === 'DELETE' ? 'commands-delete' : 'other'
-  }
-  if (/^interactions\/[^/]+\/respond$/.test(rest) && method === 'POST') return 'respond'
-  if (rest === 'voice' && method === 'POST') return 'voice'
-  if (rest === 'music') return method === 'POST' ? 'music' : method === 'GET' ? 'music-get' : 'other'
-  if (rest === 'passport' && method === 'GET') return 'passport'
-  return 'other'
+  const op = OPERATIONS.find((o) => o.path.test(rest))
+  return op?.methods.get(method) ?? 'other'
 }
 
 /** Whether an exchange changes something in Orb (what an event can cause: a post, a respond, a sync, a voice act). */
