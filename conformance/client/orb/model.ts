@@ -38,8 +38,8 @@ export function view (e: JournalExchange): OrbView {
     route,
     path,
     query: new URLSearchParams(search),
-    body: e.body === undefined ? undefined : parse(e.body),
-    reply: parse(e.reply),
+    body: e.body === undefined ? undefined : parseJson(e.body),
+    reply: parseJson(e.reply),
     ok: e.status >= 200 && e.status < 300,
     ...(route === 'respond' ? { event: decodeURIComponent(path.split('/')[5] ?? '') } : {}),
     ...(auth !== undefined && auth.startsWith('Bearer ') && auth.length > 7 ? { bearer: auth.slice(7) } : {})
@@ -202,11 +202,13 @@ export function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function parse (text: string): unknown {
+/** A text's JSON value; undefined for an empty text or one that is not JSON. */
+export function parseJson (text: string): unknown {
   if (text === '') return undefined
   try {
     return JSON.parse(text)
-  } catch {
-    return undefined
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined
+    throw err
   }
 }

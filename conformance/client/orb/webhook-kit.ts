@@ -266,7 +266,8 @@ export function expectedReply (kind: DeliveryKind, type: EventType): Expected {
   }
 }
 
-function hasNotice (body: string): boolean {
+/** Whether a delivery's reply is JSON with a `notice` (ORB-097). */
+export function hasNotice (body: string): boolean {
   try {
     const parsed = JSON.parse(body) as unknown
     return typeof parsed === 'object' && parsed !== null && typeof (parsed as { notice?: unknown }).notice === 'string'
