@@ -247,8 +247,8 @@ export interface Expected {
   ok: (status: number, body: string, ms: number) => boolean
 }
 
-/** ORB-097: the command deadline for an inline notice. */
-export const NOTICE_DEADLINE_MS = 4000
+/** ORB-097: the command deadline for an inline notice (the window `notice`). */
+export const NOTICE_DEADLINE_MS = windowMs('notice')
 
 export function expectedReply (kind: DeliveryKind, type: EventType): Expected {
   if (!isGenuine(kind)) {
