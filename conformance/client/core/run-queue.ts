@@ -60,8 +60,11 @@ function groupOf (pid: string): number {
  * read, or the system has no /proc.
  */
 const ENDED: ReadonlySet<string> = new Set(['ENOENT', 'ESRCH'])
-/** For a process's stat, also another user's process that the mount hides (hidepid): none of the client's group. */
-const ENDED_OR_HIDDEN: ReadonlySet<string> = new Set([...ENDED, 'EACCES'])
+/**
+ * For a process's stat, also another user's process that a mount with hidepid=1 keeps from us (EPERM; hidepid=2
+ * lists none): none of the client's group.
+ */
+const ENDED_OR_HIDDEN: ReadonlySet<string> = new Set([...ENDED, 'EPERM'])
 
 /** How the watch tells of a read that failed otherwise, by default: a warning on stderr. */
 function warn (problem: string): void {
