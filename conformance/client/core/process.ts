@@ -107,7 +107,10 @@ export class ClientProcess {
     if (this.#pid === undefined) return
     try {
       process.kill(-this.#pid, signal)
-    } catch {}
+    } catch (err) {
+      // ESRCH: every process of the group has ended, which is what a stop waits for. Anything else is a fault.
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err
+    }
   }
 }
 

@@ -41,26 +41,34 @@ interface Sample {
 
 const buffer = Buffer.alloc(256)
 
-/** A thread's totals, or undefined when they can no longer be read (it has ended). */
+/** A thread's totals, or undefined when they do not read as two numbers. */
 function readTimes (fd: number): Times | undefined {
-  try {
-    const text = buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0))
-    const [run, wait] = text.split(' ').map(Number)
-    return Number.isFinite(run) && Number.isFinite(wait) ? { wait: wait! / 1e6, busy: (run! + wait!) / 1e6 } : undefined
-  } catch {
-    return undefined
-  }
+  const text = buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0))
+  const [run, wait] = text.split(' ').map(Number)
+  return Number.isFinite(run) && Number.isFinite(wait) ? { wait: wait! / 1e6, busy: (run! + wait!) / 1e6 } : undefined
 }
 
 /** The process group of a process, from /proc/PID/stat (the field after the state, which follows the name). */
-function groupOf (pid: string): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(fields[2])
-  } catch {
-    return undefined
-  }
+function groupOf (pid: string): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(fields[2])
+}
+
+/**
+ * The codes of a /proc read that found nothing to read: the process or thread ended between its listing and its
+ * read, or the system has no /proc.
+ */
+const ENDED: ReadonlySet<string> = new Set(['ENOENT', 'ESRCH'])
+/**
+ * For a process's stat, also another user's process that a mount with hidepid=1 keeps from us (EPERM; hidepid=2
+ * lists none): none of the client's group.
+ */
+const ENDED_OR_HIDDEN: ReadonlySet<string> = new Set([...ENDED, 'EPERM'])
+
+/** How the watch tells of a read that failed otherwise, by default: a warning on stderr. */
+function warn (problem: string): void {
+  process.emitWarning(problem, 'RunQueueWatch')
 }
 
 /**
@@ -78,8 +86,16 @@ export class RunQueueWatch {
   #timer: NodeJS.Timeout | undefined
   #lastScan = -Infinity
   #stopped = false
+  readonly #report: (problem: string) => void
+  /** The error codes already reported: a failing read fails again at every sample. */
+  readonly #reported = new Set<string>()
 
-  constructor (group: number | undefined) {
+  /**
+   * `report` is told of a /proc read that failed other than for an ended process (what the watch cannot read, it
+   * cannot excuse): the suite's journal, or a warning on stderr.
+   */
+  constructor (group: number | undefined, report: (problem: string) => void = warn) {
+    this.#report = report
     this.#group = group ?? 0
     this.#started = performance.now()
     // Nothing to read: no process, or no schedstat on this system.
@@ -157,27 +173,20 @@ export class RunQueueWatch {
   #find (): void {
     this.#lastScan = performance.now()
     const members = [String(this.#group)]
-    try {
-      // A child has a higher process id than its group's leader, but for a wrap of the id space (where a child
-      // then goes unwatched, and unexcused).
-      for (const name of readdirSync('/proc')) {
-        if (name.charCodeAt(0) > 57 || Number(name) <= this.#group) continue
-        if (groupOf(name) === this.#group) members.push(name)
-      }
-    } catch {}
+    // A child has a higher process id than its group's leader, but for a wrap of the id space (where a child then
+    // goes unwatched, and unexcused).
+    for (const name of this.#attempt('/proc', () => readdirSync('/proc')) ?? []) {
+      if (name.charCodeAt(0) > 57 || Number(name) <= this.#group) continue
+      const group = this.#attempt(`/proc/${name}/stat`, () => groupOf(name), ENDED_OR_HIDDEN)
+      if (group === this.#group) members.push(name)
+    }
     for (const pid of members) {
-      let tids: string[]
-      try {
-        tids = readdirSync(`/proc/${pid}/task`)
-      } catch {
-        continue
-      }
-      for (const tid of tids) {
+      for (const tid of this.#attempt(`/proc/${pid}/task`, () => readdirSync(`/proc/${pid}/task`)) ?? []) {
         const key = `${pid}/${tid}`
         if (this.#threads.has(key)) continue
-        try {
-          this.#threads.set(key, { fd: openSync(`/proc/${pid}/task/${tid}/schedstat`, 'r'), slot: this.#slots++ })
-        } catch {}
+        const path = `/proc/${pid}/task/${tid}/schedstat`
+        const fd = this.#attempt(path, () => openSync(path, 'r'))
+        if (fd !== undefined) this.#threads.set(key, { fd, slot: this.#slots++ })
       }
     }
   }
@@ -187,7 +196,7 @@ export class RunQueueWatch {
     if (at - this.#lastScan >= (at - this.#started < EAGER_MS ? 0 : RESCAN_MS)) this.#find()
     const times: Array<Times | undefined> = new Array(this.#slots)
     for (const [key, thread] of this.#threads) {
-      const read = readTimes(thread.fd)
+      const read = this.#attempt(`the schedstat of thread ${key}`, () => readTimes(thread.fd))
       if (read === undefined) {
         this.#close(thread)
         this.#threads.delete(key)
@@ -201,8 +210,26 @@ export class RunQueueWatch {
   }
 
   #close (thread: Thread): void {
+    closeSync(thread.fd)
+  }
+
+  /**
+   * What `read` reads in /proc, or undefined when it fails: for an ended process (a code of `expected`) quietly, as
+   * nothing is left to read; otherwise reported, once a code. A report goes out after the read, on a microtask: a
+   * read may come in the middle of a check's reading of an entry (`waited`, `busy`), where no journal entry may cut
+   * in.
+   */
+  #attempt<T> (what: string, read: () => T, expected = ENDED): T | undefined {
     try {
-      closeSync(thread.fd)
-    } catch {}
+      return read()
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error'
+      if (!expected.has(code) && !this.#reported.has(code)) {
+        this.#reported.add(code)
+        const problem = `the run-queue watch could not read ${what}: ${(err as Error).message}`
+        queueMicrotask(() => { this.#report(problem) })
+      }
+      return undefined
+    }
   }
 }

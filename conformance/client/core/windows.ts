@@ -1,6 +1,12 @@
+import {
+  ORB_A03_WINDOWS, ORB_A11_DELIVERY, ORB_A14_MEMBER_WAIT_MS, ORB_PROSE_LIMITS
+} from '../../../src/spec/orb.js'
+
 /**
  * Every time window, count and threshold the client checks and their scenarios use, in one table: its value and
- * where it comes from. docs/judging.md prints it (scripts/judging-doc.ts), with the checks that cite each row.
+ * where it comes from. docs/judging.md prints it (scripts/judging-doc.ts), with the checks that cite each row. A
+ * spec row's number is the spec module's (src/spec/) where that module holds it, so that the fake and the judge
+ * read one value.
  *
  * The kind of a row says what a finding that rests on it can be:
  * - `spec`: a number of the spec itself. A MUST broken beyond it (and beyond the judge's measurement error) fails.
@@ -129,7 +135,7 @@ export const WINDOWS = {
     kind: 'spec',
     value: '6 s from receipt to the answer',
     from: 'GET /events description: a bot answers within about 6 s (ORB-071); timed from when the bot had the command, not from invoked_at (ORB-A14)',
-    n: 6000
+    n: ORB_A14_MEMBER_WAIT_MS
   },
   fallback: {
     kind: 'decision',
@@ -141,19 +147,19 @@ export const WINDOWS = {
     kind: 'spec',
     value: '4 s to answer a typed command inline',
     from: 'webhooks.event.description: an application_command is answered within four seconds (ORB-097)',
-    n: 4000
+    n: ORB_A11_DELIVERY.commandTimeoutMs
   },
   'voice-gap': {
     kind: 'spec',
     value: '90 s between voice heartbeats',
     from: 'POST /voice description: there must never be a 90-second gap (ORB-077)',
-    n: 90_000
+    n: ORB_PROSE_LIMITS.seatSilenceMs
   },
   'orb-posts': {
     kind: 'spec',
     value: '30 posts a minute, 12 a minute in one channel',
     from: 'POST /messages description (ORB-031, ORB-032)',
-    n: 30
+    n: ORB_A03_WINDOWS.postsPerApp.limit
   },
   'orb-retry-after': {
     kind: 'spec',

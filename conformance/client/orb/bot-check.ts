@@ -1,3 +1,5 @@
+// What every check of the bot suite shares: its type and a few helpers. A file of its own beside checks.ts, which
+// gathers every check: the files of checks it gathers import these, and in checks.ts they would make an import cycle.
 import type { CheckDef } from '../core/check.js'
 import type { JournalEntry, JournalExchange, Millis } from '../core/journal.js'
 import type { OrbModel } from './model.js'

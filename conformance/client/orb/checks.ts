@@ -1,6 +1,7 @@
 import type { Outcomes } from '../core/check.js'
 import type { JournalExchange, Millis, ScenarioReport } from '../core/journal.js'
 import { windowMs } from '../core/windows.js'
+import { ORB_A03_WINDOWS, type OrbWindow } from '../../../src/spec/orb.js'
 import { at, isAction, type OrbCheck } from './bot-check.js'
 import { EVENT_CHECKS } from './events-checks.js'
 import { isObject, view, type OrbModel } from './model.js'
@@ -90,8 +91,8 @@ const ORB_002: OrbCheck = {
 interface Post { at: Millis, channel: string, body: string, throttled: boolean }
 
 /**
- * ORB-031's limits on one post: the minute's posts before it, overall and in its channel. A post sent again after
- * a 429 (the same body) is the same post retried, and counts once.
+ * ORB-031's limits on one post: the posts of each sliding window before it, overall and in its channel. A post sent
+ * again after a 429 (the same body) is the same post retried, and counts once.
  */
 function postLimits (
   posts: Post[],
@@ -101,24 +102,25 @@ function postLimits (
   out: Outcomes,
   over: Set<string>
 ): void {
-  const minute = 60_000
+  const { postsPerApp, postsPerChannel } = ORB_A03_WINDOWS
   const body = e.body ?? ''
   const retried = posts.findLastIndex((p) => p.throttled && p.body === body)
   if (retried >= 0) posts.splice(retried, 1)
   posts.push({ at: e.at, channel, body, throttled: e.status === 429 })
-  while (posts.length > 0 && posts[0]!.at <= e.at - minute - windowMs('measurement-error')) posts.shift()
-  const check = (key: string, within: readonly Post[], limit: number, what: string): void => {
+  const longest = Math.max(postsPerApp.windowMs, postsPerChannel.windowMs)
+  while (posts.length > 0 && posts[0]!.at <= e.at - longest - windowMs('measurement-error')) posts.shift()
+  const check = (key: string, within: readonly Post[], { limit, windowMs: span }: OrbWindow, what: string): void => {
     if (within.length <= limit || over.has(key)) return
-    // The post `limit` before this one came within the minute by our stamps; within the error, not surely.
+    // The post `limit` before this one came within the window by our stamps; within the error, not surely.
     const first = within[within.length - 1 - limit]!.at
-    if (e.at - first >= minute) return
+    if (e.at - first >= span) return
     over.add(key)
     const v = { ...at(e), message: `${limit + 1} posts ${what} within ${((e.at - first) / 1000).toFixed(1)} s`, expected: `at most ${limit} a minute (ORB-031)`, actual: `${limit + 1}` }
-    if (e.at - first < minute - model.error(first, e.at)) out.violation('rate', v)
+    if (e.at - first < span - model.error(first, e.at)) out.violation('rate', v)
     else out.inconclusive('rate', { ...v, message: `${v.message}; not judged: within the judge's measurement error of a minute` })
   }
-  check('all', posts, windowMs('orb-posts'), 'in all')
-  check(channel, posts.filter((p) => p.channel === channel), 12, `to ${channel}`)
+  check('all', posts, postsPerApp, 'in all')
+  check(channel, posts.filter((p) => p.channel === channel), postsPerChannel, `to ${channel}`)
 }
 
 /** ORB-032 on one post: where it goes and what it says. */

@@ -1,8 +1,8 @@
 // Sending the bot a webhook delivery from a scenario, and journalling what it did: when it went, the marks only it
 // carries (OBC-04), and the bot's reply.
 import type { OrbObserver } from './observer.js'
-import { isObject } from './model.js'
-import { sendDelivery, type WebhookDelivery } from './webhook-kit.js'
+import { isObject, parseJson } from './model.js'
+import { hasNotice, sendDelivery, type WebhookDelivery } from './webhook-kit.js'
 import { windowMs } from '../core/windows.js'
 
 /** How long a delivery waits for the bot's reply: past ORB-097's 4 s, short of ORB-A11's 10 s for other events. */
@@ -48,23 +48,13 @@ export async function send (
  */
 function marksOf (d: WebhookDelivery): string[] {
   const marks = new Set<string>([d.event])
-  try {
-    const event = JSON.parse(d.body) as unknown
-    if (!isObject(event)) return [...marks]
-    if (typeof event.id === 'string') marks.add(event.id)
-    const message = isObject(event.data) && isObject(event.data.message) ? event.data.message : undefined
-    if (typeof message?.id === 'number') marks.add(String(message.id))
-    const word = typeof message?.body === 'string' ? /hello (\S+)$/.exec(message.body)?.[1] : undefined
-    if (word !== undefined) marks.add(word)
-  } catch {}
+  // A body that is not JSON carries no mark but the event id its header names.
+  const event = parseJson(d.body)
+  if (!isObject(event)) return [...marks]
+  if (typeof event.id === 'string') marks.add(event.id)
+  const message = isObject(event.data) && isObject(event.data.message) ? event.data.message : undefined
+  if (typeof message?.id === 'number') marks.add(String(message.id))
+  const word = typeof message?.body === 'string' ? /hello (\S+)$/.exec(message.body)?.[1] : undefined
+  if (word !== undefined) marks.add(word)
   return [...marks]
-}
-
-function hasNotice (body: string): boolean {
-  try {
-    const parsed = JSON.parse(body) as unknown
-    return isObject(parsed) && typeof parsed.notice === 'string'
-  } catch {
-    return false
-  }
 }

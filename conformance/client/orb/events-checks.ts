@@ -87,6 +87,34 @@ function judgeTwice (e: JournalExchange, first: Answer, seen: Seen, model: OrbMo
   }, unsure)
 }
 
+/** A respond to `event` (not refused for the rate): a second answer is judged, and each is kept. */
+function answer (
+  e: JournalExchange, event: string, answers: Map<string, Answer[]>, seen: Seen, model: OrbModel, out: Outcomes
+): void {
+  const list = answers.get(event) ?? []
+  const first = list.find((a) => a.status >= 200 && a.status < 300)
+  if (first !== undefined) judgeTwice(e, first, seen, model, out)
+  const { status, at, end, connection } = e
+  list.push({ status, at, end, connection, process: model.processAt(e.at) })
+  answers.set(event, list)
+}
+
+/** An events reply the wire made carry events again: when each of them was delivered again. */
+function deliveredAgain (e: JournalExchange, seen: Seen): void {
+  const reply = view(e).reply
+  const events = isObject(reply) && Array.isArray(reply.events) ? reply.events : []
+  for (const ev of events) if (isObject(ev) && typeof ev.id === 'string') seen.again.set(ev.id, e.end)
+}
+
+/** OBC-11: the typed commands an earlier process received that this fetch's cursor has gone past. */
+function fetchedPast (e: JournalExchange, model: OrbModel, passed: Set<string>): void {
+  const after = Number(view(e).query.get('after') ?? 0)
+  const start = model.starts.at(-1) ?? 0
+  for (const r of model.received.values()) {
+    if (r.type === 'application_command' && r.at < start && after >= (r.cursor ?? Infinity)) passed.add(r.id)
+  }
+}
+
 const ORB_048: OrbCheck = {
   id: 'ORB-048',
   title: 'the cursor: each fetch uses the next it was given; nothing is skipped or acted on twice across a restart',
@@ -121,25 +149,13 @@ const ORB_048: OrbCheck = {
         if (entry.kind !== 'exchange') return
         const v = view(entry)
         if (v.route === 'respond' && v.event !== undefined && entry.status !== 429) {
-          const list = answers.get(v.event) ?? []
-          const first = list.find((a) => a.status >= 200 && a.status < 300)
-          if (first !== undefined) judgeTwice(entry, first, seen, model, out)
-          const { status, at, end, connection } = entry
-          list.push({ status, at, end, connection, process: model.processAt(entry.at) })
-          answers.set(v.event, list)
+          answer(entry, v.event, answers, seen, model, out)
         }
         seen.used.set(entry.connection, entry.at)
         if (v.route !== 'events') return
-        if (entry.wire?.some((w) => w.includes('delivered again')) === true) {
-          const events = isObject(v.reply) && Array.isArray(v.reply.events) ? v.reply.events : []
-          for (const ev of events) if (isObject(ev) && typeof ev.id === 'string') seen.again.set(ev.id, entry.end)
-        }
+        if (entry.wire?.some((w) => w.includes('delivered again')) === true) deliveredAgain(entry, seen)
         judgeCursor(entry, model, out)
-        const after = Number(v.query.get('after') ?? 0)
-        const start = model.starts.at(-1) ?? 0
-        for (const r of model.received.values()) {
-          if (r.type === 'application_command' && r.at < start && after >= (r.cursor ?? Infinity)) passed.add(r.id)
-        }
+        fetchedPast(entry, model, passed)
       },
       open (model, _end, out) {
         for (const r of model.received.values()) {

@@ -38,8 +38,8 @@ export function view (e: JournalExchange): OrbView {
     route,
     path,
     query: new URLSearchParams(search),
-    body: e.body === undefined ? undefined : parse(e.body),
-    reply: parse(e.reply),
+    body: e.body === undefined ? undefined : parseJson(e.body),
+    reply: parseJson(e.reply),
     ok: e.status >= 200 && e.status < 300,
     ...(route === 'respond' ? { event: decodeURIComponent(path.split('/')[5] ?? '') } : {}),
     ...(auth !== undefined && auth.startsWith('Bearer ') && auth.length > 7 ? { bearer: auth.slice(7) } : {})
@@ -48,23 +48,31 @@ export function view (e: JournalExchange): OrbView {
   return v
 }
 
+/** One operation's path under the bot API's base (the spec's paths), and its route for each method it has. */
+interface Operation { path: RegExp, methods: ReadonlyMap<string, OrbRoute> }
+
+const operation = (path: RegExp, methods: Record<string, OrbRoute>): Operation =>
+  ({ path, methods: new Map(Object.entries(methods)) })
+
+/** The bot API's operations; their paths are disjoint, so an exchange matches one at most. */
+const OPERATIONS: readonly Operation[] = [
+  operation(/^app$/, { GET: 'app' }),
+  operation(/^messages$/, { POST: 'messages-post', GET: 'messages-get' }),
+  operation(/^messages\/[^/]+$/, { DELETE: 'message-delete' }),
+  operation(/^events$/, { GET: 'events' }),
+  operation(/^commands$/, { GET: 'commands-get', PUT: 'commands-put', DELETE: 'commands-delete' }),
+  operation(/^interactions\/[^/]+\/respond$/, { POST: 'respond' }),
+  operation(/^voice$/, { POST: 'voice' }),
+  operation(/^music$/, { POST: 'music', GET: 'music-get' }),
+  operation(/^passport$/, { GET: 'passport' })
+]
+
 function routeOf (method: string, path: string): OrbRoute {
   if (path === '/api/orb/directory' && method === 'GET') return 'directory'
   if (!path.startsWith(`${BOT}/`)) return 'other'
   const rest = path.slice(BOT.length + 1)
-  if (rest === 'app' && method === 'GET') return 'app'
-  if (rest === 'messages') return method === 'POST' ? 'messages-post' : method === 'GET' ? 'messages-get' : 'other'
-  if (/^messages\/[^/]+$/.test(rest) && method === 'DELETE') return 'message-delete'
-  if (rest === 'events' && method === 'GET') return 'events'
-  if (rest === 'commands') {
-    if (method === 'GET') return 'commands-get'
-    return method === 'PUT' ? 'commands-put' : method === 'DELETE' ? 'commands-delete' : 'other'
-  }
-  if (/^interactions\/[^/]+\/respond$/.test(rest) && method === 'POST') return 'respond'
-  if (rest === 'voice' && method === 'POST') return 'voice'
-  if (rest === 'music') return method === 'POST' ? 'music' : method === 'GET' ? 'music-get' : 'other'
-  if (rest === 'passport' && method === 'GET') return 'passport'
-  return 'other'
+  const op = OPERATIONS.find((o) => o.path.test(rest))
+  return op?.methods.get(method) ?? 'other'
 }
 
 /** Whether an exchange changes something in Orb (what an event can cause: a post, a respond, a sync, a voice act). */
@@ -194,11 +202,13 @@ export function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function parse (text: string): unknown {
+/** A text's JSON value; undefined for an empty text or one that is not JSON. */
+export function parseJson (text: string): unknown {
   if (text === '') return undefined
   try {
     return JSON.parse(text)
-  } catch {
-    return undefined
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined
+    throw err
   }
 }

@@ -1,31 +1,35 @@
-import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { JournalExchange, ScenarioReport } from '../core/journal.js'
+import type { ScenarioReport } from '../core/journal.js'
 import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, type ClientExit, whenAborted } from '../core/process.js'
 import { makeDirectory } from '../../../src/shared/make-dir.js'
-import { defaultWorld, startOrbMock, type OrbMock } from '../../../src/orb-mock/index.js'
+import { defaultWorld, startOrbMock, type OrbMock, type WireTap } from '../../../src/orb-mock/index.js'
 import { isObject, view, type ChannelInfo } from './model.js'
-import { send } from './deliver.js'
 import { OrbObserver } from './observer.js'
 import { OrbWire } from './orb-wire.js'
 import { freePort, ready } from './ready.js'
-import { RunQueueWatch } from '../core/run-queue.js'
 import type { Scenario, Step } from './scenario.js'
-import {
-  DEFAULT_CONTEXT, isGenuine, makeDelivery, replay, REPLAY_MARGIN_MS, sampleEvent, TOLERANCE_MS
-} from './webhook-kit.js'
+import { playStep, SERVER, startBot, type Scene, type Watcher } from './steps.js'
 
 /** Every scope of the bot API: what the bot's app gets unless `--scopes` says otherwise. */
 export const ALL_SCOPES = ['messages:read', 'messages:write', 'voice', 'music', 'passport'] as const
 
-/** The community the bot is installed in, and the member who talks to it (the demo world's). */
-const SERVER = 'srv_orbit'
-const MEMBER = 'mem_ada'
-
 /** The path of the bot's endpoint orbtest sets, on the port it gives the bot as PORT. */
 export const WEBHOOK_PATH = '/orb/webhook'
+
+/** How a scenario is played: its name, the checks to run (all by default), the run's signal, the app's scopes. */
+interface PlayOptions { name: string, only?: readonly string[], signal?: AbortSignal, scopes?: readonly string[] }
+
+/** The bot's own folders: HOME and TMPDIR in a temporary root, removed after the run. */
+interface Folders { root: string, home: string, tmp: string }
+
+/** Where the fake's tap sends what it sees: the wire's faults, the observer (once the app is made), the watchers. */
+interface Relay {
+  readonly wire: OrbWire
+  readonly watchers: Set<Watcher>
+  observer?: OrbObserver
+}
 
 /**
  * Plays one scenario: a fresh fake Orb with an app made for the bot and installed in the demo community, the bot
@@ -35,292 +39,175 @@ export const WEBHOOK_PATH = '/orb/webhook'
 export async function playOrbScenario (
   scenario: Scenario,
   command: readonly string[],
-  options: { name: string, only?: readonly string[], signal?: AbortSignal, scopes?: readonly string[] }
+  options: PlayOptions
 ): Promise<ScenarioReport> {
-  const root = mkdtempSync(join(tmpdir(), 'orbtest-bot-'))
-  const home = join(root, 'home')
-  const tmp = join(root, 'tmp')
-  for (const dir of [home, tmp]) makeDirectory(dir, 0o700)
-  const wire = new OrbWire()
-  // Deliveries still waiting for a slow bot's reply end with the run.
-  const sending = new AbortController()
-  let obs: OrbObserver | undefined
+  const folders = makeFolders()
+  const relay: Relay = { wire: new OrbWire(), watchers: new Set() }
   let fake: OrbMock | undefined
-  let client: ClientProcess | undefined
-  /** What the scenario waits to see on the wire (OBC-08's seat, OBC-09's fetched command); each removes itself. */
-  const watchers = new Set<(entry: JournalExchange) => void>()
-  let finished = false
-  const timers: NodeJS.Timeout[] = []
+  let scene: Scene | undefined
   try {
-    fake = await startOrbMock({
-      port: 0,
-      tap: {
-        now: () => obs?.now() ?? 0,
-        request: (head) => wire.plan(head),
-        exchange: (x) => {
-          const entry = obs?.exchange(x)
-          if (entry !== undefined) for (const watch of watchers) watch(entry)
-        },
-        malformed: (connection, reason, bytes) => { obs?.malformed(connection, reason, bytes) }
-      }
-    })
-    const mock = fake
-    const app = mock.control.createApp({
-      name: 'Bot under test',
-      scopes: [...(options.scopes ?? ALL_SCOPES)] as never,
-      rights: ['send_messages', 'connect', 'speak']
-    })
-    mock.control.install(SERVER, app.id, {})
-    const o = new OrbObserver(app.token, channelsOf(), options.only)
-    obs = o
-    const port = scenario.mode === 'webhook' ? await freePort() : undefined
-    const endpoint = port === undefined ? undefined : `http://127.0.0.1:${port}${WEBHOOK_PATH}`
-    if (endpoint !== undefined) mock.control.setEndpoint(app.id, endpoint)
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      HOME: home,
-      TMPDIR: tmp,
-      ORB_URL: mock.url,
-      ORB_TOKEN: app.token,
-      ORB_APP_ID: app.id,
-      ...(port === undefined ? {} : { PORT: String(port) })
-    }
-    const start = (): ClientProcess => {
-      o.action('harness', 'bot-start', `the bot starts (${scenario.mode} mode${endpoint === undefined ? '' : `, endpoint ${endpoint}`})`)
-      const started = new ClientProcess(command, env, () => o.now(), (stream, line) => { o.output(stream, line) })
-      o.watchClient(new RunQueueWatch(started.pid))
-      return started
-    }
-    o.action('harness', 'start', `scenario ${options.name}: app ${app.id} installed in ${SERVER}`, { mode: scenario.mode })
-    client = start()
-    await ready(o, client, port)
-    let last: { event: Record<string, unknown>, type: string } | undefined
-    let n = 0
-    const play = async (step: Step): Promise<void> => {
-      // The journal's actors: members and admins are the community; the developer and the platform, Orb's side.
-      const actor = step.actor === 'member' || step.actor === 'admin'
-        ? 'user'
-        : step.actor === 'developer' || step.actor === 'platform' ? 'app' : step.actor
-      const say = (text: string, data?: Record<string, unknown>): void => { o.action(actor, step.name, text, data) }
-      try {
-        switch (step.name) {
-          case 'mention': {
-            const content = `<@${app.id}> hello ${++n}`
-            const made = mock.control.memberPost({
-              server: SERVER,
-              channel: step.channel,
-              member: MEMBER,
-              content,
-              encrypted: step.encrypted
-            })
-            return say(`${MEMBER} mentions the bot in ${step.channel}${step.encrypted ? ' (end-to-end encrypted)' : ''}`, { events: made.events, encrypted: step.encrypted })
-          }
-          case 'reply': {
-            // A reply to the bot's latest message in the channel, without a mention: a message.mention with reason
-            // "reply" (ORB-A10).
-            let mine: number | undefined
-            for (const m of mock.store.messages.values()) {
-              if (m.author.id === app.id && m.channel === step.channel && !m.deleted) mine = m.id
-            }
-            if (mine === undefined) return say(`${MEMBER} would reply to the bot in ${step.channel}, but it has posted nothing there`)
-            const made = mock.control.memberPost({
-              server: SERVER,
-              channel: step.channel,
-              member: MEMBER,
-              content: `thanks ${++n}`,
-              replyTo: mine
-            })
-            return say(`${MEMBER} replies to the bot's message ${mine} in ${step.channel}`, { events: made.events })
-          }
-          case 'command': {
-            const registered = mock.store.apps.get(app.id)?.commands ?? []
-            const typed = step.command === undefined ? registered[0] : registered.find((c) => c.name === step.command)
-            if (typed === undefined) {
-              return say(`a member would type ${step.command === undefined ? 'a command' : `/${step.command}`}, but the bot registered none such`)
-            }
-            const needed = typed.args.filter((a) => a.optional !== true)
-            const opts = { ...Object.fromEntries(needed.map((a) => [String(a.name), 'hi'])), ...step.options }
-            const made = mock.control.invoke({
-              server: SERVER,
-              channel: step.channel,
-              member: MEMBER,
-              name: typed.name,
-              options: opts,
-              app: app.id
-            })
-            return say(`${MEMBER} types /${typed.name} in ${step.channel}`, { event: made.event })
-          }
-          case 'chain':
-            mock.control.setChain({ available: step.available })
-            return say(step.available
-              ? 'the chain can be consulted again'
-              : 'the chain is unavailable: passport answers holds null')
-          case 'slow':
-            wire.slow = { ms: step.ms, left: 3 }
-            return say(`the wire: replies to the bot's next three writes are held ${step.ms} ms`)
-          case 'allow': {
-            mock.control.install(SERVER, app.id, { channels: [...step.channels] })
-            return say(`an admin narrows the bot's allow-list in ${SERVER} to ${step.channels.join(', ')}`)
-          }
-          case 'uninstall':
-            mock.control.uninstall(SERVER, app.id)
-            return say(`an admin uninstalls the bot from ${SERVER}`)
-          case 'rotate': {
-            // As a developer does: a new token from the console, and the bot redeployed with it.
-            const { token } = mock.control.rotateToken(app.id)
-            env.ORB_TOKEN = token
-            say('the developer rotates the app token (the old one now gets 401) and restarts the bot with the new one', { token })
-            const old = client!
-            await old.stop(STOP_GRACE_MS)
-            client = start()
-            return
-          }
-          case 'test-event':
-            mock.control.testEvent(app.id)
-            return say('the developer sends a test event')
-          case 'throttle':
-            wire.throttle = { retryAfter: step.retryAfter, left: step.times ?? 1 }
-            return say(step.times === undefined || step.times === 1
-              ? `the wire: the bot's next write is answered 429, Retry-After ${step.retryAfter}`
-              : `the wire: the bot's next ${step.times} writes are answered 429, Retry-After ${step.retryAfter}`)
-          case 'late-command':
-            wire.late = step.ms
-            return say(`the wire: the next reply carrying a typed command is held ${step.ms / 1000} s`)
-          case 'cut-poll':
-            wire.cut = true
-            return say('the wire: the next long poll is cut 300 ms in')
-          case 'repeat':
-            wire.repeat = true
-            return say('the wire: the next events reply carries the last event again')
-          case 'restart': {
-            const ms = step.afterCommandMs
-            if (ms === undefined) return await restart()
-            // OBC-09: timed from the reply that carried the command, as the bot got it, not from the member's typing.
-            const fetched = (entry: JournalExchange): void => {
-              const v = view(entry)
-              if (v.route !== 'events' || !v.ok || !isObject(v.reply) || !Array.isArray(v.reply.events)) return
-              if (!v.reply.events.some((e) => isObject(e) && e.type === 'application_command')) return
-              watchers.delete(fetched)
-              timers.push(setTimeout(() => {
-                restart().catch((err: unknown) => {
-                  o.action('harness', 'step-refused', `restart could not be played: ${(err as Error).message}`)
-                })
-              }, ms))
-            }
-            watchers.add(fetched)
-            return say(`the harness: the bot is killed ${ms / 1000} s after it next fetches a typed command`)
-          }
-          case 'deliver': {
-            if (endpoint === undefined) return
-            // A word no other delivery carries: a call that quotes it acted on this delivery (ORB-095).
-            const text = `<@${app.id}> hello ${++n}-${randomBytes(3).toString('hex')}`
-            // The mention is a message of the fake's, made without an event of its own: a reply to it is accepted.
-            const channel = mock.store.channels.get(DEFAULT_CONTEXT.channel)!
-            const options = { encrypted: step.encrypted, replyTo: null }
-            const messageId = mock.store.addMessage(channel, mock.store.authorOf(MEMBER), text, options).id
-            const event = sampleEvent(step.type, Date.now(), { appId: app.id, appName: app.name, text, messageId })
-            if (step.encrypted && isObject(event.data) && isObject(event.data.message)) event.data.message.body = null
-            const d = makeDelivery(step.kind, app.token, event, Date.now())
-            if (step.kind === 'replayed') {
-              await send(o, endpoint, d, sending.signal, { genuine: true, kind: 'genuine', type: step.type, event })
-              const wait = Math.max(0, d.t! + TOLERANCE_MS + REPLAY_MARGIN_MS - Date.now())
-              await new Promise((resolve) => setTimeout(resolve, wait))
-              await send(o, endpoint, replay(d), sending.signal, { genuine: false, kind: 'replayed', type: step.type })
-              return
-            }
-            if (isGenuine(step.kind)) last = { event, type: step.type }
-            const genuine = isGenuine(step.kind)
-            const about = {
-              genuine,
-              kind: step.kind,
-              type: step.type,
-              encrypted: step.encrypted,
-              ...(genuine ? { event } : {})
-            }
-            await send(o, endpoint, d, sending.signal, about)
-            return
-          }
-          case 'duplicate': {
-            if (endpoint === undefined || last === undefined) {
-              return say('a retry would come, but no genuine delivery went before')
-            }
-            const d = makeDelivery('genuine', app.token, last.event, Date.now())
-            const { type, event } = last
-            await send(o, endpoint, d, sending.signal, { genuine: true, duplicate: true, kind: 'genuine', type, event })
-          }
-        }
-      } catch (err) {
-        o.action('harness', 'step-refused', `${step.name} could not be played: ${(err as Error).message}`)
-      }
-    }
-    const restart = async (): Promise<void> => {
-      // Journaled before the kill: what the bot was doing when it came (a delivery in flight) was cut by it.
-      o.action('harness', 'kill', 'the bot is killed (SIGKILL), to start again with the same HOME')
-      await client!.stop(0)
-      if (finished) return // the scenario ended while the old process was stopping: no new one
-      client = start()
-    }
-    for (const step of scenario.steps) {
-      timers.push(setTimeout(() => { play(step).catch(() => {}) }, step.atMs))
-    }
-    const { aborted, dispose } = whenAborted(options.signal)
-    let timer: NodeJS.Timeout | undefined
-    const over = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), scenario.durationMs)
-      const seatedMs = scenario.seatedMs
-      if (seatedMs === undefined) return
-      // OBC-08: the seat is watched for its whole length from the join on, however late a loaded machine made it.
-      const seated = (entry: JournalExchange): void => {
-        const v = view(entry)
-        if (v.route !== 'voice' || !v.ok || !isObject(v.body) || v.body.action !== 'join') return
-        watchers.delete(seated)
-        clearTimeout(timer)
-        timer = setTimeout(() => resolve(undefined), seatedMs)
-        o.action('harness', 'seated', `the bot took a voice seat: the scenario ends ${seatedMs / 1000} s from now`)
-      }
-      watchers.add(seated)
-    })
-    // The run ends at its time, when the signal aborts, or when the bot exits on its own (a restart does not count).
-    const exitedOnItsOwn = new Promise<ClientExit>((resolve) => {
-      const watch = (): void => {
-        const c = client!
-        c.exited.then((exit) => {
-          if (c !== client) watch()
-          else if (exit.how !== 'stopped' && exit.how !== 'killed') resolve(exit)
-        }).catch(() => {})
-      }
-      watch()
-    })
-    const ended = await Promise.race([exitedOnItsOwn, over, aborted])
-    finished = true
-    clearTimeout(timer)
-    watchers.clear()
-    dispose()
-    for (const t of timers) clearTimeout(t)
-    const end = o.now()
-    if (ended === undefined) o.action('harness', 'stop', 'SIGTERM to the bot')
-    const exit = await client.stop(options.signal?.aborted === true ? 200 : STOP_GRACE_MS)
-    o.action('client', 'exit', exitText(exit), { how: exit.how, code: exit.code, signal: exit.signal })
-    scanSecrets(o, client, o.model.tokens, home, tmp)
-    // The fake closes before judging, and its close waits for every exchange to be reported: a request the client
-    // left open (a long poll when it was stopped) is then journaled as cut (OTC-18).
-    await fake.close()
-    const findings = o.findings(end)
-    return {
-      name: options.name,
-      summary: '',
-      ms: Math.round(o.now()),
-      exit: exitText(exit),
-      findings,
-      journal: o.journal.entries(),
-      dropped: o.journal.dropped
-    }
+    fake = await startOrbMock({ port: 0, tap: tapOf(relay) })
+    scene = await setScene(fake, relay, scenario, command, options, folders)
+    await ready(scene.o, scene.client, scene.port)
+    schedule(scene, scenario.steps)
+    const ended = await playUntilTheEnd(scene, scenario, options.signal)
+    return await endRun(scene, fake, ended, options, folders)
   } finally {
-    for (const t of timers) clearTimeout(t)
-    sending.abort()
-    if (client !== undefined) await client.stop(200)
+    if (scene !== undefined) {
+      for (const t of scene.timers) clearTimeout(t)
+      scene.sending.abort()
+      await scene.client.stop(200)
+    }
     await fake?.close()
-    rmSync(root, { recursive: true, force: true })
+    rmSync(folders.root, { recursive: true, force: true })
+  }
+}
+
+/** Each step at its time from the bot's start. */
+function schedule (scene: Scene, steps: readonly Step[]): void {
+  for (const step of steps) scene.timers.push(setTimeout(() => { playStep(scene, step) }, step.atMs))
+}
+
+function makeFolders (): Folders {
+  const root = mkdtempSync(join(tmpdir(), 'orbtest-bot-'))
+  const folders = { root, home: join(root, 'home'), tmp: join(root, 'tmp') }
+  for (const dir of [folders.home, folders.tmp]) makeDirectory(dir, 0o700)
+  return folders
+}
+
+/** The fake's tap: the wire plans each request; each exchange is journaled, then shown to the watchers. */
+function tapOf (relay: Relay): WireTap {
+  return {
+    now: () => relay.observer?.now() ?? 0,
+    request: (head) => relay.wire.plan(head),
+    exchange: (x) => {
+      const entry = relay.observer?.exchange(x)
+      if (entry !== undefined) for (const watch of relay.watchers) watch(entry)
+    },
+    malformed: (connection, reason, bytes) => { relay.observer?.malformed(connection, reason, bytes) }
+  }
+}
+
+/**
+ * Sets the scene on a started fake: the bot's app made and installed, its observer, its endpoint (a webhook bot's),
+ * and the bot started.
+ */
+async function setScene (
+  mock: OrbMock, relay: Relay, scenario: Scenario, command: readonly string[], options: PlayOptions, folders: Folders
+): Promise<Scene> {
+  const app = mock.control.createApp({
+    name: 'Bot under test',
+    scopes: [...(options.scopes ?? ALL_SCOPES)] as never,
+    rights: ['send_messages', 'connect', 'speak']
+  })
+  mock.control.install(SERVER, app.id, {})
+  const o = new OrbObserver(app.token, channelsOf(), options.only)
+  relay.observer = o
+  const port = scenario.mode === 'webhook' ? await freePort() : undefined
+  const endpoint = port === undefined ? undefined : `http://127.0.0.1:${port}${WEBHOOK_PATH}`
+  if (endpoint !== undefined) mock.control.setEndpoint(app.id, endpoint)
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: folders.home,
+    TMPDIR: folders.tmp,
+    ORB_URL: mock.url,
+    ORB_TOKEN: app.token,
+    ORB_APP_ID: app.id,
+    ...(port === undefined ? {} : { PORT: String(port) })
+  }
+  o.action('harness', 'start', `scenario ${options.name}: app ${app.id} installed in ${SERVER}`, { mode: scenario.mode })
+  const launch = { o, command, env, mode: scenario.mode, endpoint }
+  return {
+    ...launch,
+    port,
+    mock,
+    app,
+    wire: relay.wire,
+    watchers: relay.watchers,
+    timers: [],
+    sending: new AbortController(),
+    client: startBot(launch),
+    finished: false,
+    last: undefined,
+    count: 0
+  }
+}
+
+/**
+ * Waits for the run's end: its time up, the signal aborted, or the bot's exit on its own (a restart does not count).
+ * Then no step, timed kill or watcher acts any more.
+ */
+async function playUntilTheEnd (
+  scene: Scene, scenario: Scenario, signal: AbortSignal | undefined
+): Promise<ClientExit | undefined> {
+  const { aborted, dispose } = whenAborted(signal)
+  const ended = await Promise.race([exitedOnItsOwn(scene), timeUp(scene, scenario), aborted])
+  scene.finished = true
+  scene.watchers.clear()
+  dispose()
+  for (const t of scene.timers) clearTimeout(t)
+  return ended
+}
+
+/**
+ * When the scenario's time is up: its duration from now or, once the bot takes a voice seat, `seatedMs` from then
+ * (OBC-08: the seat is watched for its whole length from the join on, however late a loaded machine made it).
+ */
+function timeUp (scene: Scene, scenario: Scenario): Promise<undefined> {
+  return new Promise<undefined>((resolve) => {
+    const duration = setTimeout(() => resolve(undefined), scenario.durationMs)
+    scene.timers.push(duration)
+    const seatedMs = scenario.seatedMs
+    if (seatedMs === undefined) return
+    const seated: Watcher = (entry) => {
+      const v = view(entry)
+      if (v.route !== 'voice' || !v.ok || !isObject(v.body) || v.body.action !== 'join') return
+      scene.watchers.delete(seated)
+      clearTimeout(duration)
+      scene.timers.push(setTimeout(() => resolve(undefined), seatedMs))
+      scene.o.action('harness', 'seated', `the bot took a voice seat: the scenario ends ${seatedMs / 1000} s from now`)
+    }
+    scene.watchers.add(seated)
+  })
+}
+
+/** The bot's exit on its own: not a stop or a kill of the harness's, nor an exit of a process a restart replaced. */
+function exitedOnItsOwn (scene: Scene): Promise<ClientExit> {
+  return new Promise<ClientExit>((resolve) => {
+    const watch = (): void => {
+      const c = scene.client
+      // A process's `exited` resolves however the process ended: it has no failure to handle.
+      c.exited.then((exit) => {
+        if (c !== scene.client) watch()
+        else if (exit.how !== 'stopped' && exit.how !== 'killed') resolve(exit)
+      })
+    }
+    watch()
+  })
+}
+
+/** Stops the bot (SIGTERM, unless it has exited), scans for the token, closes the fake and judges the run. */
+async function endRun (
+  scene: Scene, fake: OrbMock, ended: ClientExit | undefined, options: PlayOptions, folders: Folders
+): Promise<ScenarioReport> {
+  const { o } = scene
+  const end = o.now()
+  if (ended === undefined) o.action('harness', 'stop', 'SIGTERM to the bot')
+  const exit = await scene.client.stop(options.signal?.aborted === true ? 200 : STOP_GRACE_MS)
+  o.action('client', 'exit', exitText(exit), { how: exit.how, code: exit.code, signal: exit.signal })
+  scanSecrets(o, scene.client, o.model.tokens, folders.home, folders.tmp)
+  // The fake closes before judging, and its close waits for every exchange to be reported: a request the client
+  // left open (a long poll when it was stopped) is then journaled as cut (OTC-18).
+  await fake.close()
+  const findings = o.findings(end)
+  return {
+    name: options.name,
+    summary: '',
+    ms: Math.round(o.now()),
+    exit: exitText(exit),
+    findings,
+    journal: o.journal.entries(),
+    dropped: o.journal.dropped
   }
 }
 

@@ -247,8 +247,8 @@ export interface Expected {
   ok: (status: number, body: string, ms: number) => boolean
 }
 
-/** ORB-097: the command deadline for an inline notice. */
-export const NOTICE_DEADLINE_MS = 4000
+/** ORB-097: the command deadline for an inline notice (the window `notice`). */
+export const NOTICE_DEADLINE_MS = windowMs('notice')
 
 export function expectedReply (kind: DeliveryKind, type: EventType): Expected {
   if (!isGenuine(kind)) {
@@ -266,7 +266,8 @@ export function expectedReply (kind: DeliveryKind, type: EventType): Expected {
   }
 }
 
-function hasNotice (body: string): boolean {
+/** Whether a delivery's reply is JSON with a `notice` (ORB-097). */
+export function hasNotice (body: string): boolean {
   try {
     const parsed = JSON.parse(body) as unknown
     return typeof parsed === 'object' && parsed !== null && typeof (parsed as { notice?: unknown }).notice === 'string'
