@@ -108,8 +108,10 @@ export class ClientProcess {
     try {
       process.kill(-this.#pid, signal)
     } catch (err) {
-      // ESRCH: every process of the group has ended, which is what a stop waits for. Anything else is a fault.
-      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err
+      // ESRCH: every process of the group has ended, which is what a stop waits for; macOS answers EPERM for a group
+      // left with zombies only. Anything else is a fault.
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ESRCH' && code !== 'EPERM') throw err
     }
   }
 }
