@@ -2,7 +2,7 @@
  * The baseline: a bare fastify server on a Unix socket, with one route answering a body the size of /info's,
  * and a ready file written once it listens, exactly as orbtest's CLI does. No pipeline, no validation.
  */
-import { renameSync, writeFileSync, unlinkSync } from 'node:fs'
+import { renameSync, rmSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
 
@@ -53,7 +53,8 @@ if (readyFile !== undefined) {
 }
 const stop = async (): Promise<void> => {
   await app.close()
-  try { unlinkSync(socket) } catch {}
+  // The socket may be gone already (closing the server removes it): `force` asks no more than that.
+  rmSync(socket, { force: true })
   process.exit(0)
 }
 process.once('SIGTERM', stop)

@@ -3,7 +3,7 @@
  * a Unix socket (the fake Orbtile's), two on loopback ports (the fake Orb's and the control server's), each with one
  * route, and a ready file written once all three listen. No pipeline, no validation, no state.
  */
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { renameSync, rmSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
@@ -29,7 +29,8 @@ if (readyFile !== undefined) {
 }
 const stop = async (): Promise<void> => {
   await Promise.all([orbtile.close(), orb.close(), control.close()])
-  try { unlinkSync(socket) } catch {}
+  // The socket may be gone already (closing the server removes it): `force` asks no more than that.
+  rmSync(socket, { force: true })
   process.exit(0)
 }
 process.once('SIGTERM', stop)

@@ -9,7 +9,10 @@ export function findChromium (): string | undefined {
   for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
     try {
       return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim()
-    } catch {}
+    } catch (err) {
+      // `command -v` exits 1 for a name it does not find: the next name is tried. Anything else (no shell) is thrown.
+      if ((err as { status?: number | null }).status !== 1) throw err
+    }
   }
   return undefined
 }

@@ -4,10 +4,10 @@
 // - the page's first paint, and its first frame drawn, in headless Chromium, on a fresh browser context each time;
 // - a change on screen: an adapter's update sent, to the DOM showing it (a MutationObserver in the page).
 import { request, type ClientRequest } from 'node:http'
-import { chromium } from 'playwright-core'
+import { chromium, type Browser } from 'playwright-core'
 import { chromiumPath } from './chromium.js'
 import {
-  ADAPTER, call, cpuMs, launch, load, median, medianRound, percentile, prepareAdapter, stop, type Load
+  ADAPTER, call, cpuMs, launch, load, median, medianRound, percentile, prepareAdapter, stop, type Load, type Server
 } from './harness.js'
 
 // The page's globals, for the function that runs in it: the bench's tsconfig has no DOM lib.
@@ -57,95 +57,140 @@ function stream (url: string, seen: { frames: number, bytes: number }): ClientRe
   return req
 }
 
+/** Where the dashboard rows send session updates: the fake, its control URL, the session's path and headers. */
+interface Updates {
+  server: Server
+  url: string
+  path: string
+  headers: Record<string, string>
+}
+
 export async function dashboardRows (dir: string): Promise<DashboardRows> {
   const server = await launch('orbtest', dir, 500)
   const url = server.control!
   try {
     const headers = await prepareAdapter(server)
-    const path = `/a/v1/adapters/${ADAPTER}/sessions/s1`
-    const heartbeats = (warm: number, seconds: number): Promise<Load> => load(server, 'POST', path, headers, HEARTBEAT,
-      { warm, seconds })
-    await heartbeats(2, 0)
-    const slices: { watched: Load[], alone: Load[] } = { watched: [], alone: [] }
-    const cpu = { watched: 0, alone: 0 }
-    const ratios: number[] = []
-    const seen = { frames: 0, bytes: 0 }
-    let openMs = 0
-    for (let slice = 0; slice < SLICES; slice++) {
-      // Alternate which goes first, so that drift within a pair hits both alike.
-      const order = slice % 2 === 0 ? ['alone', 'watched'] as const : ['watched', 'alone'] as const
-      const got: Partial<Record<'watched' | 'alone', Load>> = {}
-      for (const kind of order) {
-        const opened = performance.now()
-        const open = kind === 'watched' ? Array.from({ length: STREAMS }, () => stream(url, seen)) : []
-        if (open.length > 0) await new Promise((resolve) => setTimeout(resolve, 200))
-        const before = cpuMs(server.child.pid) ?? 0
-        got[kind] = await heartbeats(0, SLICE_S)
-        cpu[kind] += ((cpuMs(server.child.pid) ?? 0) - before) * 1000 / Math.max(1, got[kind].requests) / SLICES
-        for (const req of open) req.destroy()
-        if (kind === 'watched') openMs += performance.now() - opened
-        slices[kind].push(got[kind])
-      }
-      ratios.push(got.watched!.rps / got.alone!.rps)
-    }
-    const firstPaints: number[] = []
-    const firstFrames: number[] = []
-    const onScreen: number[] = []
-    const args = ['--no-sandbox', '--disable-dev-shm-usage']
-    const browser = await chromium.launch({ executablePath: chromiumPath(), args })
-    try {
-      for (let i = 0; i < PAINTS; i++) {
-        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-        const page = await context.newPage()
-        await page.goto(`${url}/`)
-        await page.waitForSelector('.live-on')
-        const timing = await page.evaluate(() => {
-          const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? Number.NaN
-          const frame = performance.getEntriesByName('orbtest:first-frame')[0]?.startTime ?? Number.NaN
-          return { paint, frame }
-        })
-        firstPaints.push(timing.paint)
-        firstFrames.push(timing.frame)
-        await context.close()
-      }
-      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
-      await page.goto(`${url}/`)
-      await page.waitForSelector(`[data-adapter="${ADAPTER}"]`)
-      for (let i = 0; i < CHANGES; i++) {
-        const title = `change ${i}`
-        const shown = page.evaluate((wanted) => new Promise<number>((resolve) => {
-          const observer = new MutationObserver(() => {
-            if (document.body.textContent?.includes(wanted) === true) {
-              observer.disconnect()
-              resolve(performance.timeOrigin + performance.now())
-            }
-          })
-          observer.observe(document.body, { subtree: true, childList: true, characterData: true })
-        }), title)
-        await new Promise((resolve) => setTimeout(resolve, 100))
-        const sent = performance.timeOrigin + performance.now()
-        await call({ socketPath: server.socket, method: 'POST', path, headers, body: { title } })
-        onScreen.push((await shown) - sent)
-      }
-    } finally {
-      await browser.close()
-    }
+    const updates: Updates = { server, url, path: `/a/v1/adapters/${ADAPTER}/sessions/s1`, headers }
+    await heartbeats(updates, 2, 0)
+    const watched = await watchedAgainstAlone(updates)
+    const browser = await browserTimings(updates)
     // What one stream received per second it was open (the frames' pace, and their size).
-    const perSecond = (n: number): number => n / (openMs / 1000) / STREAMS
+    const perSecond = (n: number): number => n / (watched.openMs / 1000) / STREAMS
     return {
-      ratio: median(ratios),
-      min: Math.min(...ratios),
-      max: Math.max(...ratios),
-      watched: medianRound(slices.watched),
-      alone: medianRound(slices.alone),
-      cpuUs: cpu,
-      framesPerSecond: perSecond(seen.frames),
-      bytesPerSecond: perSecond(seen.bytes),
-      firstPaint: { median: median(firstPaints), max: Math.max(...firstPaints) },
-      firstFrame: { median: median(firstFrames), max: Math.max(...firstFrames) },
-      onScreen: { median: median(onScreen), p99: percentile(onScreen, 99) }
+      ratio: median(watched.ratios),
+      min: Math.min(...watched.ratios),
+      max: Math.max(...watched.ratios),
+      watched: medianRound(watched.slices.watched),
+      alone: medianRound(watched.slices.alone),
+      cpuUs: watched.cpu,
+      framesPerSecond: perSecond(watched.seen.frames),
+      bytesPerSecond: perSecond(watched.seen.bytes),
+      firstPaint: { median: median(browser.firstPaints), max: Math.max(...browser.firstPaints) },
+      firstFrame: { median: median(browser.firstFrames), max: Math.max(...browser.firstFrames) },
+      onScreen: { median: median(browser.onScreen), p99: percentile(browser.onScreen, 99) }
     }
   } finally {
     await stop(server)
   }
+}
+
+/** Session updates for `seconds` after `warm` seconds of warming up. */
+function heartbeats (u: Updates, warm: number, seconds: number): Promise<Load> {
+  return load(u.server, 'POST', u.path, u.headers, HEARTBEAT, { warm, seconds })
+}
+
+type Watch = 'watched' | 'alone'
+
+/** The slices of load with STREAMS dashboards open and with none, their CPU per request, and what the streams got. */
+interface WatchedAgainstAlone {
+  slices: Record<Watch, Load[]>
+  cpu: Record<Watch, number>
+  /** Each pair's watched rate as a share of its alone rate. */
+  ratios: number[]
+  seen: { frames: number, bytes: number }
+  /** How long the streams were open in all, ms. */
+  openMs: number
+}
+
+async function watchedAgainstAlone (u: Updates): Promise<WatchedAgainstAlone> {
+  const pid = u.server.child.pid
+  const out: WatchedAgainstAlone = {
+    slices: { watched: [], alone: [] },
+    cpu: { watched: 0, alone: 0 },
+    ratios: [],
+    seen: { frames: 0, bytes: 0 },
+    openMs: 0
+  }
+  for (let slice = 0; slice < SLICES; slice++) {
+    // Alternate which goes first, so that drift within a pair hits both alike.
+    const order = slice % 2 === 0 ? ['alone', 'watched'] as const : ['watched', 'alone'] as const
+    const got: Partial<Record<Watch, Load>> = {}
+    for (const kind of order) {
+      const opened = performance.now()
+      const open = kind === 'watched' ? Array.from({ length: STREAMS }, () => stream(u.url, out.seen)) : []
+      if (open.length > 0) await new Promise((resolve) => setTimeout(resolve, 200))
+      const before = cpuMs(pid) ?? 0
+      got[kind] = await heartbeats(u, 0, SLICE_S)
+      out.cpu[kind] += ((cpuMs(pid) ?? 0) - before) * 1000 / Math.max(1, got[kind].requests) / SLICES
+      for (const req of open) req.destroy()
+      if (kind === 'watched') out.openMs += performance.now() - opened
+      out.slices[kind].push(got[kind])
+    }
+    out.ratios.push(got.watched!.rps / got.alone!.rps)
+  }
+  return out
+}
+
+/** In headless Chromium: first paints and first frames of fresh contexts, and updates' times to the screen, ms. */
+interface BrowserTimings { firstPaints: number[], firstFrames: number[], onScreen: number[] }
+
+async function browserTimings (u: Updates): Promise<BrowserTimings> {
+  const firstPaints: number[] = []
+  const firstFrames: number[] = []
+  const args = ['--no-sandbox', '--disable-dev-shm-usage']
+  const browser = await chromium.launch({ executablePath: chromiumPath(), args })
+  try {
+    for (let i = 0; i < PAINTS; i++) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+      const page = await context.newPage()
+      await page.goto(`${u.url}/`)
+      await page.waitForSelector('.live-on')
+      const timing = await page.evaluate(() => {
+        const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? Number.NaN
+        const frame = performance.getEntriesByName('orbtest:first-frame')[0]?.startTime ?? Number.NaN
+        return { paint, frame }
+      })
+      firstPaints.push(timing.paint)
+      firstFrames.push(timing.frame)
+      await context.close()
+    }
+    return { firstPaints, firstFrames, onScreen: await changesOnScreen(browser, u) }
+  } finally {
+    await browser.close()
+  }
+}
+
+/** CHANGES updates, each from its sending to the page's DOM showing it, ms. */
+async function changesOnScreen (browser: Browser, u: Updates): Promise<number[]> {
+  const onScreen: number[] = []
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+  await page.goto(`${u.url}/`)
+  await page.waitForSelector(`[data-adapter="${ADAPTER}"]`)
+  for (let i = 0; i < CHANGES; i++) {
+    const title = `change ${i}`
+    const shown = page.evaluate((wanted) => new Promise<number>((resolve) => {
+      const observer = new MutationObserver(() => {
+        if (document.body.textContent?.includes(wanted) === true) {
+          observer.disconnect()
+          resolve(performance.timeOrigin + performance.now())
+        }
+      })
+      observer.observe(document.body, { subtree: true, childList: true, characterData: true })
+    }), title)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const sent = performance.timeOrigin + performance.now()
+    await call({ socketPath: u.server.socket, method: 'POST', path: u.path, headers: u.headers, body: { title } })
+    onScreen.push((await shown) - sent)
+  }
+  return onScreen
 }

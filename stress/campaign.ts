@@ -94,62 +94,55 @@ export async function runCampaign (options: CampaignOptions): Promise<CampaignRe
 type Resolved = Required<Omit<CampaignOptions, 'only' | 'root' | 'log'>> &
   Pick<CampaignOptions, 'only' | 'root' | 'log'>
 
+/** What the lanes of one campaign share: the plan, the targets, what the run learnt, and the tally. */
+interface Lanes {
+  o: Resolved
+  planner: Planner
+  targets: Record<ServerName, Target>
+  state: RunState
+  tally: Tally
+  retries: { count: number }
+  /** The real time a request held `holdMs` of virtual time waits, at the ticker's pace. */
+  realHoldMs: (holdMs: number) => number
+}
+
 async function campaign (o: Resolved, server: ServerProcess, receiverUrl: string, deliveries: () => number):
 Promise<CampaignReport> {
   const mix: Mix = { servers: o.servers, rawShare: o.rawShare, mutatedShare: o.mutatedShare }
   const planner = new Planner(o.seed, mix, { basePath: server.endpoints.basePath, receiverUrl })
   const targets = targetsOf(server.endpoints)
-  const state = new RunState(() => server.token())
   const tally = new Tally()
+  const lanes: Lanes = {
+    o,
+    planner,
+    targets,
+    state: new RunState(() => server.token()),
+    tally,
+    retries: { count: 0 },
+    realHoldMs: (holdMs) => Math.ceil(holdMs * o.tickMs / o.advanceMs)
+  }
   await sleep(300)
   const idle = server.sample()
-  let peak = idle
   const started = Date.now()
-  const deadline = started + o.timeLimitMs
-  const realHoldMs = (holdMs: number): number => Math.ceil(holdMs * o.tickMs / o.advanceMs)
   const ticks = { sent: 0, failed: 0 }
   const run = { running: true }
-  const sampler = (async () => {
-    while (run.running) {
-      await sleep(1000)
-      const now = server.sample()
-      peak = { ...now, sockets: Math.max(peak.sockets, now.sockets), rssKiB: Math.max(peak.rssKiB, now.rssKiB) }
-    }
-  })()
+  const sampler = peakOf(server, idle, () => run.running)
   const ticker = tick(targets.control, o, () => run.running, ticks)
-  const retries = { count: 0 }
-  const structured = laneCursor(planner, 'structured', o.requests, o.only, deadline)
-  const raw = laneCursor(planner, 'raw', o.requests, o.only, deadline)
-  const rawCtx: RawContext = { targets, state, silentMs: o.silentMs, continueMs: o.continueMs, realHoldMs }
-  const lanes = [
-    ...Array.from({ length: o.concurrency }, () => structuredWorker(structured)),
-    ...Array.from({ length: o.rawConcurrency }, () => rawWorker(raw))
-  ]
+  const running = runLanes(lanes, started + o.timeLimitMs)
   const logger = o.log === undefined
     ? undefined
     : setInterval(() => {
       o.log!(`… ${tally.requests} requests, ${Math.round(tally.requests / ((Date.now() - started) / 1000))}/s`)
     }, 5000)
-  await Promise.all(lanes)
+  await running
   const durationMs = Date.now() - started
   if (logger !== undefined) clearInterval(logger)
   run.running = false
   await ticker
-  await sampler
+  const peak = await sampler
   const after = await settleSockets(server, idle.sockets, o.settleMs)
-  if (!server.alive()) {
-    tally.fail('server-alive', {
-      index: -1, server: 'all', label: 'process', detail: `it exited: ${JSON.stringify(server.exit())}; stderr: ${server.stderr().slice(-400)}`
-    })
-  }
-  if (after.sockets > idle.sockets) {
-    tally.fail('sockets-return-to-idle', {
-      index: -1, server: 'all', label: 'process', detail: `${idle.sockets} sockets when idle, still ${after.sockets} ${o.settleMs} ms after the last client left`
-    })
-  }
+  checkProcess(tally, server, idle, after, o.settleMs)
   const serverErrorLogLines = server.stderr().split('\n').filter((line) => /"level":(50|60)/.test(line)).length
-  const root = o.root === undefined ? '' : ` --root ${o.root}`
-  const replay = `node --import tsx stress/fuzz.ts --requests ${o.requests} --seed ${o.seed} --servers ${o.servers.join(',')} --concurrency ${o.concurrency}${root}`
   return {
     ok: tally.ok(),
     seed: o.seed,
@@ -163,60 +156,119 @@ Promise<CampaignReport> {
     checks: tally.checks,
     process: { pid: server.pid, args: server.args, idle, peak, after },
     ticks,
-    retries: retries.count,
+    retries: lanes.retries.count,
     webhookDeliveries: deliveries(),
     serverErrorLogLines,
-    replay
+    replay: replayCommand(o)
   }
+}
 
-  async function structuredWorker (next: () => number | undefined): Promise<void> {
-    const clients = Object.fromEntries(o.servers.map((name) => [name, new KeptAliveClient(targets[name])])) as
-      Partial<Record<ServerName, KeptAliveClient>>
-    try {
-      for (let index = next(); index !== undefined; index = next()) {
-        const draft = planner.structured(index)
-        const target = targets[draft.server]
-        const label = draftLabel(draft)
-        const where = { index, server: draft.server, label }
-        tally.sent(draft.server, label)
-        const request = materialize(draft, target, state)
-        const timeout = o.silentMs + realHoldMs(request.holdMs ?? 0)
-        const got = await clients[draft.server]!.send(request, timeout)
-        if (got.retried) retries.count++
-        if (got.malformed !== undefined) tally.fail('well-formed-responses', { ...where, detail: got.malformed })
-        if (got.response !== undefined) {
-          tally.response(target, index, label, got.response)
-          state.learn(target.name, request, got.response)
-        } else {
-          tally.status(draft.server, 'none')
-          tally.fail('no-silent-drop', { ...where, detail: `${request.method} ${request.target.slice(0, 120)}: ${got.failure}` })
-        }
-      }
-    } finally {
-      for (const client of Object.values(clients)) client.close()
-    }
+/** The server's peak of sockets and memory, read each second while the run goes on. */
+async function peakOf (server: ServerProcess, idle: ProcessSample, running: () => boolean): Promise<ProcessSample> {
+  let peak = idle
+  while (running()) {
+    await sleep(1000)
+    const now = server.sample()
+    peak = { ...now, sockets: Math.max(peak.sockets, now.sockets), rssKiB: Math.max(peak.rssKiB, now.rssKiB) }
   }
+  return peak
+}
 
-  async function rawWorker (next: () => number | undefined): Promise<void> {
+/** Both lanes' clients at once, each taking the next index of its lane until the plan or the time runs out. */
+async function runLanes (lanes: Lanes, deadline: number): Promise<void> {
+  const { o, planner } = lanes
+  const structured = laneCursor(planner, 'structured', o.requests, o.only, deadline)
+  const raw = laneCursor(planner, 'raw', o.requests, o.only, deadline)
+  const rawCtx: RawContext = {
+    targets: lanes.targets,
+    state: lanes.state,
+    silentMs: o.silentMs,
+    continueMs: o.continueMs,
+    realHoldMs: lanes.realHoldMs
+  }
+  await Promise.all([
+    ...Array.from({ length: o.concurrency }, () => structuredWorker(lanes, structured)),
+    ...Array.from({ length: o.rawConcurrency }, () => rawWorker(lanes, rawCtx, raw))
+  ])
+}
+
+/** The process checks: the server is still alive, and holds no more sockets than when idle once clients left. */
+function checkProcess (
+  tally: Tally,
+  server: ServerProcess,
+  idle: ProcessSample,
+  after: ProcessSample,
+  settleMs: number
+): void {
+  if (!server.alive()) {
+    tally.fail('server-alive', {
+      index: -1, server: 'all', label: 'process', detail: `it exited: ${JSON.stringify(server.exit())}; stderr: ${server.stderr().slice(-400)}`
+    })
+  }
+  if (after.sockets > idle.sockets) {
+    tally.fail('sockets-return-to-idle', {
+      index: -1, server: 'all', label: 'process', detail: `${idle.sockets} sockets when idle, still ${after.sockets} ${settleMs} ms after the last client left`
+    })
+  }
+}
+
+/** The command that runs the same campaign again. */
+function replayCommand (o: Resolved): string {
+  const root = o.root === undefined ? '' : ` --root ${o.root}`
+  return `node --import tsx stress/fuzz.ts --requests ${o.requests} --seed ${o.seed} --servers ${o.servers.join(',')} --concurrency ${o.concurrency}${root}`
+}
+
+/** A client of the whole-request lane: one kept-alive connection per server, a planned request at a time. */
+async function structuredWorker (lanes: Lanes, next: () => number | undefined): Promise<void> {
+  const { o, planner, targets, state, tally } = lanes
+  const clients = Object.fromEntries(o.servers.map((name) => [name, new KeptAliveClient(targets[name])])) as
+    Partial<Record<ServerName, KeptAliveClient>>
+  try {
     for (let index = next(); index !== undefined; index = next()) {
-      const plan = planner.raw(index)
-      const target = targets[plan.server]
-      const label = `raw ${plan.scenario}`
-      const where = { index, server: plan.server, label }
-      tally.sent(plan.server, label)
-      try {
-        const out = await runRaw(plan, rawCtx)
-        for (const response of out.responses) tally.response(target, index, label, response)
-        if (out.responses.length === 0) tally.status(plan.server, out.left ? 'client-left' : 'none')
-        for (const failure of out.failures) tally.fail(failure.check, { ...where, detail: failure.detail })
-        for (const drop of out.drops) tally.fail('no-silent-drop', { ...where, detail: drop })
-        if (out.malformed !== undefined && !out.failures.some((f) => f.check === 'head-error-without-body')) {
-          tally.fail('well-formed-responses', { ...where, detail: out.malformed })
-        }
-      } catch (err) {
-        tally.status(plan.server, 'none')
-        tally.fail('no-silent-drop', { ...where, detail: `could not connect: ${(err as Error).message}` })
+      const draft = planner.structured(index)
+      const target = targets[draft.server]
+      const label = draftLabel(draft)
+      const where = { index, server: draft.server, label }
+      tally.sent(draft.server, label)
+      const request = materialize(draft, target, state)
+      const timeout = o.silentMs + lanes.realHoldMs(request.holdMs ?? 0)
+      const got = await clients[draft.server]!.send(request, timeout)
+      if (got.retried) lanes.retries.count++
+      if (got.malformed !== undefined) tally.fail('well-formed-responses', { ...where, detail: got.malformed })
+      if (got.response !== undefined) {
+        tally.response(target, index, label, got.response)
+        state.learn(target.name, request, got.response)
+      } else {
+        tally.status(draft.server, 'none')
+        tally.fail('no-silent-drop', { ...where, detail: `${request.method} ${request.target.slice(0, 120)}: ${got.failure}` })
       }
+    }
+  } finally {
+    for (const client of Object.values(clients)) client.close()
+  }
+}
+
+/** A client of the raw lane: a planned scenario at a time, each on a fresh connection. */
+async function rawWorker (lanes: Lanes, rawCtx: RawContext, next: () => number | undefined): Promise<void> {
+  const { planner, targets, tally } = lanes
+  for (let index = next(); index !== undefined; index = next()) {
+    const plan = planner.raw(index)
+    const target = targets[plan.server]
+    const label = `raw ${plan.scenario}`
+    const where = { index, server: plan.server, label }
+    tally.sent(plan.server, label)
+    try {
+      const out = await runRaw(plan, rawCtx)
+      for (const response of out.responses) tally.response(target, index, label, response)
+      if (out.responses.length === 0) tally.status(plan.server, out.left ? 'client-left' : 'none')
+      for (const failure of out.failures) tally.fail(failure.check, { ...where, detail: failure.detail })
+      for (const drop of out.drops) tally.fail('no-silent-drop', { ...where, detail: drop })
+      if (out.malformed !== undefined && !out.failures.some((f) => f.check === 'head-error-without-body')) {
+        tally.fail('well-formed-responses', { ...where, detail: out.malformed })
+      }
+    } catch (err) {
+      tally.status(plan.server, 'none')
+      tally.fail('no-silent-drop', { ...where, detail: `could not connect: ${(err as Error).message}` })
     }
   }
 }

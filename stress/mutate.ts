@@ -165,62 +165,73 @@ function badQuery (request: HttpRequest, m: Mutation): void {
   request.target += join + choose(variants, m.variant)
 }
 
+/** What a mutation works on: the request to change, the draft's body, and the server it goes to. */
+interface Mutating {
+  request: HttpRequest
+  body: unknown
+  /** Whether the request had a body before the mutation. */
+  hasBody: boolean
+  target: Target
+}
+
+/** Gives a bodiless request the draft's body (or `{}`), for the mutations of a body's framing or type. */
+function ensureBody ({ request, body, hasBody }: Mutating): void {
+  if (!hasBody) withBody(request, JSON.stringify(body ?? {}))
+}
+
+/** Each kind of mutation, and how it changes the request in place. */
+const MUTATORS: Record<MutationKind, (on: Mutating, m: Mutation) => void> = {
+  'wrong-type': ({ request, body }, m) => {
+    withBody(request, bodyWithRaw(body ?? {}, m.pick, JSON.stringify(choose(WRONG_VALUES, m.variant))))
+  },
+  'missing-field': ({ request, body }, m) => {
+    const spots = places(body).filter((p) => p.length > 0)
+    const spot = spots[Math.floor(m.pick * spots.length)]
+    withBody(request, JSON.stringify(spot === undefined ? {} : replaceAt(body, spot, undefined)))
+  },
+  'extra-field': ({ request, body }, m) => {
+    const extra = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}
+    withBody(request, JSON.stringify({ ...extra, [m.text === '' ? 'extra' : m.text]: m.value }))
+  },
+  'huge-value': ({ request, body }, m) => {
+    const size = choose([1000, 70_000, 300_000], m.variant)
+    const raw = choose([JSON.stringify('x'.repeat(size)), '1e400', `${'9'.repeat(size)}`, '-0'], m.variant >> 2)
+    withBody(request, bodyWithRaw(body ?? {}, m.pick, raw))
+  },
+  'deep-nesting': ({ request, body }, m) => {
+    const depth = choose([100, 1000, 10_000], m.variant)
+    const open = m.variant % 2 === 0 ? '[' : '{"a":'
+    const close = m.variant % 2 === 0 ? ']' : '}'
+    withBody(request, bodyWithRaw(body ?? {}, m.pick, `${open.repeat(depth)}1${close.repeat(depth)}`))
+  },
+  'bad-json': ({ request, body }, m) => { withBody(request, badJson(body, m)) },
+  'bad-content-type': (on, m) => {
+    ensureBody(on)
+    setHeader(on.request, 'Content-Type', choose(TYPES, m.variant))
+    if (m.variant % 5 === 0) on.request.headers.push(['Content-Type', 'application/json'])
+  },
+  'no-content-type': (on) => {
+    ensureBody(on)
+    setHeader(on.request, 'Content-Type', undefined)
+  },
+  'chunked-body': (on) => {
+    ensureBody(on)
+    on.request.headers.push(['Transfer-Encoding', 'chunked'])
+  },
+  'body-on-bodiless': ({ request }, m) => { withBody(request, JSON.stringify(m.value ?? {})) },
+  'wrong-method': ({ request }, m) => { request.method = choose(METHODS, m.variant) },
+  'unknown-path': ({ request }, m) => { unknownPath(request, m) },
+  'bad-token': ({ request }, m) => { badToken(request, m) },
+  'odd-header': ({ request, target }, m) => { oddHeader(request, target, m) },
+  'bad-query': ({ request }, m) => { badQuery(request, m) },
+  'expect-continue': (on) => {
+    ensureBody(on)
+    on.request.headers.push(['Expect', '100-continue'])
+  }
+}
+
 /** Applies a mutation to a request built from `draft`; the request is changed in place and returned. */
 export function mutate (request: HttpRequest, draft: Draft, target: Target, m: Mutation): HttpRequest {
-  const body = draft.body
-  const hasBody = request.body !== undefined
-  switch (m.kind) {
-    case 'wrong-type':
-      withBody(request, bodyWithRaw(body ?? {}, m.pick, JSON.stringify(choose(WRONG_VALUES, m.variant))))
-      break
-    case 'missing-field': {
-      const spots = places(body).filter((p) => p.length > 0)
-      const spot = spots[Math.floor(m.pick * spots.length)]
-      withBody(request, JSON.stringify(spot === undefined ? {} : replaceAt(body, spot, undefined)))
-      break
-    }
-    case 'extra-field': {
-      const extra = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}
-      withBody(request, JSON.stringify({ ...extra, [m.text === '' ? 'extra' : m.text]: m.value }))
-      break
-    }
-    case 'huge-value': {
-      const size = choose([1000, 70_000, 300_000], m.variant)
-      const raw = choose([JSON.stringify('x'.repeat(size)), '1e400', `${'9'.repeat(size)}`, '-0'], m.variant >> 2)
-      withBody(request, bodyWithRaw(body ?? {}, m.pick, raw))
-      break
-    }
-    case 'deep-nesting': {
-      const depth = choose([100, 1000, 10_000], m.variant)
-      const open = m.variant % 2 === 0 ? '[' : '{"a":'
-      const close = m.variant % 2 === 0 ? ']' : '}'
-      withBody(request, bodyWithRaw(body ?? {}, m.pick, `${open.repeat(depth)}1${close.repeat(depth)}`))
-      break
-    }
-    case 'bad-json': withBody(request, badJson(body, m)); break
-    case 'bad-content-type':
-      if (!hasBody) withBody(request, JSON.stringify(body ?? {}))
-      setHeader(request, 'Content-Type', choose(TYPES, m.variant))
-      if (m.variant % 5 === 0) request.headers.push(['Content-Type', 'application/json'])
-      break
-    case 'no-content-type':
-      if (!hasBody) withBody(request, JSON.stringify(body ?? {}))
-      setHeader(request, 'Content-Type', undefined)
-      break
-    case 'chunked-body':
-      if (!hasBody) withBody(request, JSON.stringify(body ?? {}))
-      request.headers.push(['Transfer-Encoding', 'chunked'])
-      break
-    case 'body-on-bodiless': withBody(request, JSON.stringify(m.value ?? {})); break
-    case 'wrong-method': request.method = choose(METHODS, m.variant); break
-    case 'unknown-path': unknownPath(request, m); break
-    case 'bad-token': badToken(request, m); break
-    case 'odd-header': oddHeader(request, target, m); break
-    case 'bad-query': badQuery(request, m); break
-    case 'expect-continue':
-      if (!hasBody) withBody(request, JSON.stringify(body ?? {}))
-      request.headers.push(['Expect', '100-continue'])
-      break
-  }
+  MUTATORS[m.kind]({ request, body: draft.body, hasBody: request.body !== undefined, target }, m)
   return request
 }

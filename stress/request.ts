@@ -58,6 +58,9 @@ export const WORLD_IDS = {
   channels: WORLD.communities.flatMap((community) => community.channels.map((channel) => channel.id))
 }
 
+/** How many typed commands' ids a run keeps to answer (the most recent ones). */
+const KEPT_INTERACTIONS = 64
+
 /** What a run has learnt: the tokens that open each door, and ids the servers handed out. */
 export class RunState {
   orbtileToken: string
@@ -100,19 +103,32 @@ export class RunState {
     } catch {
       return
     }
-    if (server === 'orbtile') {
-      const adapter = /^\/a\/v1\/adapters\/([^/]+)$/.exec(path)
-      if (adapter !== null && request.method === 'PUT' && typeof json?.adapterToken === 'string') {
-        this.leases.set(decodeURIComponent(adapter[1]!), json.adapterToken)
-      } else if (adapter !== null && request.method === 'DELETE') this.leases.delete(decodeURIComponent(adapter[1]!))
-    } else if (server === 'orb') {
-      for (const event of Array.isArray(json?.events) ? json.events : []) {
-        if (event?.type === 'application_command' && typeof event.id === 'string') {
-          this.interactions.push(event.id)
-          if (this.interactions.length > 64) this.interactions.shift()
-        }
+    if (server === 'orbtile') this.learnLease(path, request.method, json)
+    else if (server === 'orb') this.learnInteractions(json)
+    else this.learnControl(path, json)
+  }
+
+  /** A registration's lease token, or the end of a lease. */
+  private learnLease (path: string, method: string, json: any): void {
+    const adapter = /^\/a\/v1\/adapters\/([^/]+)$/.exec(path)
+    if (adapter !== null && method === 'PUT' && typeof json?.adapterToken === 'string') {
+      this.leases.set(decodeURIComponent(adapter[1]!), json.adapterToken)
+    } else if (adapter !== null && method === 'DELETE') this.leases.delete(decodeURIComponent(adapter[1]!))
+  }
+
+  /** The ids of typed commands an events page holds, the most recent of them kept for answers. */
+  private learnInteractions (json: any): void {
+    for (const event of Array.isArray(json?.events) ? json.events : []) {
+      if (event?.type === 'application_command' && typeof event.id === 'string') {
+        this.interactions.push(event.id)
+        if (this.interactions.length > KEPT_INTERACTIONS) this.interactions.shift()
       }
-    } else if (path === '/control/reset') {
+    }
+  }
+
+  /** A reset, a new discovery token, or an app's new token, from the control API. */
+  private learnControl (path: string, json: any): void {
+    if (path === '/control/reset') {
       this.leases.clear()
       this.resetOrb()
       this.orbtileToken = this.refreshToken()

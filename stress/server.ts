@@ -146,23 +146,28 @@ async function waitForFile (path: string, child: ChildProcess, ms: number, stder
 export function sampleProcess (pid: number): ProcessSample {
   let sockets = 0
   let fds = 0
-  let names: string[] = []
-  try {
-    names = readdirSync(`/proc/${pid}/fd`)
-  } catch {}
+  const names = unlessGone(() => readdirSync(`/proc/${pid}/fd`), [])
   for (const name of names) {
-    try {
-      const link = readlinkSync(`/proc/${pid}/fd/${name}`)
-      fds++
-      if (link.startsWith('socket:')) sockets++
-    } catch {} // closed between the listing and the read
+    // A descriptor closed between the listing and the read is not counted.
+    const link = unlessGone(() => readlinkSync(`/proc/${pid}/fd/${name}`), undefined)
+    if (link === undefined) continue
+    fds++
+    if (link.startsWith('socket:')) sockets++
   }
-  let rssKiB = 0
-  try {
-    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    rssKiB = match === null ? 0 : Number(match[1])
-  } catch {}
+  const status = unlessGone(() => readFileSync(`/proc/${pid}/status`, 'utf8'), '')
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)
+  const rssKiB = match === null ? 0 : Number(match[1])
   return { atMs: Date.now(), sockets, fds, rssKiB }
+}
+
+/** What `read` reads from /proc, or `gone` when it is not there: the process ended, or the system has no /proc. */
+function unlessGone<T> (read: () => T, gone: T): T {
+  try {
+    return read()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return gone
+    throw err
+  }
 }
 
 /**

@@ -110,8 +110,7 @@ export class Soak {
       }
       this.tally.response(client.target, -1, route, got.response)
       this.state.learn(server, request, got.response)
-      let json: unknown
-      try { json = JSON.parse(got.response.body.toString('utf8')) } catch {}
+      const json = parsedOrUndefined(got.response.body.toString('utf8'))
       const retry = header(got.response, 'retry-after')
       return { status: got.response.status, json, retryAfter: retry === undefined ? undefined : Number(retry) }
     } finally {
@@ -131,5 +130,15 @@ export class Soak {
       this.#gate = undefined
       open()
     }
+  }
+}
+
+/** A body's JSON; a body that is not JSON (a plain-text error, an empty 204) has none. */
+function parsedOrUndefined (text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined
+    throw err
   }
 }

@@ -5,75 +5,101 @@ import type { Answer, Soak } from './soak-core.js'
 
 const ADA = `0x${'1'.repeat(40)}`
 
+/** A request of the demo bot: `route` is the row it is counted under. */
+type Call = (route: string, path: string, body?: unknown, holdMs?: number) => Promise<Answer | undefined>
+
+/** The demo bot's state from round to round. */
+interface Bot {
+  soak: Soak
+  call: Call
+  round: number
+  /** The events cursor. */
+  cursor: number
+  /** No post, or no sync, before these times: a 429's Retry-After. */
+  postAfter: number
+  syncAfter: number
+  /** The ids of its posts not deleted yet. */
+  mine: number[]
+}
+
 /** The demo bot's life: post, read, poll, answer, sync commands, voice, music, passport, directory. */
 export async function orbBot (soak: Soak): Promise<void> {
   const client = soak.client('orb')
-  const call = (route: string, path: string, body?: unknown, holdMs?: number): Promise<Answer | undefined> =>
+  const call: Call = (route, path, body, holdMs) =>
     soak.call(client, route, path, {
       body,
       headers: [['Authorization', `Bearer ${soak.state.orbToken('app_demo')}`]],
       ...(holdMs === undefined ? {} : { holdMs })
     })
-  let cursor = 0
-  let postAfter = 0
-  let syncAfter = 0
-  let round = 0
-  const mine: number[] = []
+  const bot: Bot = { soak, call, round: 0, cursor: 0, postAfter: 0, syncAfter: 0, mine: [] }
   while (soak.running()) {
-    round++
-    // ORB-031: posts until a window says 429; then none until Retry-After has passed.
-    if (Date.now() >= postAfter) {
-      const posted = await call('POST /api/bot/v1/messages', '/api/bot/v1/messages',
-        { channel: 'ch_general', content: `soak ${round} ${'·'.repeat(Math.floor(soak.random() * 200))}` })
-      if (posted?.status === 429) postAfter = Date.now() + (posted.retryAfter ?? 1) * 1000
-      if (posted?.status === 200 && typeof posted.json?.id === 'number') mine.push(posted.json.id)
-    }
-    const page = await call('GET /api/bot/v1/messages', '/api/bot/v1/messages?channel=ch_general&limit=50')
-    const oldest = page?.json?.messages?.[0]?.id
-    if (typeof oldest === 'number') {
-      await call('GET /api/bot/v1/messages', `/api/bot/v1/messages?channel=ch_general&before=${oldest}&limit=5`)
-    }
-    if (mine.length > 3) await call('DELETE /api/bot/v1/messages/{id}', `/api/bot/v1/messages/${mine.shift()}`)
-    // ORB-050: held until a mention or a command arrives, or the wait passes.
-    const wait = 1 + Math.floor(soak.random() * 4)
-    const events = await call('GET /api/bot/v1/events', `/api/bot/v1/events?after=${cursor}&wait=${wait}`,
-      undefined, wait * 1000)
-    if (events?.status === 200) {
-      cursor = events.json?.next ?? cursor
-      for (const event of events.json?.events ?? []) {
-        if (event?.type !== 'application_command') continue
-        await call('POST /api/bot/v1/interactions/{event}/respond',
-          `/api/bot/v1/interactions/${encodeURIComponent(event.id)}/respond`, { content: 'pong' })
-      }
-    }
-    if (round % 5 === 0) {
-      await call('GET /api/bot/v1/app', '/api/bot/v1/app')
-      await call('GET /api/bot/v1/commands', '/api/bot/v1/commands')
-      // ORB-060: ten syncs a minute.
-      if (Date.now() >= syncAfter) {
-        const commands = [{ name: 'ping', description: 'pong' }, { name: `c${round % 7}`, options: [{ name: 'x' }] }]
-        const synced = await call('PUT /api/bot/v1/commands', '/api/bot/v1/commands', { commands })
-        if (synced?.status === 429) syncAfter = Date.now() + (synced.retryAfter ?? 1) * 1000
-      }
-      await call('DELETE /api/bot/v1/commands', `/api/bot/v1/commands?name=c${(round + 3) % 7}`)
-      await voice(call)
-      const music = (body: Record<string, unknown>): Promise<unknown> =>
-        call('POST /api/bot/v1/music', '/api/bot/v1/music', { channel: 'ch_lounge', ...body })
-      await music({ action: 'add', arg: `song ${round}` })
-      await music({ action: soak.pick(['play', 'next', 'pause', 'shuffle']) })
-      // The queue is cleared now and then, so that the soak's own state stays bounded.
-      if (round % 20 === 0) await music({ action: 'clear' })
-      await call('GET /api/bot/v1/music', '/api/bot/v1/music?channel=ch_lounge')
-      await call('GET /api/bot/v1/passport', `/api/bot/v1/passport?server=srv_orbit&address=${ADA}&kind=human&minimum=1`)
-    }
+    bot.round++
+    await postAndRead(bot)
+    await pollAndAnswer(bot)
+    if (bot.round % 5 === 0) await driveOtherRoutes(bot)
     // ORB-019: sixty directory requests a minute per address; past that, 429.
     for (let n = 0; n < 3; n++) await call('GET /api/orb/directory', '/api/orb/directory')
     await soak.pause(50)
   }
 }
 
-async function voice (call: (route: string, path: string, body?: unknown) => Promise<Answer | undefined>):
-Promise<void> {
+/** Posts (unless a window said to wait), reads the channel and an older page, and deletes its oldest post. */
+async function postAndRead (bot: Bot): Promise<void> {
+  const { soak, call, mine } = bot
+  // ORB-031: posts until a window says 429; then none until Retry-After has passed.
+  if (Date.now() >= bot.postAfter) {
+    const posted = await call('POST /api/bot/v1/messages', '/api/bot/v1/messages',
+      { channel: 'ch_general', content: `soak ${bot.round} ${'·'.repeat(Math.floor(soak.random() * 200))}` })
+    if (posted?.status === 429) bot.postAfter = Date.now() + (posted.retryAfter ?? 1) * 1000
+    if (posted?.status === 200 && typeof posted.json?.id === 'number') mine.push(posted.json.id)
+  }
+  const page = await call('GET /api/bot/v1/messages', '/api/bot/v1/messages?channel=ch_general&limit=50')
+  const oldest = page?.json?.messages?.[0]?.id
+  if (typeof oldest === 'number') {
+    await call('GET /api/bot/v1/messages', `/api/bot/v1/messages?channel=ch_general&before=${oldest}&limit=5`)
+  }
+  if (mine.length > 3) await call('DELETE /api/bot/v1/messages/{id}', `/api/bot/v1/messages/${mine.shift()}`)
+}
+
+/** ORB-050: a poll held until a mention or a command arrives, or the wait passes; each command is answered. */
+async function pollAndAnswer (bot: Bot): Promise<void> {
+  const { soak, call } = bot
+  const wait = 1 + Math.floor(soak.random() * 4)
+  const events = await call('GET /api/bot/v1/events', `/api/bot/v1/events?after=${bot.cursor}&wait=${wait}`,
+    undefined, wait * 1000)
+  if (events?.status !== 200) return
+  bot.cursor = events.json?.next ?? bot.cursor
+  for (const event of events.json?.events ?? []) {
+    if (event?.type !== 'application_command') continue
+    await call('POST /api/bot/v1/interactions/{event}/respond',
+      `/api/bot/v1/interactions/${encodeURIComponent(event.id)}/respond`, { content: 'pong' })
+  }
+}
+
+/** Every fifth round: the app, its commands (synced unless a window said to wait), voice, music and the passport. */
+async function driveOtherRoutes (bot: Bot): Promise<void> {
+  const { soak, call, round } = bot
+  await call('GET /api/bot/v1/app', '/api/bot/v1/app')
+  await call('GET /api/bot/v1/commands', '/api/bot/v1/commands')
+  // ORB-060: ten syncs a minute.
+  if (Date.now() >= bot.syncAfter) {
+    const commands = [{ name: 'ping', description: 'pong' }, { name: `c${round % 7}`, options: [{ name: 'x' }] }]
+    const synced = await call('PUT /api/bot/v1/commands', '/api/bot/v1/commands', { commands })
+    if (synced?.status === 429) bot.syncAfter = Date.now() + (synced.retryAfter ?? 1) * 1000
+  }
+  await call('DELETE /api/bot/v1/commands', `/api/bot/v1/commands?name=c${(round + 3) % 7}`)
+  await voice(call)
+  const music = (body: Record<string, unknown>): Promise<unknown> =>
+    call('POST /api/bot/v1/music', '/api/bot/v1/music', { channel: 'ch_lounge', ...body })
+  await music({ action: 'add', arg: `song ${round}` })
+  await music({ action: soak.pick(['play', 'next', 'pause', 'shuffle']) })
+  // The queue is cleared now and then, so that the soak's own state stays bounded.
+  if (round % 20 === 0) await music({ action: 'clear' })
+  await call('GET /api/bot/v1/music', '/api/bot/v1/music?channel=ch_lounge')
+  await call('GET /api/bot/v1/passport', `/api/bot/v1/passport?server=srv_orbit&address=${ADA}&kind=human&minimum=1`)
+}
+
+async function voice (call: Call): Promise<void> {
   const route = 'POST /api/bot/v1/voice'
   const path = '/api/bot/v1/voice'
   await call(route, path, { action: 'roster', channel: 'ch_lounge' })

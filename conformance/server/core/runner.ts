@@ -82,6 +82,21 @@ function notRun (c: { id: string, title: string, level: CaseResult['level'] }, r
   return { id: c.id, title: c.title, level: c.level, verdict: 'skip', reason, notes: [], exchanges: [], ms: 0 }
 }
 
+/** What one case's run holds while it runs. */
+interface CaseState {
+  notes: string[]
+  cleanups: Array<() => unknown>
+  /** Out of time: its requests, control calls and waits fail at once. */
+  halted: boolean
+  /** Its body and cleanups are over: a cleanup offered now has nothing of its own to clean. */
+  ended: boolean
+  /** The exchange a failure is reported with: the last one before the case's cleanups ran. */
+  failedAt: number
+}
+
+/** How long a case may take when its suite names no limit. */
+const DEFAULT_CASE_TIMEOUT_MS = 60_000
+
 async function runOne<C extends RecordingClient> (
   c: ConformanceCase<C>,
   options: RunOptions<C>,
@@ -91,63 +106,99 @@ async function runOne<C extends RecordingClient> (
 ): Promise<CaseResult> {
   const started = performance.now()
   const client = options.transport.client()
-  const notes: string[] = []
-  const cleanups: Array<() => unknown> = []
+  const state: CaseState = { notes: [], cleanups: [], halted: false, ended: false, failedAt: -1 }
   const base: CaseResult = {
     id: c.id,
     title: c.title,
     level: c.level,
     verdict: 'pass',
-    notes,
+    notes: state.notes,
     exchanges: client.exchanges,
     ms: 0
   }
-  // The exchange a failure is reported with: the last one before the case's cleanups ran.
-  let failedAt = -1
   const finish = (result: Partial<CaseResult>): CaseResult => {
     const done = { ...base, ...result, ms: Math.round(performance.now() - started) }
-    // No credential reaches a report, whatever a failure quotes.
-    for (const key of ['reason', 'expected', 'actual'] as const) {
-      if (done[key] !== undefined) done[key] = client.redact(done[key]!)
-    }
-    done.notes = done.notes.map((note) => client.redact(note))
-    const last = failedAt >= 0 ? client.exchanges[failedAt] : undefined
-    if (done.verdict === 'fail' || done.verdict === 'informational') {
-      if (last !== undefined) done.curl = options.transport.curl(last)
-      const expected = options.expectFailures.get(c.id) ?? options.expectFailures.get(requirementOf(c.id))
-      if (expected !== undefined) done.expectedFailure = expected
-    }
-    return done
+    return finished(done, c, options, client, state.failedAt)
   }
+  const skipped = await skipReason(c, options)
+  if (skipped !== undefined) {
+    client.close()
+    return finish({ verdict: 'skip', reason: skipped })
+  }
+  const ctx = caseContext(options, client, state, run, nextSerial)
+  // OT-A01's exact statuses bind decision cases, and every case of a --strict run.
+  client.exact = options.strict || c.level === 'decision'
+  const outcome = await runBody(c, ctx, options, state)
+  state.ended = true
+  for (const fn of state.cleanups.reverse()) {
+    try {
+      await fn()
+    } catch {
+      state.notes.push('a cleanup step failed; the target may hold debris of this case')
+    }
+  }
+  client.close()
+  if (client.stalled !== undefined) onStall()
+  return finish(outcome)
+}
+
+/**
+ * A finished case's result as a report shows it: no credential, whatever a failure quotes; a failure with the curl
+ * command of the exchange it failed at, and the reason it was expected to fail if it was.
+ */
+function finished<C extends RecordingClient> (
+  done: CaseResult,
+  c: ConformanceCase<C>,
+  options: RunOptions<C>,
+  client: C,
+  failedAt: number
+): CaseResult {
+  for (const key of ['reason', 'expected', 'actual'] as const) {
+    if (done[key] !== undefined) done[key] = client.redact(done[key]!)
+  }
+  done.notes = done.notes.map((note) => client.redact(note))
+  const last = failedAt >= 0 ? client.exchanges[failedAt] : undefined
+  if (done.verdict === 'fail' || done.verdict === 'informational') {
+    if (last !== undefined) done.curl = options.transport.curl(last)
+    const expected = options.expectFailures.get(c.id) ?? options.expectFailures.get(requirementOf(c.id))
+    if (expected !== undefined) done.expectedFailure = expected
+  }
+  return done
+}
+
+/** Why a case is skipped before it starts: it needs what the run lacks, or it writes in a read-only run. */
+async function skipReason<C extends RecordingClient> (
+  c: ConformanceCase<C>,
+  options: RunOptions<C>
+): Promise<string | undefined> {
   // A slow case runs with --slow, or at once where time is virtual.
   const virtual = options.control !== undefined && (await options.control.virtualClock())
   const missing = (c.needs ?? []).find(
     (need) => (need === 'control' && options.control === undefined) || (need === 'slow' && !options.slow && !virtual)
   )
   if (missing !== undefined) {
-    client.close()
-    return finish({
-      verdict: 'skip',
-      reason:
-        missing === 'control'
-          ? "needs the target's control API (--control URL)"
-          : `takes minutes in real time: run with --slow, or ${virtualHint(options.control)}`
-    })
+    return missing === 'control'
+      ? "needs the target's control API (--control URL)"
+      : `takes minutes in real time: run with --slow, or ${virtualHint(options.control)}`
   }
   if (c.writes === true && options.readOnly === true) {
-    client.close()
-    return finish({ verdict: 'skip', reason: 'changes what the target holds (posts, syncs, seats); --read-only skips it' })
+    return 'changes what the target holds (posts, syncs, seats); --read-only skips it'
   }
+  return undefined
+}
+
+/** What a case runs with: its client, the control API scoped to it, its seeds, names, notes, cleanups and clock. */
+function caseContext<C extends RecordingClient> (
+  options: RunOptions<C>,
+  client: C,
+  state: CaseState,
+  run: string,
+  nextSerial: () => number
+): CaseContext<C> {
   // A case that runs out of time is halted: its requests, control calls and waits fail at once, so that it stops
   // before its cleanups run and never reaches into the cases after it.
-  let halted = false
-  const halt = (on: boolean): void => {
-    halted = on
-    client.halt(on)
-  }
-  const control = options.control?.scoped(() => { if (halted) throw new CaseHalted() })
-  let ended = false
-  const ctx: CaseContext<C> = {
+  const control = options.control?.scoped(() => { if (state.halted) throw new CaseHalted() })
+  return {
     client,
     control,
     fc: (overrides = {}) => ({
@@ -163,10 +214,10 @@ async function runOne<C extends RecordingClient> (
         .slice(0, 20)}${nextSerial()}`,
     // A cleanup offered after the case ended (a halted case still unwinding) has nothing of its own to clean.
     cleanup: (fn) => {
-      if (!ended) cleanups.push(fn)
+      if (!state.ended) state.cleanups.push(fn)
     },
     note: (text) => {
-      notes.push(text)
+      state.notes.push(text)
     },
     virtualTime: async () => options.control !== undefined && (await options.control.virtualClock()),
     readOnly: options.readOnly === true,
@@ -177,13 +228,22 @@ async function runOne<C extends RecordingClient> (
       }
       if (ms > SHORT_REAL_WAIT_MS && !options.slow) throw new CaseSkip(`needs ${Math.round(ms / 1000)} s of the target's time: run with --slow, or ${virtualHint(options.control)}`)
       await new Promise((resolve) => setTimeout(resolve, ms))
-      if (halted) throw new CaseHalted()
+      if (state.halted) throw new CaseHalted()
     }
   }
+}
+
+/** Runs the case's body against its time limit; a body out of time is halted and given a grace period to unwind. */
+async function runBody<C extends RecordingClient> (
+  c: ConformanceCase<C>,
+  ctx: CaseContext<C>,
+  options: RunOptions<C>,
+  state: CaseState
+): Promise<Partial<CaseResult>> {
+  const client = ctx.client
+  const timeoutMs = options.caseTimeoutMs ?? DEFAULT_CASE_TIMEOUT_MS
   let outcome: Partial<CaseResult>
   let timer: NodeJS.Timeout | undefined
-  // OT-A01's exact statuses bind decision cases, and every case of a --strict run.
-  client.exact = options.strict || c.level === 'decision'
   const body = (async () => { await c.run(ctx) })()
   let bodyDone = false
   body.then(() => { bodyDone = true }, () => { bodyDone = true })
@@ -194,13 +254,13 @@ async function runOne<C extends RecordingClient> (
       new Promise((_resolve, reject) => {
         timer = setTimeout(() => {
           timedOut = true
-          reject(new CaseFailure(`the case did not finish within ${options.caseTimeoutMs ?? 60_000} ms`, 'a finished case', 'no end'))
-        }, options.caseTimeoutMs ?? 60_000)
+          reject(new CaseFailure(`the case did not finish within ${timeoutMs} ms`, 'a finished case', 'no end'))
+        }, timeoutMs)
       })
     ])
     outcome = { verdict: 'pass' }
   } catch (err) {
-    failedAt = client.exchanges.length - 1
+    state.failedAt = client.exchanges.length - 1
     outcome = failure(err)
     // SUITE-01: a run that cannot go on fails, whatever the level of the case that found it.
     const informational = c.level === 'decision' && !options.strict && client.stalled === undefined
@@ -208,35 +268,36 @@ async function runOne<C extends RecordingClient> (
   } finally {
     clearTimeout(timer)
   }
-  if (timedOut) {
-    // Halted, the body fails at its next request or wait; its cleanups run once it has (or after a grace period).
-    halt(true)
-    let grace: NodeJS.Timeout | undefined
-    await Promise.race([
-      body.catch(() => undefined),
-      new Promise((resolve) => {
-        grace = setTimeout(resolve, HALT_GRACE_MS)
-      })
-    ])
-    clearTimeout(grace)
-    if (!bodyDone) {
-      notes.push(
-        `the case was still unwinding ${HALT_GRACE_MS / 1000} s after its time ran out; its cleanups ran anyway`
-      )
-    }
-    halt(false)
+  if (timedOut) await unwindHalted(body, () => bodyDone, client, state)
+  return outcome
+}
+
+/** Halts a body out of time: it fails at its next request or wait; its cleanups run once it has, or after a grace. */
+async function unwindHalted (
+  body: Promise<void>,
+  bodyDone: () => boolean,
+  client: RecordingClient,
+  state: CaseState
+): Promise<void> {
+  const halt = (on: boolean): void => {
+    state.halted = on
+    client.halt(on)
   }
-  ended = true
-  for (const fn of cleanups.reverse()) {
-    try {
-      await fn()
-    } catch {
-      notes.push('a cleanup step failed; the target may hold debris of this case')
-    }
+  halt(true)
+  let grace: NodeJS.Timeout | undefined
+  await Promise.race([
+    body.catch(() => undefined),
+    new Promise((resolve) => {
+      grace = setTimeout(resolve, HALT_GRACE_MS)
+    })
+  ])
+  clearTimeout(grace)
+  if (!bodyDone()) {
+    state.notes.push(
+      `the case was still unwinding ${HALT_GRACE_MS / 1000} s after its time ran out; its cleanups ran anyway`
+    )
   }
-  client.close()
-  if (client.stalled !== undefined) onStall()
-  return finish(outcome)
+  halt(false)
 }
 
 /** How a run gets a virtual clock: a control API to one, or (when the control API has a real clock) a restart. */

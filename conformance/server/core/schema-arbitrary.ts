@@ -10,8 +10,7 @@ export type Overrides = Record<string, fc.Arbitrary<unknown>>
  * $defs, const, enum, type, pattern, lengths, bounds, properties and required, items, uniqueItems, propertyNames
  * with additionalProperties, oneOf and anyOf). Conditionals (`if`/`then`) and cross-field rules are not modelled:
  * filter the values through the schema's validator to keep only valid ones. Shared by the test suite and the
- * conformance
- * cases.
+ * conformance cases.
  */
 export function arbitraryFor (
   schema: Schema,
@@ -31,41 +30,40 @@ export function arbitraryFor (
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum)
   const type =
     schema.type ?? (schema.properties !== undefined || schema.propertyNames !== undefined ? 'object' : undefined)
-  switch (type) {
-    case 'null':
-      return fc.constant(null)
-    case 'boolean':
-      return fc.boolean()
-    case 'integer':
-      return fc.integer({
-        min: schema.minimum ?? -1e6,
-        max: schema.maximum ?? (schema.exclusiveMaximum === undefined ? 1e6 : schema.exclusiveMaximum - 1)
-      })
-    case 'number': {
-      // Uniform over the range in steps of 1/10000 (fc.double would crowd near 0), plus the bounds themselves.
-      const min: number = schema.minimum ?? -1e6
-      const exclusive = schema.maximum === undefined && schema.exclusiveMaximum !== undefined
-      const max: number = schema.maximum ?? schema.exclusiveMaximum ?? 1e6
-      const steps = fc
-        .integer({ min: Math.ceil(min * 10_000), max: Math.floor(max * 10_000) - (exclusive ? 1 : 0) })
-        .map((n) => n / 10_000)
-      return fc.oneof(
-        { weight: 9, arbitrary: steps },
-        { weight: 1, arbitrary: fc.constantFrom(min, exclusive ? max - 1e-9 : max) }
-      )
-    }
-    case 'string':
-      return stringArbitrary(schema)
-    case 'array': {
-      const items = arbitraryFor(schema.items ?? {}, root, overrides, `${path}[]`)
-      const constraints = { minLength: schema.minItems ?? 0, maxLength: schema.maxItems ?? 5 }
-      return schema.uniqueItems === true
-        ? fc.uniqueArray(items, { ...constraints, selector: (v) => JSON.stringify(v) })
-        : fc.array(items, constraints)
-    }
-    case 'object': return objectArbitrary(schema, root, overrides, path)
-    default: return fc.jsonValue()
-  }
+  const make = typeof type === 'string' && Object.hasOwn(BY_TYPE, type) ? BY_TYPE[type] : undefined
+  return make === undefined ? fc.jsonValue() : make(schema, root, overrides, path)
+}
+
+/** The arbitrary of one `type` of JSON Schema; `path` is where it sits, for the caller's overrides. */
+type TypedArbitrary = (schema: Schema, root: Schema, overrides: Overrides, path: string) => fc.Arbitrary<unknown>
+
+function integerArbitrary (schema: Schema): fc.Arbitrary<number> {
+  return fc.integer({
+    min: schema.minimum ?? -1e6,
+    max: schema.maximum ?? (schema.exclusiveMaximum === undefined ? 1e6 : schema.exclusiveMaximum - 1)
+  })
+}
+
+/** Uniform over the range in steps of 1/10000 (fc.double would crowd near 0), plus the bounds themselves. */
+function numberArbitrary (schema: Schema): fc.Arbitrary<number> {
+  const min: number = schema.minimum ?? -1e6
+  const exclusive = schema.maximum === undefined && schema.exclusiveMaximum !== undefined
+  const max: number = schema.maximum ?? schema.exclusiveMaximum ?? 1e6
+  const steps = fc
+    .integer({ min: Math.ceil(min * 10_000), max: Math.floor(max * 10_000) - (exclusive ? 1 : 0) })
+    .map((n) => n / 10_000)
+  return fc.oneof(
+    { weight: 9, arbitrary: steps },
+    { weight: 1, arbitrary: fc.constantFrom(min, exclusive ? max - 1e-9 : max) }
+  )
+}
+
+function arrayArbitrary (schema: Schema, root: Schema, overrides: Overrides, path: string): fc.Arbitrary<unknown[]> {
+  const items = arbitraryFor(schema.items ?? {}, root, overrides, `${path}[]`)
+  const constraints = { minLength: schema.minItems ?? 0, maxLength: schema.maxItems ?? 5 }
+  return schema.uniqueItems === true
+    ? fc.uniqueArray(items, { ...constraints, selector: (v) => JSON.stringify(v) })
+    : fc.array(items, constraints)
 }
 
 function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
@@ -107,4 +105,15 @@ function objectArbitrary (schema: Schema, root: Schema, overrides: Overrides, pa
   return schema.minProperties === undefined
     ? record
     : record.filter((value) => Object.keys(value).length >= schema.minProperties)
+}
+
+/** Each JSON Schema `type` the spec documents use, and its arbitrary; any other is any JSON value. */
+const BY_TYPE: Record<string, TypedArbitrary> = {
+  null: () => fc.constant(null),
+  boolean: () => fc.boolean(),
+  integer: integerArbitrary,
+  number: numberArbitrary,
+  string: stringArbitrary,
+  array: arrayArbitrary,
+  object: objectArbitrary
 }

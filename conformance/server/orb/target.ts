@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import type { ErrorObject } from 'ajv'
 import { createAjv } from '../../../src/shared/ajv.js'
 import { readPackageJson } from '../../../src/shared/paths.js'
 import { UsageError } from '../../../src/cli/args.js'
@@ -54,24 +55,11 @@ let validateConfig: ReturnType<ReturnType<typeof createAjv>['compile']> | undefi
 
 /** Reads and checks `--config FILE` (see target.schema.json); `$NAME` strings come from the environment. */
 export function loadTargetConfig (file: string, url: string): OrbTarget {
-  let raw: unknown
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'))
-  } catch (err) {
-    throw new UsageError(
-      `cannot read the target config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
-    )
-  }
-  const config = fromEnvironment(raw, file) as any
+  const config = fromEnvironment(readConfigFile(file), file) as any
   validateConfig ??= createAjv({ allErrors: false }).compile(
     readPackageJson('conformance/server/orb/target.schema.json') as object
   )
-  if (!validateConfig(config)) {
-    const e = validateConfig.errors?.[0]
-    throw new UsageError(
-      `${file}${e?.instancePath ?? ''}: ${e?.message ?? 'not valid'}${e?.params !== undefined && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`
-    )
-  }
+  if (!validateConfig(config)) throw new UsageError(`${file}${invalidConfigMessage(validateConfig.errors?.[0])}`)
   const [host, port] = splitListen(config.webhook?.listen ?? '127.0.0.1:0')
   return {
     url,
@@ -84,6 +72,25 @@ export function loadTargetConfig (file: string, url: string): OrbTarget {
     ...(config.passport === undefined ? {} : { passport: config.passport }),
     webhook: { host, port, ...(config.webhook?.url === undefined ? {} : { url: config.webhook.url }) }
   }
+}
+
+/** The config file's JSON; a file that cannot be read or parsed is the user's mistake to fix. */
+function readConfigFile (file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'))
+  } catch (err) {
+    throw new UsageError(
+      `cannot read the target config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
+    )
+  }
+}
+
+/** What follows the file's name when the schema refuses the config: where, what, and the unknown property if any. */
+function invalidConfigMessage (e: ErrorObject | undefined): string {
+  const property = e?.params !== undefined && 'additionalProperty' in e.params
+    ? ` (${String(e.params.additionalProperty)})`
+    : ''
+  return `${e?.instancePath ?? ''}: ${e?.message ?? 'not valid'}${property}`
 }
 
 function fromEnvironment (value: unknown, file: string): unknown {
@@ -112,6 +119,116 @@ const ROLE_RIGHTS = ['send_messages', 'connect', 'speak']
 interface StateChannel { id: string, kind: 'text' | 'voice', readOnly: boolean, capacity?: number }
 interface StateServer { id: string, channels: StateChannel[], members: Array<{ id: string, rights: string[] }> }
 
+/** The channels of a community the suite can use: writable text channels, a read-only one, a voice one. */
+interface Fits { text: StateChannel[]; readOnly?: StateChannel; voice?: StateChannel }
+
+const fitsOf = (s: StateServer): Fits => ({
+  text: s.channels.filter((c) => c.kind === 'text' && !c.readOnly),
+  readOnly: s.channels.find((c) => c.kind === 'text' && c.readOnly),
+  voice: s.channels.find((c) => c.kind === 'voice')
+})
+
+const holdsEveryRight = (m: { rights: string[] }): boolean => ALL_RIGHTS.every((r) => m.rights.includes(r))
+
+/** How well a community serves the cases: text channels first (up to three), then read-only, voice, a full member. */
+function fitScore (s: StateServer): number {
+  const f = fitsOf(s)
+  return (
+    Math.min(f.text.length, 3) * 4 +
+    (f.readOnly === undefined ? 0 : 2) +
+    (f.voice === undefined ? 0 : 2) +
+    (s.members.some(holdsEveryRight) ? 1 : 0)
+  )
+}
+
+/** The community the suite runs in, with its channels by role and its members. */
+interface Community {
+  server: StateServer
+  f: Fits
+  text: StateChannel
+  hidden?: StateChannel
+  outside?: StateChannel
+  member: { id: string, rights: string[] }
+  lackingMember?: { id: string, rights: string[] }
+}
+
+/** The community that fits the cases best; one without a writable text channel or a member who may post will not do. */
+function pickCommunity (servers: StateServer[]): Community {
+  const server = [...servers].sort((a, b) => fitScore(b) - fitScore(a))[0]
+  if (server === undefined) throw new Error("the fake Orb's world has no community to run the suite in")
+  const f = fitsOf(server)
+  const text = f.text[0]
+  if (text === undefined) throw new Error(`community ${server.id} has no writable text channel`)
+  const member =
+    server.members.find(holdsEveryRight) ??
+    server.members.find((m) => m.rights.includes('send_messages'))
+  if (member === undefined) throw new Error(`community ${server.id} has no member who may post`)
+  const lackingMember = server.members.find((m) => m.id !== member.id && ALL_RIGHTS.some((r) => !m.rights.includes(r)))
+  return { server, f, text, hidden: f.text[1], outside: f.text[2], member, lackingMember }
+}
+
+/** An app the suite made: its token and id. */
+interface MadeApp { token: string, id: string }
+
+/** Makes the suite's two apps (every scope; messages:read only) and installs them in the community. */
+async function installSuiteApps (
+  control: ControlClient,
+  run: string,
+  c: Community
+): Promise<{ full: MadeApp, few: MadeApp }> {
+  const full = await control.must('POST', '/control/orb/apps', {
+    id: `app_orbtest_${run}_full`,
+    name: 'orbtest conformance (every scope)',
+    scopes: ['messages:read', 'messages:write', 'voice', 'music', 'passport'],
+    rights: ROLE_RIGHTS
+  })
+  const few = await control.must('POST', '/control/orb/apps', {
+    id: `app_orbtest_${run}_few`,
+    name: 'orbtest conformance (messages:read)',
+    scopes: ['messages:read'],
+    rights: ['send_messages']
+  })
+  const { server, f, text, hidden } = c
+  const allowed = [
+    text.id,
+    ...(hidden === undefined ? [] : [hidden.id]),
+    ...(f.readOnly === undefined ? [] : [f.readOnly.id]),
+    ...(f.voice === undefined ? [] : [f.voice.id])
+  ]
+  const installPath = (app: string): string =>
+    `/control/orb/servers/${encodeURIComponent(server.id)}/apps/${encodeURIComponent(app)}`
+  await control.must('PUT', installPath(full.id), {
+    role: { name: 'orbtest conformance', rights: ROLE_RIGHTS },
+    channels: allowed,
+    hidden: hidden === undefined ? [] : [hidden.id]
+  })
+  await control.must('PUT', installPath(few.id), {
+    role: { name: 'orbtest conformance (few)', rights: ['send_messages'] },
+    channels: [text.id]
+  })
+  return { full, few }
+}
+
+/** Another community, and a text channel of it, for the cases that reach outside the app's installs. */
+function otherCommunityOf (servers: StateServer[], community: string): Partial<OrbTarget> {
+  const other = servers.find((s) => s.id !== community)
+  if (other === undefined) return {}
+  const otherText = other.channels.find((c) => c.kind === 'text')
+  return { otherCommunity: other.id, ...(otherText === undefined ? {} : { otherChannel: otherText.id }) }
+}
+
+/** What the control API lets the cases do beyond the config: members who post or lack a right, the seats. */
+function controlledWorld (c: Community, apps: string[]): ControlledWorld {
+  const { lackingMember, f } = c
+  const lacks = lackingMember === undefined ? undefined : ALL_RIGHTS.find((r) => !lackingMember.rights.includes(r))
+  return {
+    member: c.member.id,
+    ...(lackingMember === undefined || lacks === undefined ? {} : { lacking: { member: lackingMember.id, lacks } }),
+    ...(f.voice?.capacity === undefined ? {} : { voiceCapacity: f.voice.capacity }),
+    apps
+  }
+}
+
 /**
  * With orbtest's control API the suite needs no config: it creates two apps of its own (every scope; messages:read
  * only), installs them in a community that has what the cases need, and says which member can do what. Nothing the
@@ -124,79 +241,15 @@ export async function discoverTarget (
   webhook?: OrbTarget['webhook']
 ): Promise<OrbTarget> {
   const state = (await control.must('GET', '/control/orb/state')) as { servers: StateServer[] }
-  const fits = (s: StateServer): { text: StateChannel[]; readOnly?: StateChannel; voice?: StateChannel } => ({
-    text: s.channels.filter((c) => c.kind === 'text' && !c.readOnly),
-    readOnly: s.channels.find((c) => c.kind === 'text' && c.readOnly),
-    voice: s.channels.find((c) => c.kind === 'voice')
-  })
-  const score = (s: StateServer): number => {
-    const f = fits(s)
-    return (
-      Math.min(f.text.length, 3) * 4 +
-      (f.readOnly === undefined ? 0 : 2) +
-      (f.voice === undefined ? 0 : 2) +
-      (s.members.some((m) => ALL_RIGHTS.every((r) => m.rights.includes(r))) ? 1 : 0)
-    )
-  }
-  const server = [...state.servers].sort((a, b) => score(b) - score(a))[0]
-  if (server === undefined) throw new Error("the fake Orb's world has no community to run the suite in")
-  const f = fits(server)
-  const text = f.text[0]
-  if (text === undefined) throw new Error(`community ${server.id} has no writable text channel`)
-  const hidden = f.text[1]
-  const outside = f.text[2]
-  const member =
-    server.members.find((m) => ALL_RIGHTS.every((r) => m.rights.includes(r))) ??
-    server.members.find((m) => m.rights.includes('send_messages'))
-  if (member === undefined) throw new Error(`community ${server.id} has no member who may post`)
-  const lackingMember = server.members.find((m) => m.id !== member.id && ALL_RIGHTS.some((r) => !m.rights.includes(r)))
-  const other = state.servers.find((s) => s.id !== server.id)
-
-  const apps: string[] = []
-  const full = await control.must('POST', '/control/orb/apps', {
-    id: `app_orbtest_${run}_full`,
-    name: 'orbtest conformance (every scope)',
-    scopes: ['messages:read', 'messages:write', 'voice', 'music', 'passport'],
-    rights: ROLE_RIGHTS
-  })
-  apps.push(full.id)
-  const few = await control.must('POST', '/control/orb/apps', {
-    id: `app_orbtest_${run}_few`,
-    name: 'orbtest conformance (messages:read)',
-    scopes: ['messages:read'],
-    rights: ['send_messages']
-  })
-  apps.push(few.id)
-  const allowed = [
-    text.id,
-    ...(hidden === undefined ? [] : [hidden.id]),
-    ...(f.readOnly === undefined ? [] : [f.readOnly.id]),
-    ...(f.voice === undefined ? [] : [f.voice.id])
-  ]
-  await control.must(
-    'PUT',
-    `/control/orb/servers/${encodeURIComponent(server.id)}/apps/${encodeURIComponent(full.id)}`,
-    {
-      role: { name: 'orbtest conformance', rights: ROLE_RIGHTS },
-      channels: allowed,
-      hidden: hidden === undefined ? [] : [hidden.id]
-    }
-  )
-  await control.must(
-    'PUT',
-    `/control/orb/servers/${encodeURIComponent(server.id)}/apps/${encodeURIComponent(few.id)}`,
-    {
-      role: { name: 'orbtest conformance (few)', rights: ['send_messages'] },
-      channels: [text.id]
-    }
-  )
-  const lacks = lackingMember === undefined ? undefined : ALL_RIGHTS.find((r) => !lackingMember.rights.includes(r))
+  const c = pickCommunity(state.servers)
+  const { full, few } = await installSuiteApps(control, run, c)
+  const { f, text, hidden, outside } = c
   return {
     url,
     full: { token: full.token, id: full.id },
     few: { token: few.token, id: few.id },
-    community: server.id,
-    ...(other === undefined ? {} : { otherCommunity: other.id, ...(other.channels.find((c) => c.kind === 'text') === undefined ? {} : { otherChannel: other.channels.find((c) => c.kind === 'text')!.id }) }),
+    community: c.server.id,
+    ...otherCommunityOf(state.servers, c.server.id),
     channels: {
       text: text.id,
       ...(f.readOnly === undefined ? {} : { readOnly: f.readOnly.id }),
@@ -205,12 +258,7 @@ export async function discoverTarget (
       ...(hidden === undefined ? {} : { hidden: hidden.id })
     },
     webhook: webhook ?? { host: '127.0.0.1', port: 0 },
-    controlled: {
-      member: member.id,
-      ...(lackingMember === undefined || lacks === undefined ? {} : { lacking: { member: lackingMember.id, lacks } }),
-      ...(f.voice?.capacity === undefined ? {} : { voiceCapacity: f.voice.capacity }),
-      apps
-    }
+    controlled: controlledWorld(c, [full.id, few.id])
   }
 }
 

@@ -141,39 +141,65 @@ const cloneModel = (m: SessionsModel): SessionsModel => ({
   retired: new Set(m.retired)
 })
 
-/** Applies one update to `m` as the spec says, or answers why it is refused (and leaves `m` alone). */
-export function applyPatch (m: SessionsModel, sessionId: string, patch: Patch): string | undefined {
+/** Why an update's fields are refused: a value the spec refuses, or a new session without title and activity. */
+function fieldsRefusal (patch: Patch, existing: MSession | undefined): string | undefined {
   for (const [key, value] of Object.entries(patch.fields)) {
     if (BAD.get(key)?.has(JSON.stringify(value)) === true) return `${key} is invalid`
   } // OT-093..111
-  const existing = m.sessions.get(sessionId)
   if (existing === undefined && (patch.fields.title === undefined || patch.fields.activity === undefined)) {
     return 'a new session needs title and activity'
   } // OT-091
-  const current = { approval: existing?.approval ?? null, question: existing?.question ?? null }
-  const next = {
-    approval: patch.approval === undefined ? current.approval : patch.approval,
-    question: patch.question === undefined ? current.question : patch.question
-  }
-  if (next.approval !== null && next.question !== null) return 'one pending request per session' // OT-122
+  return undefined
+}
+
+/** A session's pending approval and question. */
+type Requests = Record<Kind, Req | null>
+
+/**
+ * The request ids an update adds and retires, going from `current` to `next`; or why it is refused (an id pending
+ * elsewhere or retired, or a re-sent id with other content).
+ */
+function requestChanges (
+  m: SessionsModel,
+  sessionId: string,
+  current: Requests,
+  next: Requests
+): { added: Array<[string, MPending]>, retiring: string[] } | { refused: string } {
   const added: Array<[string, MPending]> = []
   const retiring: string[] = []
   for (const kind of KINDS) {
     const before = current[kind]
     const after = next[kind]
     if (after !== null && before !== null && after.id === before.id) {
-      if (after.variant !== before.variant) return `${kind} ${after.id} is pending with other content` // OT-A22
-      continue // OT-127: an identical re-send
+      // OT-A22: a pending id re-sent with other content; OT-127: an identical re-send changes nothing.
+      if (after.variant !== before.variant) return { refused: `${kind} ${after.id} is pending with other content` }
+      continue
     }
     if (after !== null) {
-      if (m.pending.has(after.id)) return `request id ${after.id} is pending` // OT-125
-      if (m.retired.has(after.id)) return `request id ${after.id} has retired` // OT-126
+      if (m.pending.has(after.id)) return { refused: `request id ${after.id} is pending` } // OT-125
+      if (m.retired.has(after.id)) return { refused: `request id ${after.id} has retired` } // OT-126
       added.push([after.id, { kind, sessionId, variant: after.variant }])
     }
     if (before !== null) retiring.push(before.id) // OT-A22: a cleared or replaced id retires
   }
-  for (const id of retiring) retire(m, id)
-  for (const [id, r] of added) m.pending.set(id, r)
+  return { added, retiring }
+}
+
+/** Applies one update to `m` as the spec says, or answers why it is refused (and leaves `m` alone). */
+export function applyPatch (m: SessionsModel, sessionId: string, patch: Patch): string | undefined {
+  const existing = m.sessions.get(sessionId)
+  const refused = fieldsRefusal(patch, existing)
+  if (refused !== undefined) return refused
+  const current: Requests = { approval: existing?.approval ?? null, question: existing?.question ?? null }
+  const next: Requests = {
+    approval: patch.approval === undefined ? current.approval : patch.approval,
+    question: patch.question === undefined ? current.question : patch.question
+  }
+  if (next.approval !== null && next.question !== null) return 'one pending request per session' // OT-122
+  const changes = requestChanges(m, sessionId, current, next)
+  if ('refused' in changes) return changes.refused
+  for (const id of changes.retiring) retire(m, id)
+  for (const [id, r] of changes.added) m.pending.set(id, r)
   // OT-092: an absent field keeps its value, null clears, a value replaces.
   const session: MSession = existing ?? { fields: { ...DEFAULTS }, approval: null, question: null }
   Object.assign(session.fields, patch.fields)

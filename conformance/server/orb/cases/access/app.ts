@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { defineCase, type ConformanceCase } from '../../../core/case.js'
 import { expectEqual, expectOk, expectOrbError, expectThat } from '../../expect.js'
-import { BOT, controlled } from '../../orb-case.js'
+import { BOT, controlled, type OrbContext } from '../../orb-case.js'
 import type { OrbBotClient } from '../../transport.js'
 import { NOT_A_TOKEN, RIGHTS, expectNotIn, installOf, ownApp, readApp, type StateInstall } from './access-support.js'
 
@@ -150,11 +150,7 @@ export const appDecisions: Array<ConformanceCase<OrbBotClient>> = [
       expectThat(typeof body.member === 'string', 'member: a string', '"<member id>"', body.member)
       for (const s of body.servers as any[]) {
         expectThat(
-          typeof s?.id === 'string' &&
-            typeof s?.name === 'string' &&
-            typeof s?.role?.name === 'string' &&
-            Array.isArray(s?.role?.rights) &&
-            s.role.rights.every((r: unknown) => (RIGHTS as readonly unknown[]).includes(r)),
+          isAppServer(s),
           'servers[]: {id, name, role: {name, rights}}',
           '{"id","name","role":{"name","rights":[…]}}',
           s
@@ -164,11 +160,7 @@ export const appDecisions: Array<ConformanceCase<OrbBotClient>> = [
       expectEqual(scoped.server, target.community, 'GET /app?server= names the community')
       for (const c of scoped.channels as any[]) {
         expectThat(
-          typeof c?.id === 'string' &&
-            typeof c?.name === 'string' &&
-            ['text', 'voice'].includes(c?.type) &&
-            typeof c?.readOnly === 'boolean' &&
-            Array.isArray(c?.rights),
+          isAppChannel(c),
           'channels[]: {id, name, type, readOnly, rights}',
           '{"id","name","type":"text"|"voice","readOnly":bool,"rights":[…]}',
           c
@@ -179,18 +171,41 @@ export const appDecisions: Array<ConformanceCase<OrbBotClient>> = [
       }
       await expectNotIn(ctx, 'srv_orbtest_no_such_community', 'GET /app?server= of no community at all')
       if (target.controlled !== undefined && target.full.id !== undefined) {
-        // The role and each channel's rights are what the admin gave.
-        const install = await installOf(ctx, target.community, target.full.id)
-        const server = (body.servers as any[]).find((s) => s.id === target.community)
-        expectEqual([...server.role.rights].sort(), [...install!.role.rights].sort(), "the role's rights")
-        for (const c of scoped.channels as any[]) {
-          expectEqual(
-            [...c.rights].sort(),
-            [...(install!.channelRights[c.id] ?? install!.role.rights)].sort(),
-            `channel ${String(c.id)}'s rights`
-          )
-        }
+        await expectRightsAsInstalled(ctx, target.full.id, body.servers, scoped.channels)
       }
     }
   })
 ]
+
+/** ORB-A06: one of GET /app's servers: `{id, name, role: {name, rights}}`, each right one of the vocabulary. */
+function isAppServer (s: any): boolean {
+  return typeof s?.id === 'string' &&
+    typeof s?.name === 'string' &&
+    typeof s?.role?.name === 'string' &&
+    Array.isArray(s?.role?.rights) &&
+    s.role.rights.every((r: unknown) => (RIGHTS as readonly unknown[]).includes(r))
+}
+
+/** ORB-A06: one of GET /app?server='s channels: `{id, name, type, readOnly, rights}`. */
+function isAppChannel (c: any): boolean {
+  return typeof c?.id === 'string' &&
+    typeof c?.name === 'string' &&
+    ['text', 'voice'].includes(c?.type) &&
+    typeof c?.readOnly === 'boolean' &&
+    Array.isArray(c?.rights)
+}
+
+/** ORB-A06: the role and each channel's rights GET /app reports are what the admin gave the app `id`. */
+async function expectRightsAsInstalled (ctx: OrbContext, id: string, servers: any[], channels: any[]): Promise<void> {
+  const community = ctx.client.target.community
+  const install = await installOf(ctx, community, id)
+  const server = servers.find((s) => s.id === community)
+  expectEqual([...server.role.rights].sort(), [...install!.role.rights].sort(), "the role's rights")
+  for (const c of channels) {
+    expectEqual(
+      [...c.rights].sort(),
+      [...(install!.channelRights[c.id] ?? install!.role.rights)].sort(),
+      `channel ${String(c.id)}'s rights`
+    )
+  }
+}

@@ -48,3 +48,18 @@ export const notObject = fc.oneof(
   fc.constant(null)
 )
 export const notInteger = fc.constantFrom('abc', '1.5', '', '0x10', '1e3', ' 7')
+
+/** What varies between the bad requests of one route: everything but its method, its path and its scope. */
+export type BadRequestFields = Omit<BadRequest, 'method' | 'path' | 'scope'>
+
+/**
+ * The maker of one route's bad requests: `method` on `path`, needing `scope`. The fields keep the order a failure
+ * prints a request in (label, method, path, query, body, statuses, decided, scope).
+ */
+export function badRequestOf (
+  method: string,
+  path: string,
+  scope?: ScopeName
+): (fields: BadRequestFields) => BadRequest {
+  return ({ label, ...rest }) => ({ label, method, path, ...rest, ...(scope === undefined ? {} : { scope }) })
+}

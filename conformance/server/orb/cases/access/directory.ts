@@ -2,7 +2,7 @@ import { keccak_256 as keccak256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { CaseFailure, defineCase, type ConformanceCase } from '../../../core/case.js'
 import { expectComponent, expectEqual, expectOk, expectThat } from '../../expect.js'
-import { DIRECTORY, controlled } from '../../orb-case.js'
+import { DIRECTORY, controlled, type OrbContext } from '../../orb-case.js'
 import type { OrbBotClient } from '../../transport.js'
 import { DIRECTORY_LIMIT, NOT_A_TOKEN, SCOPES, readDirectory, type StateInstall } from './access-support.js'
 
@@ -221,33 +221,8 @@ export const directoryCases: Array<ConformanceCase<OrbBotClient>> = [
     level: 'required',
     async run (ctx) {
       const r = (await readDirectory(ctx)).registry
-      expectThat(Number.isInteger(r?.chainId), 'registry.chainId is an integer', 'e.g. 10143', r?.chainId)
-      expectThat(
-        r?.contract === null || typeof r?.contract === 'string',
-        'registry.contract is a string or null',
-        'an address or null',
-        r?.contract
-      )
-      expectThat(typeof r?.asset === 'string', 'registry.asset is a string', 'the test token', r?.asset)
-      expectThat(
-        typeof r?.feeRecipient === 'string',
-        'registry.feeRecipient is a string',
-        'an address',
-        r?.feeRecipient
-      )
-      expectThat(
-        Number.isInteger(r?.feeBps) && r.feeBps >= 0 && r.feeBps <= 10_000,
-        'registry.feeBps is an integer in basis points',
-        '0..10000, e.g. 500',
-        r?.feeBps
-      )
-      expectThat(Number.isInteger(r?.apps) && r.apps >= 0, 'registry.apps is a count', 'an integer >= 0', r?.apps)
-      expectThat(
-        typeof r?.fees === 'string' && WEI.test(r.fees),
-        'registry.fees is a decimal wei string',
-        '"0" or a decimal integer',
-        r?.fees
-      )
+      expectRegistryParties(r)
+      expectRegistryAmounts(r)
     }
   })
 ]
@@ -270,87 +245,144 @@ export const directoryDecisions: Array<ConformanceCase<OrbBotClient>> = [
           apps.map((a) => [a.id, a.installs])
         )
       }
-      for (const app of apps) {
-        if (app.chain === null) {
-          expectThat(!('manifest' in app), `${String(app.id)}: no chain, no manifest`, 'manifest omitted', app.manifest)
-        } else {
-          expectThat(
-            LOWER_HEX32.test(String(app.chain.app)),
-            `${String(app.id)}: chain.app is 0x and 64 lowercase hex digits`,
-            '0x…',
-            app.chain.app
-          )
-          if (app.manifest !== undefined) {
-            expectThat(
-              LOWER_HEX32.test(String(app.manifest.hash)),
-              `${String(app.id)}: manifest.hash is 0x and 64 lowercase hex digits`,
-              '0x…',
-              app.manifest.hash
-            )
-          }
-        }
-      }
-      if (body.registry?.contract === null) {
-        expectThat(
-          apps.every((a) => a.chain === null),
-          'without a registry contract every chain is null',
-          'chain: null',
-          apps.map((a) => a.chain)
-        )
-      }
+      expectChainsAndHashes(apps, body.registry)
       // Authorization, valid or not, changes nothing.
       expectEqual((await readDirectory(ctx, { as: 'full' })).apps, apps, "the directory with the app's token")
       expectEqual((await readDirectory(ctx, { as: NOT_A_TOKEN })).apps, apps, 'the directory with an unknown token')
       if (ctx.client.target.controlled === undefined) return
-      const { control } = controlled(ctx)
-      const state = await control.orbState()
-      const known = new Map<string, any>((state.apps as any[]).map((a) => [a.id, a]))
-      for (const app of apps) {
-        if (known.has(app.id)) {
-          expectEqual(
-            app.installs,
-            known.get(app.id).installs,
-            `${String(app.id)}: installs counts its current installs`
-          )
-        }
-      }
-      const listed = (state.apps as any[]).filter((a) => a.listed === true).map((a) => a.id as string)
-      // Retired apps stay listed: every listed app is shown (while there are at most 60), retired or not.
-      if (listed.length <= DIRECTORY_LIMIT) {
-        expectEqual(apps.map((a) => a.id).sort(), [...listed].sort(), 'every listed app is shown, retired ones too')
-      }
-      for (const app of apps) {
-        if (app.chain !== null) {
-          expectThat(
-            typeof app.chain.retired === 'boolean',
-            `${String(app.id)}: chain.retired`,
-            'true or false',
-            app.chain.retired
-          )
-        }
-      }
-      ctx.note(
-        `${apps.filter((a) => a.chain?.retired === true).length} retired listings shown of ${listed.length} listed apps`
-      )
+      const state = await controlled(ctx).control.orbState()
+      expectListingsAsDeveloped(ctx, apps, state)
       if (ctx.readOnly) {
         ctx.note('read-only: no install was made, so the install count was not moved')
         return
       }
-      // An admin installs a listed app in a community that lacks it: installs goes up by one, and back down after.
-      const pick = apps.flatMap((app) => (state.servers as any[])
-        .filter((s) => !(state.installs as StateInstall[]).some((i) => i.app === app.id && i.server === s.id))
-        .map((s) => ({ app: app.id as string, server: s.id as string, installs: app.installs as number })))[0]
-      if (pick === undefined) {
-        ctx.note('every listed app is installed everywhere: the install count was not moved')
-        return
-      }
-      ctx.cleanup(async () => { await control.uninstall(pick.server, pick.app) })
-      await control.install(pick.server, pick.app, {})
-      const after = ((await readDirectory(ctx)).apps as any[]).find((a) => a.id === pick.app)
-      expectEqual(after?.installs, pick.installs + 1, `${pick.app}'s installs once ${pick.server} installed it`)
-      await control.uninstall(pick.server, pick.app)
-      const back = ((await readDirectory(ctx)).apps as any[]).find((a) => a.id === pick.app)
-      expectEqual(back?.installs, pick.installs, `${pick.app}'s installs once ${pick.server} uninstalled it again`)
+      await expectInstallMovesCount(ctx, apps, state)
     }
   })
 ]
+
+/** ORB-018: the registry's chain, contract, asset and fee recipient. */
+function expectRegistryParties (r: any): void {
+  expectThat(Number.isInteger(r?.chainId), 'registry.chainId is an integer', 'e.g. 10143', r?.chainId)
+  expectThat(
+    r?.contract === null || typeof r?.contract === 'string',
+    'registry.contract is a string or null',
+    'an address or null',
+    r?.contract
+  )
+  expectThat(typeof r?.asset === 'string', 'registry.asset is a string', 'the test token', r?.asset)
+  expectThat(
+    typeof r?.feeRecipient === 'string',
+    'registry.feeRecipient is a string',
+    'an address',
+    r?.feeRecipient
+  )
+}
+
+/** Basis points in a whole: a fee of 100 %. */
+const ALL_BPS = 10_000
+
+/** ORB-018: the registry's fee in basis points, its count of apps and the fees it holds in wei. */
+function expectRegistryAmounts (r: any): void {
+  expectThat(
+    Number.isInteger(r?.feeBps) && r.feeBps >= 0 && r.feeBps <= ALL_BPS,
+    'registry.feeBps is an integer in basis points',
+    '0..10000, e.g. 500',
+    r?.feeBps
+  )
+  expectThat(Number.isInteger(r?.apps) && r.apps >= 0, 'registry.apps is a count', 'an integer >= 0', r?.apps)
+  expectThat(
+    typeof r?.fees === 'string' && WEI.test(r.fees),
+    'registry.fees is a decimal wei string',
+    '"0" or a decimal integer',
+    r?.fees
+  )
+}
+
+/** ORB-A19: no manifest without a chain, hashes as 0x and lowercase hex, and no chain without a registry contract. */
+function expectChainsAndHashes (apps: any[], registry: any): void {
+  for (const app of apps) {
+    if (app.chain === null) {
+      expectThat(!('manifest' in app), `${String(app.id)}: no chain, no manifest`, 'manifest omitted', app.manifest)
+      continue
+    }
+    expectThat(
+      LOWER_HEX32.test(String(app.chain.app)),
+      `${String(app.id)}: chain.app is 0x and 64 lowercase hex digits`,
+      '0x…',
+      app.chain.app
+    )
+    if (app.manifest !== undefined) {
+      expectThat(
+        LOWER_HEX32.test(String(app.manifest.hash)),
+        `${String(app.id)}: manifest.hash is 0x and 64 lowercase hex digits`,
+        '0x…',
+        app.manifest.hash
+      )
+    }
+  }
+  if (registry?.contract === null) {
+    expectThat(
+      apps.every((a) => a.chain === null),
+      'without a registry contract every chain is null',
+      'chain: null',
+      apps.map((a) => a.chain)
+    )
+  }
+}
+
+/**
+ * ORB-A19, against the control API's state: installs counts the current installs, every listed app is shown
+ * (retired ones too) while they fit the directory, and each chain says whether it is retired.
+ */
+function expectListingsAsDeveloped (ctx: OrbContext, apps: any[], state: any): void {
+  const known = new Map<string, any>((state.apps as any[]).map((a) => [a.id, a]))
+  for (const app of apps) {
+    if (known.has(app.id)) {
+      expectEqual(
+        app.installs,
+        known.get(app.id).installs,
+        `${String(app.id)}: installs counts its current installs`
+      )
+    }
+  }
+  const listed = (state.apps as any[]).filter((a) => a.listed === true).map((a) => a.id as string)
+  // Retired apps stay listed: every listed app is shown (while there are at most 60), retired or not.
+  if (listed.length <= DIRECTORY_LIMIT) {
+    expectEqual(apps.map((a) => a.id).sort(), [...listed].sort(), 'every listed app is shown, retired ones too')
+  }
+  for (const app of apps) {
+    if (app.chain !== null) {
+      expectThat(
+        typeof app.chain.retired === 'boolean',
+        `${String(app.id)}: chain.retired`,
+        'true or false',
+        app.chain.retired
+      )
+    }
+  }
+  ctx.note(
+    `${apps.filter((a) => a.chain?.retired === true).length} retired listings shown of ${listed.length} listed apps`
+  )
+}
+
+/**
+ * ORB-A19: an admin installs a listed app in a community that lacks it: installs goes up by one, and back down after.
+ */
+async function expectInstallMovesCount (ctx: OrbContext, apps: any[], state: any): Promise<void> {
+  const { control } = controlled(ctx)
+  const pick = apps.flatMap((app) => (state.servers as any[])
+    .filter((s) => !(state.installs as StateInstall[]).some((i) => i.app === app.id && i.server === s.id))
+    .map((s) => ({ app: app.id as string, server: s.id as string, installs: app.installs as number })))[0]
+  if (pick === undefined) {
+    ctx.note('every listed app is installed everywhere: the install count was not moved')
+    return
+  }
+  ctx.cleanup(async () => { await control.uninstall(pick.server, pick.app) })
+  await control.install(pick.server, pick.app, {})
+  const after = ((await readDirectory(ctx)).apps as any[]).find((a) => a.id === pick.app)
+  expectEqual(after?.installs, pick.installs + 1, `${pick.app}'s installs once ${pick.server} installed it`)
+  await control.uninstall(pick.server, pick.app)
+  const back = ((await readDirectory(ctx)).apps as any[]).find((a) => a.id === pick.app)
+  expectEqual(back?.installs, pick.installs, `${pick.app}'s installs once ${pick.server} uninstalled it again`)
+}

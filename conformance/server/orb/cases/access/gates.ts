@@ -2,8 +2,8 @@ import fc from 'fast-check'
 import { CaseSkip, defineCase, type ConformanceCase } from '../../../core/case.js'
 import { exactStatus } from '../../../core/strictness.js'
 import { expectEqual, expectOk, expectOrbError, expectThat } from '../../expect.js'
-import { BOT, channel, controlled, drain, few, post, syncCommands } from '../../orb-case.js'
-import type { OrbBotClient, OrbReply, OrbRequest } from '../../transport.js'
+import { BOT, channel, controlled, drain, few, post, syncCommands, type OrbContext } from '../../orb-case.js'
+import type { OrbBotClient, OrbReply, OrbRequest, Speaker } from '../../transport.js'
 import {
   RIGHTS,
   SCOPES,
@@ -36,17 +36,7 @@ export const gateCases: Array<ConformanceCase<OrbBotClient>> = [
     writes: true,
     async run (ctx) {
       const text = channel(ctx, 'text')
-      // The scope gate alone: the few app's role may post in the text channel, its scopes do not allow it.
-      const fewPost = await postProbe(ctx, { channel: text, content: 'orbtest: a scope gate probe' }, few(ctx))
-      expectOrbError(fewPost, 403, 'POST /messages as an app without messages:write')
-      // The role gate alone: the full app has every scope, the community did not give it these channels.
-      for (const kind of ['outsideAllowList', 'hidden'] as const) {
-        const id = ctx.client.target.channels[kind]
-        if (id === undefined) continue
-        const reply = await postProbe(ctx, { channel: id, content: 'orbtest: a role gate probe' })
-        expectOrbError(reply, 403, `POST /messages to the ${kind} channel as an app with every scope`)
-        expectOrbError(await ctx.client.get(`${BOT}/messages`, { channel: id, limit: 1 }), 403, `GET /messages of the ${kind} channel as an app with every scope`)
-      }
+      await probeFixedGates(ctx, text)
       if (ctx.client.target.controlled === undefined) {
         ctx.note('without the control API only the fixed probes ran')
         return
@@ -70,75 +60,7 @@ export const gateCases: Array<ConformanceCase<OrbBotClient>> = [
                 channels: placement === 'outside' ? [voice] : [text, voice],
                 hidden: placement === 'hidden' ? [text] : []
               })
-              const has = (s: ScopeName): boolean => scopes.includes(s)
-              const everyRight = RIGHTS.every((r) => rights.includes(r))
-              const what = (op: string): string =>
-                `${op} as an app with scopes [${scopes.join(', ')}], role [${rights.join(', ')}], text channel ${placement}`
-              /**
-               * `scope` and `sight` are the spec's gates: either refusing is 403. With both open, the role's rights
-               * decide: a role with every right opens the call; otherwise ORB-A08's `needs` (exact runs), or either
-               * answer (200, or the role's 403) in a required run.
-               */
-              const judge = (
-                reply: OrbReply,
-                op: string,
-                scope: ScopeName,
-                sight: boolean,
-                needs: string | null
-              ): boolean => {
-                if (!has(scope) || !sight) {
-                  expectOrbError(reply, 403, what(op))
-                  return false
-                }
-                if (everyRight || (exact && (needs === null || (rights as readonly string[]).includes(needs)))) {
-                  expectOk(reply, what(op))
-                  return true
-                }
-                if (exact || reply.status !== 200) {
-                  expectOrbError(reply, 403, `${what(op)}${exact ? ` (ORB-A08: needs ${String(needs)})` : ''}`)
-                }
-                return reply.status === 200
-              }
-              // Posting: messages:write, a channel the role sees on the allow-list (ORB-A08: and send_messages).
-              const posted = await postProbe(ctx, { channel: text, content: 'orbtest: a gate probe' }, app.as)
-              if (judge(posted, 'POST /messages', 'messages:write', placement === 'seen', 'send_messages')) {
-                await ctx.client.request({
-                  method: 'DELETE',
-                  path: `${BOT}/messages/${posted.json.id as number}`,
-                  as: app.as
-                })
-              }
-              // Reading: messages:read, and a channel the role sees (ORB-A08: no right beyond that).
-              judge(
-                await ctx.client.get(`${BOT}/messages`, { channel: text, limit: 1 }, app.as),
-                'GET /messages',
-                'messages:read',
-                placement === 'seen',
-                null
-              )
-              // Music, voice, passport: the voice channel is always on the allow-list and seen. ORB-A08: music needs
-              // connect there; the roster and the passport need no right.
-              judge(
-                await ctx.client.get(`${BOT}/music`, { channel: voice }, app.as),
-                'GET /music',
-                'music',
-                true,
-                'connect'
-              )
-              judge(
-                await ctx.client.post(`${BOT}/voice`, { action: 'roster', channel: voice }, app.as),
-                'POST /voice roster',
-                'voice',
-                true,
-                null
-              )
-              judge(
-                await ctx.client.get(`${BOT}/passport`, passportQuery(ctx), app.as),
-                'GET /passport',
-                'passport',
-                true,
-                null
-              )
+              await probeGates(ctx, { as: app.as, scopes, rights, placement }, exact, { text, voice })
             } finally {
               await dropApp(ctx, app.id)
             }
@@ -313,3 +235,101 @@ export const gateDecisions: Array<ConformanceCase<OrbBotClient>> = [
     }
   })
 ]
+
+/** ORB-005 without the control API: the few app cannot post, the full app cannot reach channels it was not given. */
+async function probeFixedGates (ctx: OrbContext, text: string): Promise<void> {
+  // The scope gate alone: the few app's role may post in the text channel, its scopes do not allow it.
+  const fewPost = await postProbe(ctx, { channel: text, content: 'orbtest: a scope gate probe' }, few(ctx))
+  expectOrbError(fewPost, 403, 'POST /messages as an app without messages:write')
+  // The role gate alone: the full app has every scope, the community did not give it these channels.
+  for (const kind of ['outsideAllowList', 'hidden'] as const) {
+    const id = ctx.client.target.channels[kind]
+    if (id === undefined) continue
+    const reply = await postProbe(ctx, { channel: id, content: 'orbtest: a role gate probe' })
+    expectOrbError(reply, 403, `POST /messages to the ${kind} channel as an app with every scope`)
+    expectOrbError(await ctx.client.get(`${BOT}/messages`, { channel: id, limit: 1 }), 403, `GET /messages of the ${kind} channel as an app with every scope`)
+  }
+}
+
+/** One app of ORB-005's property: its scopes, its role's rights, and how its role stands to the text channel. */
+interface GateApp {
+  as: Speaker
+  scopes: readonly ScopeName[]
+  rights: readonly string[]
+  placement: 'seen' | 'hidden' | 'outside'
+}
+
+/** Judges one reply to `op`: whether the gates opened it (true) or refused it. */
+type GateJudge = (reply: OrbReply, op: string, scope: ScopeName, sight: boolean, needs: string | null) => boolean
+
+/**
+ * `scope` and `sight` are the spec's gates: either refusing is 403. With both open, the role's rights decide: a role
+ * with every right opens the call; otherwise ORB-A08's `needs` (exact runs), or either answer (200, or the role's 403)
+ * in a required run.
+ */
+function gateJudge (app: GateApp, exact: boolean): GateJudge {
+  const { scopes, rights, placement } = app
+  const everyRight = RIGHTS.every((r) => rights.includes(r))
+  const what = (op: string): string =>
+    `${op} as an app with scopes [${scopes.join(', ')}], role [${rights.join(', ')}], text channel ${placement}`
+  return (reply, op, scope, sight, needs) => {
+    if (!scopes.includes(scope) || !sight) {
+      expectOrbError(reply, 403, what(op))
+      return false
+    }
+    if (everyRight || (exact && (needs === null || rights.includes(needs)))) {
+      expectOk(reply, what(op))
+      return true
+    }
+    if (exact || reply.status !== 200) {
+      expectOrbError(reply, 403, `${what(op)}${exact ? ` (ORB-A08: needs ${String(needs)})` : ''}`)
+    }
+    return reply.status === 200
+  }
+}
+
+/** ORB-005: each route the app calls, judged by its two gates (and ORB-A08's rights in an exact run). */
+async function probeGates (
+  ctx: OrbContext,
+  app: GateApp,
+  exact: boolean,
+  channels: { text: string, voice: string }
+): Promise<void> {
+  const { text, voice } = channels
+  const judge = gateJudge(app, exact)
+  const seen = app.placement === 'seen'
+  // Posting: messages:write, a channel the role sees on the allow-list (ORB-A08: and send_messages).
+  const posted = await postProbe(ctx, { channel: text, content: 'orbtest: a gate probe' }, app.as)
+  if (judge(posted, 'POST /messages', 'messages:write', seen, 'send_messages')) {
+    await ctx.client.request({
+      method: 'DELETE',
+      path: `${BOT}/messages/${posted.json.id as number}`,
+      as: app.as
+    })
+  }
+  // Reading: messages:read, and a channel the role sees (ORB-A08: no right beyond that).
+  judge(
+    await ctx.client.get(`${BOT}/messages`, { channel: text, limit: 1 }, app.as),
+    'GET /messages',
+    'messages:read',
+    seen,
+    null
+  )
+  // Music, voice, passport: the voice channel is always on the allow-list and seen. ORB-A08: music needs connect
+  // there; the roster and the passport need no right.
+  judge(await ctx.client.get(`${BOT}/music`, { channel: voice }, app.as), 'GET /music', 'music', true, 'connect')
+  judge(
+    await ctx.client.post(`${BOT}/voice`, { action: 'roster', channel: voice }, app.as),
+    'POST /voice roster',
+    'voice',
+    true,
+    null
+  )
+  judge(
+    await ctx.client.get(`${BOT}/passport`, passportQuery(ctx), app.as),
+    'GET /passport',
+    'passport',
+    true,
+    null
+  )
+}

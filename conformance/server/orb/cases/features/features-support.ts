@@ -25,6 +25,8 @@ function actionsOf (path: string): readonly string[] {
 export const MUSIC_ACTIONS = actionsOf('/api/bot/v1/music')
 /** The voice actions, in the spec's order. */
 export const VOICE_ACTIONS = actionsOf('/api/bot/v1/voice')
+/** ORB-A17: the player's highest `volume` (an integer from 0 up to it); the spec's schema leaves `arg` open. */
+export const MAX_VOLUME = 100
 
 export const strict = exactStatus
 export type Case = ConformanceCase<OrbBotClient>

@@ -5,7 +5,7 @@ import type { OrbContext } from '../../orb-case.js'
 import type { Strictness } from '../../../core/strictness.js'
 import type { OrbReply, Speaker } from '../../transport.js'
 import { act, checkPlayer, controlPlayer, LOOPS, player, TRACK_TEXTS } from './music-support.js'
-import { strict } from './features-support.js'
+import { MAX_VOLUME, strict } from './features-support.js'
 
 // The room player as a state machine (ORB-083, ORB-A17). Every action's reply is checked against what the ledger
 // fixes, GET must then show exactly the reply, and members (the control state) exactly the same player. Where the
@@ -66,59 +66,86 @@ export const toModel = (p: any): PlayerModel => ({
 const isIndex = (arg: unknown, m: PlayerModel): arg is number =>
   Number.isInteger(arg) && (arg as number) >= 0 && (arg as number) < m.queue.length
 
+/** What an action keeps unless it says otherwise: the queue and settings (`same`), and the play as well (`still`). */
+interface Kept {
+  same: { queue: string[], volume: number, loop: string, shuffle: boolean }
+  still: Kept['same'] & { playing: boolean, positionMs: number, current: number | null }
+}
+
+/** ORB-A17: what one action with `arg` does to the player `m`. */
+type Predictor = (m: PlayerModel, arg: unknown, kept: Kept) => Prediction
+
+/** `next` and `back`: in queue order, next is the following track; any other pick is the server's, from its start. */
+const skip = (action: 'next' | 'back'): Predictor => (m, _arg, { same, still }) => {
+  if (m.queue.length === 0) return { ok: true, ...still }
+  if (action === 'next' && !m.shuffle && m.current !== null && m.current + 1 < m.queue.length) {
+    return { ok: true, ...same, current: m.current + 1, positionMs: 0 }
+  }
+  return { ok: true, ...same, fromStart: true }
+}
+
+/** `remove`: the current track's removal starts another; removing one before it moves the current index down. */
+const remove: Predictor = (m, arg, { same, still }) => {
+  if (!isIndex(arg, m)) return { ok: false }
+  const queue = m.queue.filter((_, i) => i !== arg).map((t) => t.id)
+  if (m.current === arg) return { ok: true, ...same, queue, fromStart: true }
+  return {
+    ok: true,
+    ...still,
+    queue,
+    current: m.current === null ? null : m.current > arg ? m.current - 1 : m.current
+  }
+}
+
+/** ORB-A17's actions, by name; an action not named here changes nothing. */
+const PREDICTORS: Record<string, Predictor> = {
+  add: (m, arg, { same, still }) => {
+    if (typeof arg !== 'string' || arg.trim() === '') return { ok: false }
+    return m.current === null
+      ? { ok: true, ...same, queue: 'append', fromStart: true }
+      : { ok: true, ...still, queue: 'append' }
+  },
+  play: (m, _arg, { same, still }) => {
+    if (m.current !== null) return { ok: true, ...still, playing: true }
+    if (m.queue.length === 0) return { ok: true, ...still, playing: false }
+    return { ok: true, ...same, playing: true, fromStart: true }
+  },
+  pause: (_m, _arg, { still }) => ({ ok: true, ...still, playing: false }),
+  next: skip('next'),
+  back: skip('back'),
+  jump: (m, arg, { same }) => isIndex(arg, m) ? { ok: true, ...same, current: arg, positionMs: 0 } : { ok: false },
+  remove,
+  seek: (m, arg, { still }) => {
+    if (typeof arg !== 'number' || arg < 0 || m.current === null) return { ok: false }
+    return { ok: true, ...still, positionMs: Math.round(arg * 1000) }
+  },
+  volume: (_m, arg, { still }) =>
+    Number.isInteger(arg) && (arg as number) >= 0 && (arg as number) <= MAX_VOLUME
+      ? { ok: true, ...still, volume: arg as number }
+      : { ok: false },
+  loop: (_m, arg, { still }) =>
+    typeof arg === 'string' && LOOPS.includes(arg) ? { ok: true, ...still, loop: arg } : { ok: false },
+  shuffle: (m, arg, { still }) => {
+    if (arg !== undefined && typeof arg !== 'boolean') return { ok: false }
+    return { ok: true, ...still, shuffle: arg ?? !m.shuffle }
+  },
+  clear: (_m, _arg, { same }) => ({
+    ok: true,
+    queue: [],
+    current: null,
+    playing: false,
+    volume: same.volume,
+    loop: same.loop,
+    shuffle: same.shuffle
+  })
+}
+
 /** ORB-A17: what an action does to the player `m`. */
 function predict (m: PlayerModel, action: string, arg: unknown): Prediction {
   const same = { queue: m.queue.map((t) => t.id), volume: m.volume, loop: m.loop, shuffle: m.shuffle }
   const still = { ...same, playing: m.playing, positionMs: m.positionMs, current: m.current }
-  switch (action) {
-    case 'add':
-      if (typeof arg !== 'string' || arg.trim() === '') return { ok: false }
-      return m.current === null
-        ? { ok: true, ...same, queue: 'append', fromStart: true }
-        : { ok: true, ...still, queue: 'append' }
-    case 'play':
-      if (m.current !== null) return { ok: true, ...still, playing: true }
-      if (m.queue.length === 0) return { ok: true, ...still, playing: false }
-      return { ok: true, ...same, playing: true, fromStart: true }
-    case 'pause': return { ok: true, ...still, playing: false }
-    case 'next':
-    case 'back':
-      if (m.queue.length === 0) return { ok: true, ...still }
-      // In queue order, next is the following track.
-      if (action === 'next' && !m.shuffle && m.current !== null && m.current + 1 < m.queue.length) {
-        return { ok: true, ...same, current: m.current + 1, positionMs: 0 }
-      }
-      return { ok: true, ...same, fromStart: true }
-    case 'jump':
-      return isIndex(arg, m) ? { ok: true, ...same, current: arg, positionMs: 0 } : { ok: false }
-    case 'remove': {
-      if (!isIndex(arg, m)) return { ok: false }
-      const queue = m.queue.filter((_, i) => i !== arg).map((t) => t.id)
-      if (m.current === arg) return { ok: true, ...same, queue, fromStart: true }
-      return {
-        ok: true,
-        ...still,
-        queue,
-        current: m.current === null ? null : m.current > arg ? m.current - 1 : m.current
-      }
-    }
-    case 'seek':
-      if (typeof arg !== 'number' || arg < 0 || m.current === null) return { ok: false }
-      return { ok: true, ...still, positionMs: Math.round(arg * 1000) }
-    case 'volume':
-      return Number.isInteger(arg) && (arg as number) >= 0 && (arg as number) <= 100
-        ? { ok: true, ...still, volume: arg as number }
-        : { ok: false }
-    case 'loop':
-      return typeof arg === 'string' && LOOPS.includes(arg) ? { ok: true, ...still, loop: arg } : { ok: false }
-    case 'shuffle':
-      if (arg !== undefined && typeof arg !== 'boolean') return { ok: false }
-      return { ok: true, ...still, shuffle: arg ?? !m.shuffle }
-    case 'clear':
-      return { ok: true, queue: [], current: null, playing: false, volume: m.volume, loop: m.loop, shuffle: m.shuffle }
-    default:
-      return { ok: true, ...still }
-  }
+  if (!Object.hasOwn(PREDICTORS, action)) return { ok: true, ...still }
+  return PREDICTORS[action]!(m, arg, { same, still })
 }
 
 /** ORB-A17, clock: `ms` of play; a track that ends under loop one starts again; other endings are open. */
@@ -318,8 +345,8 @@ export const musicCommands = (virtual: boolean): fc.Arbitrary<Iterable<fc.AsyncC
   const volume = fc
     .tuple(
       sometimes(
-        fc.oneof(fc.integer({ min: 0, max: 100 }), fc.constantFrom(0, 100)),
-        fc.constantFrom(-1, 101, 50.5, '50', null)
+        fc.oneof(fc.integer({ min: 0, max: MAX_VOLUME }), fc.constantFrom(0, MAX_VOLUME)),
+        fc.constantFrom(-1, MAX_VOLUME + 1, 50.5, '50', null)
       ),
       who
     )

@@ -4,7 +4,7 @@ import { CaseFailure, CaseSkip } from '../../../core/case.js'
 import { expectOk, expectThat } from '../../expect.js'
 import { channel, controlled, fail, type OrbContext } from '../../orb-case.js'
 import type { OrbReply, Speaker } from '../../transport.js'
-import { MUSIC, MUSIC_ACTIONS, wrongType } from './features-support.js'
+import { MAX_VOLUME, MUSIC, MUSIC_ACTIONS, wrongType } from './features-support.js'
 
 /*
  * The room player (ORB-081..084, ORB-A17): the requests the music cases make, the player as the case found it, what
@@ -127,27 +127,35 @@ export async function controlPlayer (ctx: OrbContext, ch: string): Promise<any> 
   return (state.music?.players as any[] | undefined)?.find((p) => p.channel === ch)
 }
 
+/** ORB-A17: the player's settings, of their types and in range. */
+function isPlayerSettings (p: any): boolean {
+  return typeof p.playing === 'boolean' &&
+    typeof p.position === 'number' &&
+    p.position >= 0 &&
+    Number.isInteger(p.volume) &&
+    p.volume >= 0 &&
+    p.volume <= MAX_VOLUME &&
+    LOOPS.includes(p.loop) &&
+    typeof p.shuffle === 'boolean'
+}
+
+/** ORB-A17: the player of `ch`: its settings, a queue of tracks, and a current index inside it or null. */
+function isPlayerShape (p: any, ch: string): boolean {
+  return typeof p === 'object' &&
+    p !== null &&
+    p.channel === ch &&
+    isPlayerSettings(p) &&
+    Array.isArray(p.queue) &&
+    p.queue.every((t: any) => typeof t?.id === 'string' && typeof t.duration === 'number' && t.duration > 0) &&
+    (p.current === null || (Number.isInteger(p.current) && p.current >= 0 && p.current < p.queue.length))
+}
+
 /**
  * ORB-A17: the player's shape; and what any sane player holds (a current track inside the queue, nothing playing
  * without one).
  */
 export function checkPlayer (p: any, ch: string, what: string): void {
-  const ok =
-    typeof p === 'object' &&
-    p !== null &&
-    p.channel === ch &&
-    typeof p.playing === 'boolean' &&
-    typeof p.position === 'number' &&
-    p.position >= 0 &&
-    Number.isInteger(p.volume) &&
-    p.volume >= 0 &&
-    p.volume <= 100 &&
-    LOOPS.includes(p.loop) &&
-    typeof p.shuffle === 'boolean' &&
-    Array.isArray(p.queue) &&
-    p.queue.every((t: any) => typeof t?.id === 'string' && typeof t.duration === 'number' && t.duration > 0) &&
-    (p.current === null || (Number.isInteger(p.current) && p.current >= 0 && p.current < p.queue.length))
-  if (!ok) {
+  if (!isPlayerShape(p, ch)) {
     throw new CaseFailure(
       `${what}: not a player as ORB-A17 gives it`,
       '{channel, playing, position, volume 0..100, loop, shuffle, current (an index or null), queue}',
@@ -190,7 +198,7 @@ export const badMusicArg = (n: number): fc.Arbitrary<[string, unknown]> =>
   fc.oneof(
     fc
       .oneof(
-        fc.integer({ min: 101, max: 1e6 }),
+        fc.integer({ min: MAX_VOLUME + 1, max: 1e6 }),
         fc.integer({ min: -1e6, max: -1 }),
         fc.constantFrom(50.5, '50', null, true)
       )

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import { CaseFailure, CaseSkip, defineCase } from '../../../core/case.js'
 import { expectEqual, expectOk, expectOrbError, expectThat } from '../../expect.js'
-import { channel, controlled, fail } from '../../orb-case.js'
+import { channel, controlled, fail, type OrbContext } from '../../orb-case.js'
 import type { OrbBotClient, OrbReply } from '../../transport.js'
 import { keepInstall, memberOf, MUSIC, strict, withoutScope, type Case } from './features-support.js'
 import {
@@ -249,76 +249,9 @@ export const voiceCases: Case[] = [
     async run (ctx) {
       const ch = channel(ctx, 'voice')
       const member = await memberOf(ctx)
-      const entryOk = (m: any): boolean =>
-        typeof m?.id === 'string' &&
-        typeof m.name === 'string' &&
-        typeof m.bot === 'boolean' &&
-        typeof m.speaking === 'boolean'
-      const before = await roster(ctx, ch)
-      expectThat(
-        before.channel === ch &&
-          (before.call === null || typeof before.call === 'string') &&
-          (before.members as any[]).every(entryOk) &&
-          !seated(before, member),
-        'roster without a seat: {channel, call, members:[{id,name,bot,speaking}]}',
-        'that shape, the app not in it',
-        before
-      )
-      const joined = (await join(ctx, ch)).body
-      expectThat(
-        typeof joined?.call === 'string' &&
-          joined.channel === ch &&
-          Array.isArray(joined.members) &&
-          joined.members.some((m: any) => m.id === member && m.bot === true),
-        'join answers {call, channel, members} with the app as a bot',
-        'that shape',
-        joined
-      )
-      const again = await voice(ctx, { action: 'join', channel: ch })
-      expectThat(
-        again.status === 200 && again.json?.call === joined.call,
-        'a second join returns the same seat',
-        joined.call,
-        `${again.status} ${again.text}`
-      )
-      const beat = await voice(ctx, { action: 'heartbeat', call: joined.call, speaking: true })
-      expectThat(
-        beat.status === 200 && isDeepStrictEqual(beat.json, { ok: true, call: joined.call }),
-        'heartbeat answers {"ok":true,"call"}',
-        { ok: true, call: joined.call },
-        `${beat.status} ${beat.text}`
-      )
-      const during = await roster(ctx, ch)
-      expectThat(
-        during.call === joined.call && during.members.some((m: any) => m.id === member && m.speaking === true),
-        'the roster shows the app seated and speaking',
-        'the app, speaking',
-        during
-      )
-      if (ctx.control !== undefined) await voiceServer(ctx, true)
-      const grant = await voice(ctx, { action: 'grant', call: joined.call })
-      if (grant.status === 200) {
-        expectThat(
-          typeof grant.json?.token === 'string' &&
-            typeof grant.json?.url === 'string' &&
-            Number.isInteger(grant.json?.expiresAt),
-          'grant answers {token, url, expiresAt}',
-          'that shape',
-          grant.json
-        )
-      } else expectOrbError(grant, 409, 'grant without a voice server')
-      const left = await voice(ctx, { action: 'leave', call: joined.call })
-      expectThat(
-        left.status === 200 && isDeepStrictEqual(left.json, { ok: true }),
-        'leave answers {"ok":true}',
-        { ok: true },
-        `${left.status} ${left.text}`
-      )
-      expectOrbError(
-        await voice(ctx, { action: 'heartbeat', call: joined.call, speaking: false }),
-        410,
-        'a heartbeat after leaving'
-      )
+      await expectRosterWithoutSeat(ctx, ch, member)
+      const call = await expectJoinAndHeartbeat(ctx, ch, member)
+      await expectGrantAndLeave(ctx, call)
       expectOrbError(
         await voice(ctx, { action: 'join', channel: ctx.client.target.channels.text }),
         400,
@@ -364,3 +297,92 @@ export const voiceCases: Case[] = [
     }
   })
 ]
+
+/** ORB-A16: one member of a roster: `{id, name, bot, speaking}`. */
+function isRosterEntry (m: any): boolean {
+  return typeof m?.id === 'string' &&
+    typeof m.name === 'string' &&
+    typeof m.bot === 'boolean' &&
+    typeof m.speaking === 'boolean'
+}
+
+/** ORB-A16: the roster of `ch` before the app sits: `{channel, call, members}`, without the app. */
+async function expectRosterWithoutSeat (ctx: OrbContext, ch: string, member: string): Promise<void> {
+  const before = await roster(ctx, ch)
+  expectThat(
+    before.channel === ch &&
+      (before.call === null || typeof before.call === 'string') &&
+      (before.members as any[]).every(isRosterEntry) &&
+      !seated(before, member),
+    'roster without a seat: {channel, call, members:[{id,name,bot,speaking}]}',
+    'that shape, the app not in it',
+    before
+  )
+}
+
+/**
+ * ORB-A16: a join's reply, a second join that keeps the seat, a heartbeat's reply and the roster that shows the app
+ * speaking. Returns the call joined.
+ */
+async function expectJoinAndHeartbeat (ctx: OrbContext, ch: string, member: string): Promise<string> {
+  const joined = (await join(ctx, ch)).body
+  expectThat(
+    typeof joined?.call === 'string' &&
+      joined.channel === ch &&
+      Array.isArray(joined.members) &&
+      joined.members.some((m: any) => m.id === member && m.bot === true),
+    'join answers {call, channel, members} with the app as a bot',
+    'that shape',
+    joined
+  )
+  const again = await voice(ctx, { action: 'join', channel: ch })
+  expectThat(
+    again.status === 200 && again.json?.call === joined.call,
+    'a second join returns the same seat',
+    joined.call,
+    `${again.status} ${again.text}`
+  )
+  const beat = await voice(ctx, { action: 'heartbeat', call: joined.call, speaking: true })
+  expectThat(
+    beat.status === 200 && isDeepStrictEqual(beat.json, { ok: true, call: joined.call }),
+    'heartbeat answers {"ok":true,"call"}',
+    { ok: true, call: joined.call },
+    `${beat.status} ${beat.text}`
+  )
+  const during = await roster(ctx, ch)
+  expectThat(
+    during.call === joined.call && during.members.some((m: any) => m.id === member && m.speaking === true),
+    'the roster shows the app seated and speaking',
+    'the app, speaking',
+    during
+  )
+  return joined.call
+}
+
+/** ORB-A16: a grant's reply (or 409 without a voice server), a leave's reply, and 410 for a heartbeat after it. */
+async function expectGrantAndLeave (ctx: OrbContext, call: string): Promise<void> {
+  if (ctx.control !== undefined) await voiceServer(ctx, true)
+  const grant = await voice(ctx, { action: 'grant', call })
+  if (grant.status === 200) {
+    expectThat(
+      typeof grant.json?.token === 'string' &&
+        typeof grant.json?.url === 'string' &&
+        Number.isInteger(grant.json?.expiresAt),
+      'grant answers {token, url, expiresAt}',
+      'that shape',
+      grant.json
+    )
+  } else expectOrbError(grant, 409, 'grant without a voice server')
+  const left = await voice(ctx, { action: 'leave', call })
+  expectThat(
+    left.status === 200 && isDeepStrictEqual(left.json, { ok: true }),
+    'leave answers {"ok":true}',
+    { ok: true },
+    `${left.status} ${left.text}`
+  )
+  expectOrbError(
+    await voice(ctx, { action: 'heartbeat', call, speaking: false }),
+    410,
+    'a heartbeat after leaving'
+  )
+}

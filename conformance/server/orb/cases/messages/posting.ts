@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { orbSpec } from '../../../../../src/spec/orb.js'
+import { ORB_LIMITS, orbSpec } from '../../../../../src/spec/orb.js'
 import { defineCase, type ConformanceCase } from '../../../core/case.js'
 import { arbitraryFor } from '../../../core/schema-arbitrary.js'
 import { expectEqual, expectOk, expectOrbError, expectThat } from '../../expect.js'
@@ -47,6 +47,69 @@ async function appMember (ctx: OrbContext): Promise<string | undefined> {
   return undefined
 }
 
+/** One change of ORB-023's property to a valid body, or none. */
+type Mutation =
+  | { kind: 'valid' }
+  | { kind: 'no body' }
+  | { kind: 'not an object'; body: unknown }
+  | { kind: 'drop'; fields: string[] }
+  | { kind: 'too long'; content: string }
+  | { kind: 'wrong type'; field: string; value: unknown }
+
+/** ORB-023's changes to a valid body: none, no body, no object, a field missing, content too long, a wrong type. */
+function postMutations (): fc.Arbitrary<Mutation> {
+  const { messageLength } = ORB_LIMITS
+  return fc.oneof(
+    { weight: 2, arbitrary: fc.constant<Mutation>({ kind: 'valid' }) },
+    { weight: 1, arbitrary: fc.constant<Mutation>({ kind: 'no body' }) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .oneof(
+          fc.constant(null),
+          fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
+          fc.string({ maxLength: 10 }),
+          fc.integer(),
+          fc.boolean()
+        )
+        .map((body): Mutation => ({ kind: 'not an object', body }))
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom('channel', 'content', 'both')
+        .map((f): Mutation => ({ kind: 'drop', fields: f === 'both' ? ['channel', 'content'] : [f] }))
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(
+          fc.integer({ min: messageLength + 1, max: messageLength + 100 }),
+          fc.constantFrom('x', 'é', '字', '🙂', 'ab ')
+        )
+        .map(([n, unit]): Mutation => ({ kind: 'too long', content: [...unit.repeat(n)].slice(0, n).join('') }))
+    },
+    {
+      weight: 3,
+      arbitrary: fc.oneof(
+        notOfType('string').map((value): Mutation => ({ kind: 'wrong type', field: 'channel', value })),
+        notOfType('string').map((value): Mutation => ({ kind: 'wrong type', field: 'content', value })),
+        notOfType('integer').map((value): Mutation => ({ kind: 'wrong type', field: 'reply_to', value }))
+      )
+    }
+  )
+}
+
+/** The body `change` makes of a valid `body` (a copy; `no body` is sent without one). */
+function mutated (body: Record<string, unknown>, change: Mutation): unknown {
+  if (change.kind === 'not an object') return change.body
+  const sent: Record<string, unknown> = { ...body }
+  if (change.kind === 'drop') for (const f of change.fields) delete sent[f]
+  if (change.kind === 'too long') sent.content = change.content
+  if (change.kind === 'wrong type') sent[change.field] = change.value
+  return sent
+}
+
 /** The cases of posting, in the suite's order. */
 export const postingCases: Array<ConformanceCase<OrbBotClient>> = [
   defineCase<OrbBotClient>({
@@ -64,49 +127,7 @@ export const postingCases: Array<ConformanceCase<OrbBotClient>> = [
         content: arbitraryFor(schema.properties.content, schema).filter((s) => PLAIN(s as string)),
         reply_to: fc.constant(target.id)
       }) as fc.Arbitrary<Record<string, unknown>>
-      type Mutation =
-        | { kind: 'valid' }
-        | { kind: 'no body' }
-        | { kind: 'not an object'; body: unknown }
-        | { kind: 'drop'; fields: string[] }
-        | { kind: 'too long'; content: string }
-        | { kind: 'wrong type'; field: string; value: unknown }
-      const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-        { weight: 2, arbitrary: fc.constant<Mutation>({ kind: 'valid' }) },
-        { weight: 1, arbitrary: fc.constant<Mutation>({ kind: 'no body' }) },
-        {
-          weight: 1,
-          arbitrary: fc
-            .oneof(
-              fc.constant(null),
-              fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
-              fc.string({ maxLength: 10 }),
-              fc.integer(),
-              fc.boolean()
-            )
-            .map((body): Mutation => ({ kind: 'not an object', body }))
-        },
-        {
-          weight: 2,
-          arbitrary: fc
-            .constantFrom('channel', 'content', 'both')
-            .map((f): Mutation => ({ kind: 'drop', fields: f === 'both' ? ['channel', 'content'] : [f] }))
-        },
-        {
-          weight: 2,
-          arbitrary: fc
-            .tuple(fc.integer({ min: 2001, max: 2100 }), fc.constantFrom('x', 'é', '字', '🙂', 'ab '))
-            .map(([n, unit]): Mutation => ({ kind: 'too long', content: [...unit.repeat(n)].slice(0, n).join('') }))
-        },
-        {
-          weight: 3,
-          arbitrary: fc.oneof(
-            notOfType('string').map((value): Mutation => ({ kind: 'wrong type', field: 'channel', value })),
-            notOfType('string').map((value): Mutation => ({ kind: 'wrong type', field: 'content', value })),
-            notOfType('integer').map((value): Mutation => ({ kind: 'wrong type', field: 'reply_to', value }))
-          )
-        }
-      )
+      const mutation = postMutations()
       // Refused bodies cost no window slot (ORB-A03); on a real clock the accepted ones are few (ORB-031's 12 a
       // minute).
       const virtual = await ctx.virtualTime()
@@ -121,23 +142,20 @@ export const postingCases: Array<ConformanceCase<OrbBotClient>> = [
           await remove(ctx, reply.json.id)
           return
         }
-        let sent: unknown = { ...body }
-        if (change.kind === 'not an object') sent = change.body
-        if (change.kind === 'drop') for (const f of change.fields) delete (sent as Record<string, unknown>)[f]
-        if (change.kind === 'too long') (sent as Record<string, unknown>).content = change.content
-        if (change.kind === 'wrong type') (sent as Record<string, unknown>)[change.field] = change.value
+        const sent = mutated(body, change)
         const reply = change.kind === 'no body'
           ? await ctx.client.request({ method: 'POST', path: MESSAGES })
           : await send(ctx, sent)
         expectOrbError(reply, 400, `POST /messages with ${change.kind === 'no body' ? 'no body' : JSON.stringify(sent).slice(0, 120)} (${change.kind}${change.kind === 'wrong type' ? ` ${change.field}` : ''})`)
       }), virtual ? ctx.fc() : ctx.fc({ endOnFailure: true }))
-      // The bound itself: 2000 characters are allowed, 2001 are not.
-      const at = await send(ctx, { channel: text, content: 'x'.repeat(2000) })
-      expectOk(at, 'POST /messages with 2000 characters of content', POST)
+      // The bound itself: the spec's longest content is allowed, one character more is not.
+      const most = ORB_LIMITS.messageLength
+      const at = await send(ctx, { channel: text, content: 'x'.repeat(most) })
+      expectOk(at, `POST /messages with ${most} characters of content`, POST)
       expectOrbError(
-        await send(ctx, { channel: text, content: 'x'.repeat(2001) }),
+        await send(ctx, { channel: text, content: 'x'.repeat(most + 1) }),
         400,
-        'POST /messages with 2001 characters of content'
+        `POST /messages with ${most + 1} characters of content`
       )
       ctx.note(`${accepted} generated valid bodies accepted${virtual ? '' : ` (real clock: at most ${budget})`}`)
     }
