@@ -44,7 +44,7 @@ const graph = new Map(files.map((f) => [f, importsOf(f)]))
 
 /** The conformance core: what every suite, server or client, plugs into. */
 const CORE = [
-  ...['report', 'cli', 'flags', 'summary'].map((name) => `conformance/${name}.ts`),
+  ...['report', 'run', 'summary', 'human'].map((name) => `conformance/${name}.ts`),
   ...files.filter((f) => f.startsWith('conformance/server/core/')),
   // The client core: journal, checks' base, process runner, scenario engine, reports.
   ...files.filter((f) => f.startsWith('conformance/client/core/'))
