@@ -1,5 +1,4 @@
-import type { ClientSuiteEntry } from './client/core/cli.js'
-import { conformance as runConformance } from './cli.js'
+import type { ClientSuiteEntry } from './client/core/run.js'
 import type { SuiteEntry } from './server/core/suite.js'
 
 export { TargetError } from './server/core/suite.js'
@@ -32,8 +31,3 @@ export const CLIENT_SUITES: readonly ClientSuiteEntry[] = [
     })
   }
 ]
-
-/** `orbtest conformance …` over every suite: resolves to the exit code. */
-export function conformance (argv: readonly string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
-  return runConformance(argv, SUITES, out, CLIENT_SUITES)
-}

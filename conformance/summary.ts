@@ -189,16 +189,26 @@ export function mdCode (text: string, max = 500): string {
 
 /** The Markdown summary of a run. */
 export function markdownSummary (run: RunSummary): string {
-  const c = summaryCounts(run)
-  const lines: string[] = []
   const verdict = run.passed ? '✅ passed' : '❌ failed'
-  lines.push(`## orbtest: ${mdText(run.title)}: ${verdict}`, '')
   const about = [
     run.kind === 'judge' ? 'judged: live traffic (`orbtest up --judge`)' : `${run.kind === 'server' ? 'target' : 'client'}: ${mdCode(run.subject)}`,
     ...(run.seed === undefined ? [] : [`seed ${run.seed}`]),
     `${(run.ms / 1000).toFixed(1)} s`
   ]
-  lines.push(about.join(' · '), '')
+  const lines = [
+    `## orbtest: ${mdText(run.title)}: ${verdict}`, '',
+    about.join(' · '), '',
+    ...countsTable(run),
+    ...failureLines(run.rows.filter((r) => r.verdict === 'fail' && r.expectedFailure === undefined)),
+    ...findingLines(run.rows),
+    ...everyRowLines(run)
+  ]
+  return `${lines.join('\n')}\n`
+}
+
+/** The counts, as a table of one row: a server run's skipped cases, or a client run's findings that do not fail it. */
+function countsTable (run: RunSummary): string[] {
+  const c = summaryCounts(run)
   const columns: Array<[string, number]> = [
     ['passed', c.passed],
     ['failed', c.failed],
@@ -212,30 +222,46 @@ export function markdownSummary (run: RunSummary): string {
         ]),
     ['informational', c.informational]
   ]
-  lines.push(`| ${columns.map(([k]) => k).join(' | ')} |`, `|${columns.map(() => '---:').join('|')}|`)
-  lines.push(`| ${columns.map(([, v]) => String(v)).join(' | ')} |`, '')
-  const failures = run.rows.filter((r) => r.verdict === 'fail' && r.expectedFailure === undefined)
-  if (failures.length > 0) {
-    lines.push(`### Failures (${failures.length})`, '')
-    for (const f of failures) {
-      lines.push(`#### ${mdText(f.id)}: ${mdText(f.title)}`, '')
-      if (f.reason !== undefined) lines.push(mdText(f.reason, 600), '')
-      if (f.where !== undefined) lines.push(`- **Where:** ${mdText(f.where)}`)
-      lines.push(`- **Expected:** ${mdCode(f.expected ?? '(not given)')}`)
-      lines.push(`- **Actual:** ${mdCode(f.actual ?? '(not given)')}`)
-      if (f.replay !== undefined) lines.push(`- **Replay:** ${mdCode(f.replay, 2000)}`)
-      lines.push('')
-    }
-  }
-  const findings = run.rows.filter((r) => r.verdict === 'non-strict' || r.verdict === 'inconclusive' ||
-    (r.verdict === 'informational' && r.reason !== undefined && r.reason !== ''))
-  if (findings.length > 0) {
-    lines.push('### Findings that do not fail the run', '')
-    for (const f of findings) lines.push(`- **${mdText(f.id)}** (${SHOWN[f.verdict]}): ${mdText(f.reason ?? '')}`)
+  return [
+    `| ${columns.map(([k]) => k).join(' | ')} |`, `|${columns.map(() => '---:').join('|')}|`,
+    `| ${columns.map(([, v]) => String(v)).join(' | ')} |`, ''
+  ]
+}
+
+/** Each failure with its reason, Expected, Actual and the command that replays it. */
+function failureLines (failures: readonly SummaryRow[]): string[] {
+  if (failures.length === 0) return []
+  const lines = [`### Failures (${failures.length})`, '']
+  for (const f of failures) {
+    lines.push(`#### ${mdText(f.id)}: ${mdText(f.title)}`, '')
+    if (f.reason !== undefined) lines.push(mdText(f.reason, 600), '')
+    if (f.where !== undefined) lines.push(`- **Where:** ${mdText(f.where)}`)
+    lines.push(`- **Expected:** ${mdCode(f.expected ?? '(not given)')}`)
+    lines.push(`- **Actual:** ${mdCode(f.actual ?? '(not given)')}`)
+    if (f.replay !== undefined) lines.push(`- **Replay:** ${mdCode(f.replay, 2000)}`)
     lines.push('')
   }
-  lines.push(`<details${run.passed ? '' : ' open'}><summary>Every ${run.kind === 'server' ? 'case' : 'check'} (${run.rows.length})</summary>`, '')
-  lines.push('| id | verdict | rule |', '|---|---|---|')
+  return lines
+}
+
+/** The findings that do not fail the run: non-strict, inconclusive, and informational ones that say something. */
+function findingLines (rows: readonly SummaryRow[]): string[] {
+  const findings = rows.filter((r) => r.verdict === 'non-strict' || r.verdict === 'inconclusive' ||
+    (r.verdict === 'informational' && r.reason !== undefined && r.reason !== ''))
+  if (findings.length === 0) return []
+  return [
+    '### Findings that do not fail the run', '',
+    ...findings.map((f) => `- **${mdText(f.id)}** (${SHOWN[f.verdict]}): ${mdText(f.reason ?? '')}`),
+    ''
+  ]
+}
+
+/** Every case or check with its verdict, folded away when the run passed. */
+function everyRowLines (run: RunSummary): string[] {
+  const lines = [
+    `<details${run.passed ? '' : ' open'}><summary>Every ${run.kind === 'server' ? 'case' : 'check'} (${run.rows.length})</summary>`, '',
+    '| id | verdict | rule |', '|---|---|---|'
+  ]
   for (const r of run.rows) {
     const shown = r.expectedFailure === undefined
       ? SHOWN[r.verdict]
@@ -243,5 +269,5 @@ export function markdownSummary (run: RunSummary): string {
     lines.push(`| ${mdText(r.id)} | ${shown} | ${mdText(r.title, 160)} |`)
   }
   lines.push('', '</details>', '')
-  return `${lines.join('\n')}\n`
+  return lines
 }

@@ -44,7 +44,7 @@ const graph = new Map(files.map((f) => [f, importsOf(f)]))
 
 /** The conformance core: what every suite, server or client, plugs into. */
 const CORE = [
-  ...['report', 'cli', 'flags', 'summary'].map((name) => `conformance/${name}.ts`),
+  ...['report', 'run', 'summary', 'human'].map((name) => `conformance/${name}.ts`),
   ...files.filter((f) => f.startsWith('conformance/server/core/')),
   // The client core: journal, checks' base, process runner, scenario engine, reports.
   ...files.filter((f) => f.startsWith('conformance/client/core/'))
@@ -131,14 +131,6 @@ t.test('ARCH-03 no import cycle in src/, conformance/, test/ or bench/', async (
   t.ok(graph.size > 150, `${graph.size} files read`)
 })
 
-t.test('ARCH-04 no source file in src/ or conformance/ is over 400 lines', async (t) => {
-  const long = files.filter((f) => /^(src|conformance)\//.test(f))
-    .map((f) => ({ f, lines: readFileSync(join(root, f), 'utf8').split('\n').length - 1 }))
-    .filter(({ lines }) => lines > 400)
-    .map(({ f, lines }) => `${f}: ${lines} lines`)
-  t.same(long, [], 'files over 400 lines')
-})
-
 t.test('ARCH-05 the control server and the CLI load a fake only when it runs: their imports of a fake are type-only', async (t) => {
   // `orbtest orbtile` must not load the fake Orb, nor `orbtest orb` the fake Orbtile; src/orbtest.ts starts each
   // fake it runs (the Orb by a dynamic import, which the pre-processor lists too, so it is named here).
@@ -182,3 +174,27 @@ t.test('ARCH-07 the built CLI reaches fastify only through a dynamic import: --h
   const bundle = readFileSync(CLI, 'utf8')
   t.match(bundle, /await import\("\.\/[^"]+"\)/, 'the serve commands load their fakes by a dynamic import')
 })
+
+/**
+ * The layers, lowest first: what each may not import. The CLI (src/cli/) is the top layer and may import everything;
+ * the suites know nothing of how a command line reads them; the fakes, the control server, the specs and the shared
+ * code know nothing of the suites that judge them.
+ */
+const LAYERS = [
+  { files: /^src\/(?!cli\/)/, above: /^(conformance|src\/cli)\//, name: 'src/ (but the CLI)' },
+  { files: /^conformance\//, above: /^src\/cli\//, name: 'conformance/' }
+]
+
+t.test(
+  'ARCH-08 imports go down the layers only: src/ but the CLI imports nothing of conformance/ or src/cli/, and conformance/ nothing of src/cli/',
+  async (t) => {
+    for (const layer of LAYERS) {
+      const layerFiles = files.filter((f) => layer.files.test(f))
+      t.ok(layerFiles.length > 10, `${layerFiles.length} files of ${layer.name}`)
+      const up = layerFiles.flatMap((f) => graph.get(f)!
+        .filter((e) => layer.above.test(e.to))
+        .map((e) => `${f} -> ${e.to}`))
+      t.same(up, [], `imports from ${layer.name} to a layer above it`)
+    }
+  }
+)

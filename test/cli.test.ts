@@ -1,7 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import t from 'tap'
+import { COMMANDS } from '../src/cli/commands.js'
+import type { FlagSpecs } from '../src/cli/flags.js'
+import { run as runInProcess } from '../src/cli/main.js'
 import { readDiscovery, scratch } from './helpers/fake.js'
 import { SocketClient } from './helpers/client.js'
 import { CLI } from './helpers/cli.js'
@@ -390,4 +394,23 @@ t.test('CLI-06 the command is a plain Node script: a #! line for Node, executabl
   const version = spawnSync(CLI, ['--version'], { encoding: 'utf8' })
   t.equal(version.status, 0, 'run as a command')
   t.match(version.stdout, /^\d+\.\d+\.\d+/, 'it prints its version')
+})
+
+t.test('CLI-07 every command of the table answers --help, exit 0, with its usage and each flag it lists', async (t) => {
+  for (const command of COMMANDS) {
+    const words = [command.name, ...(command.verb === undefined ? [] : [command.verb])]
+    const chosen = command.chosenBy === undefined ? [] : [command.chosenBy, 'orbtile']
+    let text = ''
+    const out = new Writable({
+      write (chunk: Buffer, _encoding, done) {
+        text += chunk.toString()
+        done()
+      }
+    })
+    t.equal(await runInProcess([...words, ...chosen, '--help'], out), 0, `${words.join(' ')} --help`)
+    t.ok(text.startsWith(`Usage: ${command.usage}\n`), `${words.join(' ')}: its usage first`)
+    for (const [name, spec] of Object.entries(command.flags as FlagSpecs)) {
+      if (spec.unlisted !== true) t.match(text, `--${name}`, `${words.join(' ')} --help lists --${name}`)
+    }
+  }
 })

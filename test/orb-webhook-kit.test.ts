@@ -14,7 +14,7 @@ import {
   TOLERANCE_MS,
   type DeliveryKind
 } from '../conformance/client/orb/webhook-kit.js'
-import { webhook } from '../src/cli/webhook.js'
+import { webhook } from '../src/cli/main.js'
 import { judge, Journal } from './helpers/journal.js'
 import { OrbModel } from '../conformance/client/orb/model.js'
 import { WEBHOOK_CHECKS } from '../conformance/client/orb/webhook-checks.js'

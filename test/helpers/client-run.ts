@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { conformance } from '../../conformance/index.js'
+import { conformance } from '../../src/cli/main.js'
 import { ROOT } from './root.js'
 
 export const SEED = Number(process.env.FC_SEED ?? 20261201)

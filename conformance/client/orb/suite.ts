@@ -2,7 +2,7 @@ import { compareTwins } from '../core/check.js'
 import type { ClientSuite } from '../core/engine.js'
 import { ORB_CLIENT_CHECKS } from './checks.js'
 import { describeScenario, EVENT_TOURS, scenarioArbitrary, WEBHOOK_TOURS, type Scenario } from './scenario.js'
-import { UsageError } from '../../../src/cli/args.js'
+import { UsageError } from '../../../src/shared/usage-error.js'
 import { ALL_SCOPES, playOrbScenario } from './play.js'
 
 /** The Orb bot suite: judges a bot against part 2's [client] and [both] rules, in events mode or as a webhook bot. */

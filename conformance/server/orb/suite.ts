@@ -1,6 +1,6 @@
 import { get as httpGet } from 'node:http'
 import { get as httpsGet } from 'node:https'
-import { UsageError } from '../../../src/cli/args.js'
+import { UsageError } from '../../../src/shared/usage-error.js'
 import { checkControl, type ControlClient } from '../core/control.js'
 import { TargetError, caseTimeoutMs, type Suite } from '../core/suite.js'
 import { ORB_CASES } from './index.js'

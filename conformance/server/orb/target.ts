@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { ErrorObject } from 'ajv'
 import { createAjv } from '../../../src/shared/ajv.js'
 import { readPackageJson } from '../../../src/shared/paths.js'
-import { UsageError } from '../../../src/cli/args.js'
+import { UsageError } from '../../../src/shared/usage-error.js'
 import type { ControlClient } from '../core/control.js'
 
 /** An app the suite speaks as. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { resolveDiscoveryPath } from '../../../src/spec/orbtile.js'
-import { UsageError } from '../../../src/cli/args.js'
+import { UsageError } from '../../../src/shared/usage-error.js'
 import { checkControl, type ControlClient } from '../core/control.js'
 import { TargetError, caseTimeoutMs, clockWait, type Suite } from '../core/suite.js'
 import { ORBTILE_CASES } from './index.js'
