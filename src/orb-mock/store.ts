@@ -5,7 +5,7 @@ import type {
   AppState, Author, ChannelState, CommunityState, InstallState, StoredCommand, StoredMessage
 } from './records.js'
 import { SlidingWindows } from './throttle.js'
-import type { Right, World, WorldCommand } from './world.js'
+import type { Right, World, WorldApp, WorldCommand, WorldCommunity } from './world.js'
 
 /** What an install is made of: the role the admin accepted, the allow-list, hidden channels and rights per channel. */
 export interface InstallInput {
@@ -81,57 +81,68 @@ export class OrbStore {
     this.installs = new Map()
     this.#installIndex = new Map()
     this.messages = new MessageTable()
-    this.passport = new Map((world.passport ?? []).map((p) => [passportKey(p.address, p.kind), p.count]))
-    this.chainAvailable = world.registry.available ?? true
-    this.voiceServer = world.voiceServer === undefined || world.voiceServer === null ? null : { ...world.voiceServer }
-    this.reservedCommands = new Set(world.settings?.reservedCommands ?? DEFAULT_RESERVED_COMMANDS)
-    const cards = world.settings?.cardPattern
-    this.cardPattern = cards === undefined ? DEFAULT_CARD_PATTERN : new RegExp(cards, 'm')
+    this.#loadSettings(world)
     this.throttles.clear()
     this.deletedApps = new Set()
     this.#nextMessageId = 1
     this.#nextCommandId = 1
-    for (const community of world.communities) {
-      this.communities.set(community.id, {
-        id: community.id,
-        name: community.name,
-        members: new Map(community.members.map((m) => [m.id, new Set(m.rights)])),
-        channels: community.channels.map((c) => c.id)
-      })
-      for (const channel of community.channels) {
-        this.channels.set(channel.id, {
-          id: channel.id,
-          name: channel.name,
-          kind: channel.kind,
-          readOnly: channel.readOnly ?? false,
-          community: community.id,
-          capacity: channel.capacity ?? DEFAULT_VOICE_CAPACITY,
-          messages: []
-        })
-      }
-    }
-    for (const app of world.apps) {
-      const state: AppState = {
-        id: app.id,
-        name: app.name,
-        token: app.token,
-        scopes: new Set(app.scopes),
-        memberId: app.id,
-        source: app,
-        endpoint: app.endpoint ?? null,
-        commands: [],
-        commandIds: new Map()
-      }
-      for (const command of app.commands ?? []) state.commands.push(this.command(state, command))
-      this.apps.set(app.id, state)
-      this.tokens.set(app.token, app.id)
-    }
+    for (const community of world.communities) this.#loadCommunity(community)
+    for (const app of world.apps) this.#loadApp(app)
     for (const install of world.installs ?? []) this.install(install.community, install.app, install)
     for (const message of world.messages ?? []) {
       const channel = this.channels.get(message.channel)!
       const encrypted = message.encrypted ?? false
       this.addMessage(channel, this.authorOf(message.author), message.content, { encrypted, replyTo: null })
     }
+  }
+
+  /** The world's registry, voice server and settings, each with its default where the world names none. */
+  #loadSettings (world: World): void {
+    this.passport = new Map((world.passport ?? []).map((p) => [passportKey(p.address, p.kind), p.count]))
+    this.chainAvailable = world.registry.available ?? true
+    this.voiceServer = world.voiceServer === undefined || world.voiceServer === null ? null : { ...world.voiceServer }
+    this.reservedCommands = new Set(world.settings?.reservedCommands ?? DEFAULT_RESERVED_COMMANDS)
+    const cards = world.settings?.cardPattern
+    this.cardPattern = cards === undefined ? DEFAULT_CARD_PATTERN : new RegExp(cards, 'm')
+  }
+
+  /** A community of the world and its channels, none with a message yet. */
+  #loadCommunity (community: WorldCommunity): void {
+    this.communities.set(community.id, {
+      id: community.id,
+      name: community.name,
+      members: new Map(community.members.map((m) => [m.id, new Set(m.rights)])),
+      channels: community.channels.map((c) => c.id)
+    })
+    for (const channel of community.channels) {
+      this.channels.set(channel.id, {
+        id: channel.id,
+        name: channel.name,
+        kind: channel.kind,
+        readOnly: channel.readOnly ?? false,
+        community: community.id,
+        capacity: channel.capacity ?? DEFAULT_VOICE_CAPACITY,
+        messages: []
+      })
+    }
+  }
+
+  /** An app of the world, its commands and its token. */
+  #loadApp (app: WorldApp): void {
+    const state: AppState = {
+      id: app.id,
+      name: app.name,
+      token: app.token,
+      scopes: new Set(app.scopes),
+      memberId: app.id,
+      source: app,
+      endpoint: app.endpoint ?? null,
+      commands: [],
+      commandIds: new Map()
+    }
+    for (const command of app.commands ?? []) state.commands.push(this.command(state, command))
+    this.apps.set(app.id, state)
+    this.tokens.set(app.token, app.id)
   }
 
   /** The app a bearer token belongs to, if any (ORB-003). */
