@@ -43,8 +43,6 @@ export class OrbStore {
   #nextCommandId = 1
   readonly #resetHooks: Array<() => void> = []
   readonly #installHooks: Array<(community: string, app: string) => void> = []
-  /** `installs` by community, then app: every post looks an install up, and a key made of both cost 0.5 µs. */
-  #installIndex = new Map<string, Map<string, InstallState>>()
 
   constructor (world: World, clock: Clock, faults: OrbFaults = new OrbFaults()) {
     this.clock = clock
@@ -79,7 +77,6 @@ export class OrbStore {
     this.communities = new Map()
     this.channels = new Map()
     this.installs = new Map()
-    this.#installIndex = new Map()
     this.messages = new MessageTable()
     this.#loadSettings(world)
     this.throttles.clear()
@@ -153,7 +150,7 @@ export class OrbStore {
 
   /** The app's install in a community, if it has one. */
   installOf (community: string, app: string): InstallState | undefined {
-    return this.#installIndex.get(community)?.get(app)
+    return this.installs.get(installKey(community, app))
   }
 
   /** ORB-A04: installs an app in a community (or replaces its rights and allow-list); the app's member row appears. */
@@ -167,8 +164,6 @@ export class OrbStore {
       channelRights: new Map(Object.entries(spec.channelRights ?? {}))
     }
     this.installs.set(installKey(community, app), state)
-    const byApp = this.#installIndex.get(community) ?? new Map<string, InstallState>()
-    this.#installIndex.set(community, byApp.set(app, state))
     for (const hook of this.#installHooks) hook(community, app)
     return state
   }
@@ -176,7 +171,6 @@ export class OrbStore {
   /** ORB-A04: uninstalling removes the app's reach into the community. Its old messages stay. */
   uninstall (community: string, app: string): boolean {
     const removed = this.installs.delete(installKey(community, app))
-    this.#installIndex.get(community)?.delete(app)
     if (removed) for (const hook of this.#installHooks) hook(community, app)
     return removed
   }
