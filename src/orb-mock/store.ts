@@ -28,7 +28,8 @@ export class OrbStore {
   communities = new Map<string, CommunityState>()
   channels = new Map<string, ChannelState>()
   installs = new Map<string, InstallState>()
-  messages = new MessageTable()
+  /** Every message by id, oldest first (a message is marked deleted, never removed). */
+  messages = new Map<number, StoredMessage>()
   passport = new Map<string, number>()
   chainAvailable = true
   /**
@@ -77,7 +78,7 @@ export class OrbStore {
     this.communities = new Map()
     this.channels = new Map()
     this.installs = new Map()
-    this.messages = new MessageTable()
+    this.messages = new Map()
     this.#loadSettings(world)
     this.throttles.clear()
     this.deletedApps = new Set()
@@ -218,7 +219,7 @@ export class OrbStore {
       mentions: this.mentionsIn(channel.community, content),
       deleted: false
     }
-    this.messages.add(message)
+    this.messages.set(message.id, message)
     channel.messages.push(message.id)
     return message
   }
@@ -281,27 +282,3 @@ const MENTION = /<@([A-Za-z0-9_.-]{1,64})>/g
 const installKey = (community: string, app: string): string => `${community}\u0000${app}`
 // ORB-A18: addresses match without regard to case.
 const passportKey = (address: string, kind: string): string => `${address.toLowerCase()}\u0000${kind}`
-
-/**
- * Every message, by id. Ids are handed out 1, 2, 3… from each load of the world (a message is marked deleted, never
- * removed), so they index an array: a post appends, where a Map that grows with every post rehashed as it went and
- * cost a post about 0.4 µs more under load.
- */
-export class MessageTable {
-  readonly #list: StoredMessage[] = []
-
-  /** Stores the next message: its id must be the one after the last. */
-  add (message: StoredMessage): void {
-    if (message.id !== this.#list.length + 1) throw new Error(`message ${message.id} out of turn`)
-    this.#list.push(message)
-  }
-
-  get (id: number): StoredMessage | undefined {
-    return Number.isInteger(id) && id >= 1 ? this.#list[id - 1] : undefined
-  }
-
-  /** Every message, oldest first. */
-  values (): IterableIterator<StoredMessage> {
-    return this.#list.values()
-  }
-}
