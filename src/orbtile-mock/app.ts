@@ -6,9 +6,7 @@ import Fastify, {
 import { answerClientError, createFakeServer, inviteBody, NO_ROUTE_SCHEMAS } from '../shared/http-server.js'
 import { BASE_PATH, LIMITS } from '../spec/orbtile.js'
 import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
-import {
-  parseBody, parseBodyShown, parseBodyStream, pipelineContext, runHeadPipeline, type RouteConfig
-} from './pipeline.js'
+import { parseBody, parseBodyShown, pipelineContext, runHeadPipeline, type RouteConfig } from './pipeline.js'
 import { registerHandler, unregisterHandler } from './routes/adapters.js'
 import { infoHandler } from './routes/info.js'
 import { batchHandler, eventsHandler, sessionHandler } from './routes/sessions.js'
@@ -114,17 +112,14 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
   // types already). Under its own name too: fastify remembers the parser it found for a named type, but looks the
   // catch-all up afresh on every request.
   app.removeAllContentTypeParsers()
-  if (tap === undefined) {
-    app.addContentTypeParser('application/json', parseBodyStream)
-    app.addContentTypeParser('*', parseBodyStream)
-  } else {
-    const parser: typeof parseBody = (request, body, done) => {
-      tapBody(request, body as Buffer)
-      parseBodyShown(request, body as Buffer, done, tapBodyText)
-    }
-    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)
-    app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)
-  }
+  const parser: typeof parseBody = tap === undefined
+    ? parseBody
+    : (request, body, done) => {
+        tapBody(request, body as Buffer)
+        parseBodyShown(request, body as Buffer, done, tapBodyText)
+      }
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)
 
   app.setNotFoundHandler(() => { throw errors.notFound() })
   app.setErrorHandler((err, request, reply) => {

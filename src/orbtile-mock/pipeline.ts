@@ -1,6 +1,6 @@
 import contentType from 'content-type'
-import type { FastifyBodyParser, FastifyContentTypeParser, FastifyRequest } from 'fastify'
-import { parseJsonObject, readBodyBytes } from '../shared/json-body.js'
+import type { FastifyBodyParser, FastifyRequest } from 'fastify'
+import { parseJsonObject } from '../shared/json-body.js'
 import type { SecretComparer } from '../shared/secrets.js'
 import type { TokenBuckets } from '../shared/token-bucket.js'
 import type { Limits } from '../spec/orbtile.js'
@@ -226,21 +226,6 @@ export function admittedToken (request: FastifyRequest): Buffer | null {
  */
 export const parseBody: FastifyBodyParser<Buffer> = (request, body, done) => {
   parseBodyShown(request, body, done)
-}
-
-/**
- * parseBody for a fake without a tap, reading the body's stream itself (readBodyBytes): the bytes are decoded at once
- * and kept nowhere, so a body that came in one chunk is not copied first. A tap keeps the bytes it is shown, so a
- * tapped fake parses as fastify hands bodies over (copied), through parseBody.
- */
-export const parseBodyStream: FastifyContentTypeParser = (request, payload, done) => {
-  const length = request.headers['content-length']
-  readBodyBytes(
-    payload,
-    length === undefined ? 0 : Number(length),
-    (bytes) => { parseBodyShown(request, bytes, done) },
-    () => { done(errors.badRequest('the request could not be read')) }
-  )
 }
 
 /** parseBody, telling `shown` of each body as it was decoded (the tap journals the same text the fake parsed). */
