@@ -109,8 +109,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
   })
 
   // OT-154, OT-A05: every body is parsed by the pipeline's parseBody, whatever its type (step 7 has refused other
-  // types already). Under its own name too: fastify remembers the parser it found for a named type, but looks the
-  // catch-all up afresh on every request.
+  // types already).
   app.removeAllContentTypeParsers()
   const parser: typeof parseBody = tap === undefined
     ? parseBody
@@ -118,7 +117,6 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
         tapBody(request, body as Buffer)
         parseBodyShown(request, body as Buffer, done, tapBodyText)
       }
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)
 
   app.setNotFoundHandler(() => { throw errors.notFound() })
