@@ -258,11 +258,7 @@ export class Adapters {
   // A request that arrives on or after the deadline finds the lease already over, whatever the timer's state.
   #endIfSilent (id: string, now = this.#clock.now()): void {
     const lease = this.#records.get(id)?.lease
-    if (lease == null) return
-    const quiet = now - lease.lastActivity
-    // The window is at least the configured one: only a silence that long needs the sessions' TTLs (OT-A08), which
-    // take a walk over the adapter's sessions. A busy adapter's request costs one subtraction here.
-    if (quiet >= this.#options.silenceMs && quiet >= this.silenceWindow(id)) this.endLease(id, 'silence')
+    if (lease != null && now - lease.lastActivity >= this.silenceWindow(id)) this.endLease(id, 'silence')
   }
 
   #create (id: string): AdapterRecord {
