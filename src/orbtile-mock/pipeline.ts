@@ -1,7 +1,7 @@
 import contentType from 'content-type'
 import type { FastifyBodyParser, FastifyRequest } from 'fastify'
 import { parseJsonObject } from '../shared/json-body.js'
-import type { SecretComparer } from '../shared/secrets.js'
+import { sameSecret } from '../shared/secrets.js'
 import type { TokenBuckets } from '../shared/token-bucket.js'
 import type { Limits } from '../spec/orbtile.js'
 import { errors } from './errors.js'
@@ -43,8 +43,6 @@ export interface PipelineContext {
   limits: Readonly<Pick<Limits, 'maxBodyBytes' | 'requestsPerSecond' | 'burst'>>
   /** Deliberate faults (faults.ts). */
   faults: Faults
-  /** The fake's constant-time comparer, shared with the lease check. */
-  secrets: SecretComparer
   /**
    * Clients send the same Content-Type on every request: the last one this fake accepted, so that the next equal
    * header is not parsed again (checkMediaType).
@@ -58,7 +56,6 @@ export interface PipelineSource {
   readonly tokenBytes: Buffer
   readonly buckets: TokenBuckets
   readonly faults: Faults
-  readonly secrets: SecretComparer
 }
 
 /** The context of one fake's pipeline: made once, when its app is built. */
@@ -71,7 +68,6 @@ PipelineContext {
     rateLimit,
     limits,
     faults: store.faults,
-    secrets: store.secrets,
     acceptedType: undefined
   }
 }
@@ -123,7 +119,7 @@ export function checkBearer (request: FastifyRequest, ctx: PipelineContext): voi
   }
   const match = /^Bearer +(\S+) *$/i.exec(header)
   if (match === null) throw errors.unauthorized('the Authorization scheme must be Bearer')
-  if (!ctx.secrets.matches(match[1]!, ctx.tokenBytes())) {
+  if (!sameSecret(match[1]!, ctx.tokenBytes())) {
     throw errors.unauthorized('the bearer token does not match the discovery file')
   }
 }
