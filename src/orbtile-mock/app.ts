@@ -85,7 +85,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     }
   })
 
-  // One context per fake: the pipeline's per-fake memo lives in it, so fakes in one process share nothing.
+  // One context per fake: the pipeline reads this fake's store, and fakes in one process share nothing.
   const ctx = pipelineContext(store, options.rateLimit, LIMITS)
   const allowedMethods = registerRoutes(app, [...orbtileRoutes(store), ...(options.extraRoutes ?? [])])
 

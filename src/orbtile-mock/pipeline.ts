@@ -33,7 +33,7 @@ export type RouteConfig =
   | { kind: 'route', adapterRoute: boolean }
   | { kind: 'method-not-allowed', allow: readonly string[] }
 
-/** What the pipeline steps read from one fake. Made once per fake (pipelineContext), never per request. */
+/** What the pipeline steps read from one fake (pipelineContext). */
 export interface PipelineContext {
   apiEnabled(): boolean
   /** The discovery token's UTF-8 bytes. */
@@ -43,11 +43,6 @@ export interface PipelineContext {
   limits: Readonly<Pick<Limits, 'maxBodyBytes' | 'requestsPerSecond' | 'burst'>>
   /** Deliberate faults (faults.ts). */
   faults: Faults
-  /**
-   * Clients send the same Content-Type on every request: the last one this fake accepted, so that the next equal
-   * header is not parsed again (checkMediaType).
-   */
-  acceptedType: string | undefined
 }
 
 /** What pipelineContext reads from the fake's store. */
@@ -67,8 +62,7 @@ PipelineContext {
     buckets: store.buckets,
     rateLimit,
     limits,
-    faults: store.faults,
-    acceptedType: undefined
+    faults: store.faults
   }
 }
 
@@ -160,16 +154,15 @@ export function checkBodyFraming (request: FastifyRequest, ctx: PipelineContext)
   if (bytes > ctx.limits.maxBodyBytes) {
     throw errors.payloadTooLarge(`the body is ${bytes} bytes; the limit is ${ctx.limits.maxBodyBytes}`)
   }
-  if (bytes > 0) checkMediaType(request.headers['content-type'], ctx)
+  if (bytes > 0) checkMediaType(request.headers['content-type'])
   // OT-A05: every PUT and POST needs a JSON object, and a head without a body cannot hold one.
   else if (request.method === 'PUT' || request.method === 'POST') {
     throw errors.badRequest('the body is empty; send a JSON object')
   }
 }
 
-// OT-017, OT-A05: `application/json`, with no charset or utf-8. An accepted header is remembered per fake.
-function checkMediaType (header: string | undefined, ctx: PipelineContext): void {
-  if (header !== undefined && header === ctx.acceptedType) return
+// OT-017, OT-A05: `application/json`, with no charset or utf-8.
+function checkMediaType (header: string | undefined): void {
   const refuse = (): never => {
     const given = header === undefined ? 'untyped' : JSON.stringify(header)
     throw errors.unsupportedMediaType(`the body must be application/json, not ${given}`)
@@ -184,7 +177,6 @@ function checkMediaType (header: string | undefined, ctx: PipelineContext): void
   if (parsed.type !== 'application/json') refuse()
   const charset = parsed.parameters.charset
   if (charset !== undefined && charset.toLowerCase() !== 'utf-8') refuse()
-  ctx.acceptedType = header
 }
 
 /** OT-A02 steps 1 to 7, in order; the first failure answers. */
