@@ -47,48 +47,36 @@ export function stripUnknown (defName: string, value: Json): { value: Json, unkn
   const unknown: string[] = []
   // One path, pushed and popped as the walk goes: no allocation per key on the hot path.
   const path: FieldPath = []
-  // Returns the node itself when nothing below it is unknown: the common case allocates nothing.
   const walk = (schema: Schema, node: Json): Json => {
     const shape = shapeOf(schema)
     if (Array.isArray(node)) {
       const { items } = shape
       if (items === undefined) return node
-      let out: Json[] | undefined
-      for (let i = 0; i < node.length; i++) {
+      return node.map((item, i) => {
         path.push(i)
-        const child = walk(items, node[i])
+        const out = walk(items, item)
         path.pop()
-        if (child !== node[i]) (out ??= node.slice())[i] = child
-      }
-      return out ?? node
+        return out
+      })
     }
     const { properties } = shape
     if (node === null || typeof node !== 'object' || properties === undefined) return node
-    const record = node as Record<string, Json>
-    let out: Record<string, Json> | undefined
-    for (const key in record) {
-      if (!Object.hasOwn(record, key)) continue
+    const out: Record<string, Json> = {}
+    for (const key in node) {
+      if (!Object.hasOwn(node, key)) continue
+      const child = (node as Record<string, Json>)[key]
       const childSchema = properties.get(key)
       if (childSchema === undefined) {
         unknown.push(formatField([...path, key]))
-        out ??= copyKnown(record, properties)
         continue
       }
       path.push(key)
-      const child = walk(childSchema, record[key])
+      out[key] = walk(childSchema, child)
       path.pop()
-      if (child !== record[key]) (out ??= copyKnown(record, properties))[key] = child
     }
-    return out ?? node
+    return out
   }
   return { value: walk(def(defName), value), unknown }
-}
-
-// A copy of an object's known keys, in their order.
-function copyKnown (record: Record<string, Json>, properties: Map<string, Schema>): Record<string, Json> {
-  const out: Record<string, Json> = {}
-  for (const key in record) if (Object.hasOwn(record, key) && properties.has(key)) out[key] = record[key]
-  return out
 }
 
 interface Shape {
