@@ -45,61 +45,23 @@ function objectBranch (schema: Schema): Schema | undefined {
  */
 export function stripUnknown (defName: string, value: Json): { value: Json, unknown: string[] } {
   const unknown: string[] = []
-  // One path, pushed and popped as the walk goes: no allocation per key on the hot path.
-  const path: FieldPath = []
-  const walk = (schema: Schema, node: Json): Json => {
-    const shape = shapeOf(schema)
+  const walk = (schema: Schema, node: Json, path: FieldPath): Json => {
+    const resolved = resolve(schema)
     if (Array.isArray(node)) {
-      const { items } = shape
-      if (items === undefined) return node
-      return node.map((item, i) => {
-        path.push(i)
-        const out = walk(items, item)
-        path.pop()
-        return out
-      })
+      const items = resolved.items as Schema | undefined
+      return items === undefined ? node : node.map((item, i) => walk(items, item, [...path, i]))
     }
-    const { properties } = shape
-    if (node === null || typeof node !== 'object' || properties === undefined) return node
+    if (node === null || typeof node !== 'object') return node
+    const properties = objectBranch(resolved)?.properties as Record<string, Schema> | undefined
+    if (properties === undefined) return node
     const out: Record<string, Json> = {}
-    for (const key in node) {
-      if (!Object.hasOwn(node, key)) continue
-      const child = (node as Record<string, Json>)[key]
-      const childSchema = properties.get(key)
-      if (childSchema === undefined) {
-        unknown.push(formatField([...path, key]))
-        continue
-      }
-      path.push(key)
-      out[key] = walk(childSchema, child)
-      path.pop()
+    for (const [key, child] of Object.entries(node)) {
+      if (Object.hasOwn(properties, key)) out[key] = walk(properties[key]!, child, [...path, key])
+      else unknown.push(formatField([...path, key]))
     }
     return out
   }
-  return { value: walk(def(defName), value), unknown }
-}
-
-interface Shape {
-  items: Schema | undefined
-  properties: Map<string, Schema> | undefined
-}
-
-const shapes = new WeakMap<Schema, Shape>()
-
-// What the walk needs of a schema, worked out once per schema object.
-function shapeOf (schema: Schema): Shape {
-  let shape = shapes.get(schema)
-  if (shape === undefined) {
-    const resolved = resolve(schema)
-    const object = objectBranch(resolved)
-    const properties = object?.properties as Record<string, Schema> | undefined
-    shape = {
-      items: resolved.items as Schema | undefined,
-      properties: properties === undefined ? undefined : new Map(Object.entries(properties))
-    }
-    shapes.set(schema, shape)
-  }
-  return shape
+  return { value: walk(def(defName), value, []), unknown }
 }
 
 /**
