@@ -45,10 +45,8 @@ function describe (value: unknown): string {
  * value (`"a"` and `"\u0061"` are the same key); a key without escapes is its own decoded value.
  */
 export function findDuplicateKey (text: string): string | undefined {
-  // One frame per open container: the keys seen so far for objects, null for arrays. Request bodies mostly hold a
-  // few keys per object, where a plain array beats a Set; a frame turns into a Set once it grows, so that a body
-  // of thousands of keys still scans in linear time.
-  const stack: Array<string[] | Set<string> | null> = []
+  // One frame per open container: a Set of keys for objects, null for arrays.
+  const stack: Array<Set<string> | null> = []
   let expectKey = false
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
@@ -65,19 +63,13 @@ export function findDuplicateKey (text: string): string | undefined {
       const top = stack[stack.length - 1]
       if (expectKey && top) {
         const key = escaped ? JSON.parse(text.slice(i, end + 1)) as string : text.slice(i + 1, end)
-        if (Array.isArray(top)) {
-          if (top.includes(key)) return key
-          top.push(key)
-          if (top.length === 16) stack[stack.length - 1] = new Set(top)
-        } else {
-          if (top.has(key)) return key
-          top.add(key)
-        }
+        if (top.has(key)) return key
+        top.add(key)
       }
       expectKey = false
       i = end
     } else if (c === 0x7b /* { */) {
-      stack.push([])
+      stack.push(new Set())
       expectKey = true
     } else if (c === 0x5b /* [ */) {
       stack.push(null)
