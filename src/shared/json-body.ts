@@ -42,7 +42,7 @@ function describe (value: unknown): string {
 /**
  * Returns the first key that an object in `text` repeats, if any. `text` must already be valid JSON: the scan
  * only tracks strings, nesting and whether the next string in an object is a key. Keys compare by their decoded
- * value (`"a"` and `"\u0061"` are the same key); a key without escapes is its own decoded value.
+ * value (`"a"` and `"\u0061"` are the same key).
  */
 export function findDuplicateKey (text: string): string | undefined {
   // One frame per open container: a Set of keys for objects, null for arrays.
@@ -51,18 +51,10 @@ export function findDuplicateKey (text: string): string | undefined {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (c === 0x22 /* " */) {
-      let end = i + 1
-      let escaped = false
-      for (; end < text.length; end++) {
-        const d = text.charCodeAt(end)
-        if (d === 0x5c /* \ */) {
-          escaped = true
-          end++
-        } else if (d === 0x22) break
-      }
+      const end = endOfString(text, i)
       const top = stack[stack.length - 1]
       if (expectKey && top) {
-        const key = escaped ? JSON.parse(text.slice(i, end + 1)) as string : text.slice(i + 1, end)
+        const key = JSON.parse(text.slice(i, end + 1)) as string
         if (top.has(key)) return key
         top.add(key)
       }
@@ -80,4 +72,14 @@ export function findDuplicateKey (text: string): string | undefined {
     }
   }
   return undefined
+}
+
+// Where the string that opens at `start` closes: the index of its closing quote.
+function endOfString (text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x5c /* \ */) i++
+    else if (c === 0x22) return i
+  }
+  return text.length - 1
 }
