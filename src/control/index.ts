@@ -10,7 +10,7 @@ import { ControlError, rawControlBadRequest, sendControlError } from './errors.j
 import { checkControlRequest, isLoopbackName } from './guard.js'
 import { dashboardRoutes } from './dashboard/routes.js'
 import type { DashboardHub } from './dashboard/hub.js'
-import { bodyReader, loadControlDocument, registerMethodNotAllowed } from './openapi.js'
+import { bodyReader, loadControlDocument, type OpenApiDocument, registerMethodNotAllowed } from './openapi.js'
 import { clockRoutes } from './routes/clock.js'
 import type { ControlRouteContext } from './routes/context.js'
 import { orbRoutes } from './routes/orb.js'
@@ -53,9 +53,32 @@ export interface ControlServer {
  */
 export async function startControlServer (options: ControlServerOptions): Promise<ControlServer> {
   const document = loadControlDocument()
-  const { clock, orbtile, orb } = options
+  // The port is known once the server listens; the Origin check reads it then, request by request.
+  const own = { host: options.host ?? '127.0.0.1', port: 0 }
+  const app = createControlApp(options.logger, () => own)
+  const operations = recordOperations(app)
+  const dashboard = registerControlRoutes(app, document, options, operations)
+  if (!isLoopbackName(own.host)) {
+    throw new StartupError('ORBTEST_CONTROL_NOT_LOOPBACK', `the control server listens on loopback only, not ${own.host}`)
+  }
+  own.port = await listenOnLoopback(app, own.host, options.port ?? 8788)
+  return {
+    url: `http://${own.host.includes(':') ? `[${own.host}]` : own.host}:${own.port}`,
+    port: own.port,
+    app,
+    operations,
+    dashboard,
+    close: async () => { await closeApp(app) }
+  }
+}
+
+/** The fastify instance with the control API's hardening, body parser, request guard and error answers. */
+function createControlApp (
+  logger: FastifyServerOptions['logger'],
+  own: () => { host: string, port: number }
+): FastifyInstance {
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: logger ?? false,
     exposeHeadRoutes: false,
     schemaController: NO_ROUTE_SCHEMAS,
     // The same hardening as the fakes: every answer in the control API's JSON, even for bytes no route sees.
@@ -65,9 +88,6 @@ export async function startControlServer (options: ControlServerOptions): Promis
       sendControlError(reply, new ControlError('bad_request', 'the request target is not a valid URL'))
     }
   })
-  let port = 0
-  const host = options.host ?? '127.0.0.1'
-
   // An empty JSON body is no body: a client that always sends Content-Type must still be able to POST a tap.
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -81,13 +101,8 @@ export async function startControlServer (options: ControlServerOptions): Promis
       done(new ControlError('bad_request', 'the body is not valid JSON'), undefined)
     }
   })
-  const operations: string[] = []
-  app.addHook('onRoute', (route) => {
-    if (route.handler.name === 'methodNotAllowed') return
-    for (const method of [route.method].flat()) operations.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
-  })
   app.addHook('onRequest', async (request, reply) => {
-    checkControlRequest(request, () => ({ host, port }))
+    checkControlRequest(request, own)
     inviteBody(request.raw, reply.raw)
   })
   app.setNotFoundHandler(() => {
@@ -101,7 +116,27 @@ export async function startControlServer (options: ControlServerOptions): Promis
     }
     return sendControlError(reply, answer)
   })
+  return app
+}
 
+/** Every `METHOD /path` registered from now on (405 answers aside), in OpenAPI path syntax. */
+function recordOperations (app: FastifyInstance): string[] {
+  const operations: string[] = []
+  app.addHook('onRoute', (route) => {
+    if (route.handler.name === 'methodNotAllowed') return
+    for (const method of [route.method].flat()) operations.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
+  })
+  return operations
+}
+
+/** The control API's routes: the document, the index, each fake's routes, the clock, the dashboard, judge, reset. */
+function registerControlRoutes (
+  app: FastifyInstance,
+  document: OpenApiDocument,
+  options: ControlServerOptions,
+  operations: readonly string[]
+): DashboardHub {
+  const { clock, orbtile, orb } = options
   const ctx: ControlRouteContext = { clock, orbtile, orb, body: bodyReader(document) }
   app.get('/control/openapi.json', async () => document)
   // The URL the banner prints: what this server is and what it serves, for a person or a script finding its way.
@@ -132,11 +167,11 @@ export async function startControlServer (options: ControlServerOptions): Promis
     return { reset: true }
   })
   registerMethodNotAllowed(app, document)
+  return dashboard
+}
 
-  if (!isLoopbackName(host)) {
-    throw new StartupError('ORBTEST_CONTROL_NOT_LOOPBACK', `the control server listens on loopback only, not ${host}`)
-  }
-  const wanted = options.port ?? 8788
+/** Listens on host:wanted and answers the port bound; a busy port or another failure is a StartupError. */
+async function listenOnLoopback (app: FastifyInstance, host: string, wanted: number): Promise<number> {
   try {
     await app.listen({ port: wanted, host })
   } catch (err) {
@@ -149,15 +184,7 @@ export async function startControlServer (options: ControlServerOptions): Promis
     throw new StartupError('ORBTEST_CONTROL_LISTEN',
       `the control server could not listen on ${host}:${wanted}: ${(err as Error).message}`)
   }
-  port = (app.server.address() as AddressInfo).port
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    port,
-    app,
-    operations,
-    dashboard,
-    close: async () => { await closeApp(app) }
-  }
+  return (app.server.address() as AddressInfo).port
 }
 
 /**

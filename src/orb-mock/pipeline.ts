@@ -187,14 +187,9 @@ export function composeRoute (route: OrbRoute, ctx: PipelineContext): RouteOptio
     method: route.method,
     url: route.path.replace(/\{(\w+)\}/g, ':$1'),
     onRequest: route.auth === 'public' ? open : head,
-    // Not an async function: fastify sends a value returned at once, awaits a promise, and answers a throw through
-    // the error handler, as it would a rejection; a promise and a turn of the microtask queue per request saved.
-    handler: (request, reply) => {
+    handler: async (request, reply) => {
       const caller = (request as unknown as WithCaller).orbApp!
-      const result = route.handler(validateRequest(validator, request, reply, caller))
-      // Returned nothing: fastify would wait for a send that never comes. An async handler's empty answer, as before.
-      if (result === undefined) reply.send()
-      return result
+      return route.handler(validateRequest(validator, request, reply, caller))
     }
   }
 }

@@ -5,7 +5,7 @@ import type {
   AppState, Author, ChannelState, CommunityState, InstallState, StoredCommand, StoredMessage
 } from './records.js'
 import { SlidingWindows } from './throttle.js'
-import type { Right, World, WorldCommand } from './world.js'
+import type { Right, World, WorldApp, WorldCommand, WorldCommunity } from './world.js'
 
 /** What an install is made of: the role the admin accepted, the allow-list, hidden channels and rights per channel. */
 export interface InstallInput {
@@ -28,7 +28,8 @@ export class OrbStore {
   communities = new Map<string, CommunityState>()
   channels = new Map<string, ChannelState>()
   installs = new Map<string, InstallState>()
-  messages = new MessageTable()
+  /** Every message by id, oldest first (a message is marked deleted, never removed). */
+  messages = new Map<number, StoredMessage>()
   passport = new Map<string, number>()
   chainAvailable = true
   /**
@@ -43,8 +44,6 @@ export class OrbStore {
   #nextCommandId = 1
   readonly #resetHooks: Array<() => void> = []
   readonly #installHooks: Array<(community: string, app: string) => void> = []
-  /** `installs` by community, then app: every post looks an install up, and a key made of both cost 0.5 µs. */
-  #installIndex = new Map<string, Map<string, InstallState>>()
 
   constructor (world: World, clock: Clock, faults: OrbFaults = new OrbFaults()) {
     this.clock = clock
@@ -79,59 +78,69 @@ export class OrbStore {
     this.communities = new Map()
     this.channels = new Map()
     this.installs = new Map()
-    this.#installIndex = new Map()
-    this.messages = new MessageTable()
-    this.passport = new Map((world.passport ?? []).map((p) => [passportKey(p.address, p.kind), p.count]))
-    this.chainAvailable = world.registry.available ?? true
-    this.voiceServer = world.voiceServer === undefined || world.voiceServer === null ? null : { ...world.voiceServer }
-    this.reservedCommands = new Set(world.settings?.reservedCommands ?? DEFAULT_RESERVED_COMMANDS)
-    const cards = world.settings?.cardPattern
-    this.cardPattern = cards === undefined ? DEFAULT_CARD_PATTERN : new RegExp(cards, 'm')
+    this.messages = new Map()
+    this.#loadSettings(world)
     this.throttles.clear()
     this.deletedApps = new Set()
     this.#nextMessageId = 1
     this.#nextCommandId = 1
-    for (const community of world.communities) {
-      this.communities.set(community.id, {
-        id: community.id,
-        name: community.name,
-        members: new Map(community.members.map((m) => [m.id, new Set(m.rights)])),
-        channels: community.channels.map((c) => c.id)
-      })
-      for (const channel of community.channels) {
-        this.channels.set(channel.id, {
-          id: channel.id,
-          name: channel.name,
-          kind: channel.kind,
-          readOnly: channel.readOnly ?? false,
-          community: community.id,
-          capacity: channel.capacity ?? DEFAULT_VOICE_CAPACITY,
-          messages: []
-        })
-      }
-    }
-    for (const app of world.apps) {
-      const state: AppState = {
-        id: app.id,
-        name: app.name,
-        token: app.token,
-        scopes: new Set(app.scopes),
-        memberId: app.id,
-        source: app,
-        endpoint: app.endpoint ?? null,
-        commands: [],
-        commandIds: new Map()
-      }
-      for (const command of app.commands ?? []) state.commands.push(this.command(state, command))
-      this.apps.set(app.id, state)
-      this.tokens.set(app.token, app.id)
-    }
+    for (const community of world.communities) this.#loadCommunity(community)
+    for (const app of world.apps) this.#loadApp(app)
     for (const install of world.installs ?? []) this.install(install.community, install.app, install)
     for (const message of world.messages ?? []) {
       const channel = this.channels.get(message.channel)!
       const encrypted = message.encrypted ?? false
       this.addMessage(channel, this.authorOf(message.author), message.content, { encrypted, replyTo: null })
     }
+  }
+
+  /** The world's registry, voice server and settings, each with its default where the world names none. */
+  #loadSettings (world: World): void {
+    this.passport = new Map((world.passport ?? []).map((p) => [passportKey(p.address, p.kind), p.count]))
+    this.chainAvailable = world.registry.available ?? true
+    this.voiceServer = world.voiceServer === undefined || world.voiceServer === null ? null : { ...world.voiceServer }
+    this.reservedCommands = new Set(world.settings?.reservedCommands ?? DEFAULT_RESERVED_COMMANDS)
+    const cards = world.settings?.cardPattern
+    this.cardPattern = cards === undefined ? DEFAULT_CARD_PATTERN : new RegExp(cards, 'm')
+  }
+
+  /** A community of the world and its channels, none with a message yet. */
+  #loadCommunity (community: WorldCommunity): void {
+    this.communities.set(community.id, {
+      id: community.id,
+      name: community.name,
+      members: new Map(community.members.map((m) => [m.id, new Set(m.rights)])),
+      channels: community.channels.map((c) => c.id)
+    })
+    for (const channel of community.channels) {
+      this.channels.set(channel.id, {
+        id: channel.id,
+        name: channel.name,
+        kind: channel.kind,
+        readOnly: channel.readOnly ?? false,
+        community: community.id,
+        capacity: channel.capacity ?? DEFAULT_VOICE_CAPACITY,
+        messages: []
+      })
+    }
+  }
+
+  /** An app of the world, its commands and its token. */
+  #loadApp (app: WorldApp): void {
+    const state: AppState = {
+      id: app.id,
+      name: app.name,
+      token: app.token,
+      scopes: new Set(app.scopes),
+      memberId: app.id,
+      source: app,
+      endpoint: app.endpoint ?? null,
+      commands: [],
+      commandIds: new Map()
+    }
+    for (const command of app.commands ?? []) state.commands.push(this.command(state, command))
+    this.apps.set(app.id, state)
+    this.tokens.set(app.token, app.id)
   }
 
   /** The app a bearer token belongs to, if any (ORB-003). */
@@ -142,7 +151,7 @@ export class OrbStore {
 
   /** The app's install in a community, if it has one. */
   installOf (community: string, app: string): InstallState | undefined {
-    return this.#installIndex.get(community)?.get(app)
+    return this.installs.get(installKey(community, app))
   }
 
   /** ORB-A04: installs an app in a community (or replaces its rights and allow-list); the app's member row appears. */
@@ -156,8 +165,6 @@ export class OrbStore {
       channelRights: new Map(Object.entries(spec.channelRights ?? {}))
     }
     this.installs.set(installKey(community, app), state)
-    const byApp = this.#installIndex.get(community) ?? new Map<string, InstallState>()
-    this.#installIndex.set(community, byApp.set(app, state))
     for (const hook of this.#installHooks) hook(community, app)
     return state
   }
@@ -165,7 +172,6 @@ export class OrbStore {
   /** ORB-A04: uninstalling removes the app's reach into the community. Its old messages stay. */
   uninstall (community: string, app: string): boolean {
     const removed = this.installs.delete(installKey(community, app))
-    this.#installIndex.get(community)?.delete(app)
     if (removed) for (const hook of this.#installHooks) hook(community, app)
     return removed
   }
@@ -213,7 +219,7 @@ export class OrbStore {
       mentions: this.mentionsIn(channel.community, content),
       deleted: false
     }
-    this.messages.add(message)
+    this.messages.set(message.id, message)
     channel.messages.push(message.id)
     return message
   }
@@ -276,27 +282,3 @@ const MENTION = /<@([A-Za-z0-9_.-]{1,64})>/g
 const installKey = (community: string, app: string): string => `${community}\u0000${app}`
 // ORB-A18: addresses match without regard to case.
 const passportKey = (address: string, kind: string): string => `${address.toLowerCase()}\u0000${kind}`
-
-/**
- * Every message, by id. Ids are handed out 1, 2, 3… from each load of the world (a message is marked deleted, never
- * removed), so they index an array: a post appends, where a Map that grows with every post rehashed as it went and
- * cost a post about 0.4 µs more under load.
- */
-export class MessageTable {
-  readonly #list: StoredMessage[] = []
-
-  /** Stores the next message: its id must be the one after the last. */
-  add (message: StoredMessage): void {
-    if (message.id !== this.#list.length + 1) throw new Error(`message ${message.id} out of turn`)
-    this.#list.push(message)
-  }
-
-  get (id: number): StoredMessage | undefined {
-    return Number.isInteger(id) && id >= 1 ? this.#list[id - 1] : undefined
-  }
-
-  /** Every message, oldest first. */
-  values (): IterableIterator<StoredMessage> {
-    return this.#list.values()
-  }
-}

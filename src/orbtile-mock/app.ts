@@ -6,9 +6,7 @@ import Fastify, {
 import { answerClientError, createFakeServer, inviteBody, NO_ROUTE_SCHEMAS } from '../shared/http-server.js'
 import { BASE_PATH, LIMITS } from '../spec/orbtile.js'
 import { errors, OrbtileError, rawBadRequest, sendError } from './errors.js'
-import {
-  parseBody, parseBodyShown, parseBodyStream, pipelineContext, runHeadPipeline, type RouteConfig
-} from './pipeline.js'
+import { parseBody, parseBodyShown, pipelineContext, runHeadPipeline, type RouteConfig } from './pipeline.js'
 import { registerHandler, unregisterHandler } from './routes/adapters.js'
 import { infoHandler } from './routes/info.js'
 import { batchHandler, eventsHandler, sessionHandler } from './routes/sessions.js'
@@ -87,7 +85,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     }
   })
 
-  // One context per fake: the pipeline's per-fake memo lives in it, so fakes in one process share nothing.
+  // One context per fake: the pipeline reads this fake's store, and fakes in one process share nothing.
   const ctx = pipelineContext(store, options.rateLimit, LIMITS)
   const allowedMethods = registerRoutes(app, [...orbtileRoutes(store), ...(options.extraRoutes ?? [])])
 
@@ -96,43 +94,30 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
 
   // Declared up front, so that every request object has the field from its construction (admittedToken).
   app.decorateRequest('orbtileToken', null)
-  // A callback hook, not an async one: this runs on every request, and the promise costs throughput.
-  app.addHook('onRequest', (request, reply, done) => {
-    try {
-      // `request.routeOptions` builds a fresh object on every read. A request that matched no route may still
-      // name a known path with another method: that is 405, not 404 (OT-A01).
-      let route: RouteConfig | undefined
-      if (request.is404) {
-        const allow = allowedMethods(request.url)
-        route = allow === undefined ? undefined : { kind: 'method-not-allowed', allow }
-      } else {
-        route = (request.routeOptions.config as { orbtile?: RouteConfig }).orbtile
-      }
-      runHeadPipeline(request, ctx, route)
-    } catch (err) {
-      done(err as Error)
-      return
+  app.addHook('onRequest', async (request, reply) => {
+    // A request that matched no route may still name a known path with another method: that is 405, not 404 (OT-A01).
+    let route: RouteConfig | undefined
+    if (request.is404) {
+      const allow = allowedMethods(request.url)
+      route = allow === undefined ? undefined : { kind: 'method-not-allowed', allow }
+    } else {
+      route = (request.routeOptions.config as { orbtile?: RouteConfig }).orbtile
     }
+    runHeadPipeline(request, ctx, route)
     // The head passed every check: only now is a body invited (see createFakeServer).
     inviteBody(request.raw, reply.raw)
-    done()
   })
 
   // OT-154, OT-A05: every body is parsed by the pipeline's parseBody, whatever its type (step 7 has refused other
-  // types already). Under its own name too: fastify remembers the parser it found for a named type, but looks the
-  // catch-all up afresh on every request.
+  // types already).
   app.removeAllContentTypeParsers()
-  if (tap === undefined) {
-    app.addContentTypeParser('application/json', parseBodyStream)
-    app.addContentTypeParser('*', parseBodyStream)
-  } else {
-    const parser: typeof parseBody = (request, body, done) => {
-      tapBody(request, body as Buffer)
-      parseBodyShown(request, body as Buffer, done, tapBodyText)
-    }
-    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)
-    app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)
-  }
+  const parser: typeof parseBody = tap === undefined
+    ? parseBody
+    : (request, body, done) => {
+        tapBody(request, body as Buffer)
+        parseBodyShown(request, body as Buffer, done, tapBodyText)
+      }
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)
 
   app.setNotFoundHandler(() => { throw errors.notFound() })
   app.setErrorHandler((err, request, reply) => {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs'
+import { closeSync, openSync, readdirSync, readFileSync, renameSync, writeSync, chmodSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { makeDirectory } from '../shared/make-dir.js'
+import { removeLeftover } from '../shared/remove-leftover.js'
 import { API_VERSION, BASE_PATH } from '../spec/orbtile.js'
 
 /** OT-A04: what the discovery file holds. */
@@ -40,7 +41,7 @@ export function writeDiscoveryFile (path: string, contents: DiscoveryFile): void
     chmodSync(temp, 0o600)
     renameSync(temp, path)
   } catch (err) {
-    try { unlinkSync(temp) } catch {}
+    removeLeftover(temp, 'the discovery temp file')
     throw err
   }
 }
@@ -55,6 +56,8 @@ export function removeStaleTemps (path: string): void {
   try {
     names = readdirSync(dirname(path))
   } catch {
+    // A folder that cannot be listed shows no temp file to remove; the write that follows reports a folder it cannot
+    // use.
     return
   }
   for (const name of names) {
@@ -62,7 +65,7 @@ export function removeStaleTemps (path: string): void {
     const pid = Number(name.slice(prefix.length).split('.', 1)[0])
     // This process's own temps are never left between writes (each write renames or removes its own).
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || alive(pid)) continue
-    try { unlinkSync(join(dirname(path), name)) } catch {}
+    removeLeftover(join(dirname(path), name), 'a stale discovery temp file')
   }
 }
 
@@ -94,5 +97,5 @@ export function readDiscoveryFile (path: string): DiscoveryFile | undefined {
 export function removeDiscoveryFile (path: string, socketPath: string): void {
   const current = readDiscoveryFile(path)
   if (current === undefined || current.socketPath !== socketPath) return
-  try { unlinkSync(path) } catch {}
+  removeLeftover(path, 'the discovery file')
 }

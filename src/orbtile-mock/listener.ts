@@ -1,5 +1,5 @@
-import { unlinkSync } from 'node:fs'
 import type { Server } from 'node:http'
+import { removeLeftover } from '../shared/remove-leftover.js'
 import { startupFault } from '../shared/startup-error.js'
 import { discoveryContents, removeDiscoveryFile, writeDiscoveryFile } from './discovery.js'
 import { listenPrivately, makeSocketPrivate, prepareSocketPath } from './socket.js'
@@ -71,6 +71,7 @@ export class OrbtileListener {
 
   async #serially (step: () => Promise<void>): Promise<void> {
     const run = this.#queue.then(step)
+    // The caller of a step gets its failure; the steps after it run all the same.
     this.#queue = run.catch(() => {})
     await run
   }
@@ -96,7 +97,7 @@ export class OrbtileListener {
       this.#writeDiscovery()
     } catch (err) {
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      try { unlinkSync(socketPath) } catch {}
+      removeLeftover(socketPath, 'the socket')
       throw startupFault(`cannot write the discovery file ${discoveryPath}`, err)
     }
     this.#listening = true

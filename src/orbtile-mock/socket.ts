@@ -23,6 +23,16 @@ export function defaultSocketPath (env: NodeJS.ProcessEnv = process.env): string
   return join(folder, 'orbtile.sock')
 }
 
+/** What lives at `path`: nothing, a socket, or something else. A path that cannot be looked at is a startup fault. */
+function pathKind (path: string): 'none' | 'socket' | 'other' {
+  try {
+    return lstatSync(path).isSocket() ? 'socket' : 'other'
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'none'
+    throw startupFault(`cannot look at ${path}`, err)
+  }
+}
+
 /**
  * Makes `socketPath` ready to bind: the path fits the OS limit, its folder exists, and nothing lives at the path.
  * Folders it creates are 0700. The default folder must also belong to us and is made 0700 (it sits in a shared
@@ -42,10 +52,7 @@ export async function prepareSocketPath (socketPath: string, isDefault = false):
     throw startupFault(`cannot create the socket folder ${folder}`, err)
   }
   if (isDefault) ensurePrivateFolder(folder)
-  let kind: 'none' | 'socket' | 'other' = 'none'
-  try {
-    kind = lstatSync(socketPath).isSocket() ? 'socket' : 'other'
-  } catch {}
+  const kind = pathKind(socketPath)
   if (kind === 'other') {
     throw new StartupError('ORBTEST_SOCKET_PATH_TAKEN', `${socketPath} exists and is not a socket; refusing to replace it`)
   }

@@ -45,73 +45,23 @@ function objectBranch (schema: Schema): Schema | undefined {
  */
 export function stripUnknown (defName: string, value: Json): { value: Json, unknown: string[] } {
   const unknown: string[] = []
-  // One path, pushed and popped as the walk goes: no allocation per key on the hot path.
-  const path: FieldPath = []
-  // Returns the node itself when nothing below it is unknown: the common case allocates nothing.
-  const walk = (schema: Schema, node: Json): Json => {
-    const shape = shapeOf(schema)
-    if (Array.isArray(node)) {
-      const { items } = shape
-      if (items === undefined) return node
-      let out: Json[] | undefined
-      for (let i = 0; i < node.length; i++) {
-        path.push(i)
-        const child = walk(items, node[i])
-        path.pop()
-        if (child !== node[i]) (out ??= node.slice())[i] = child
-      }
-      return out ?? node
-    }
-    const { properties } = shape
-    if (node === null || typeof node !== 'object' || properties === undefined) return node
-    const record = node as Record<string, Json>
-    let out: Record<string, Json> | undefined
-    for (const key in record) {
-      if (!Object.hasOwn(record, key)) continue
-      const childSchema = properties.get(key)
-      if (childSchema === undefined) {
-        unknown.push(formatField([...path, key]))
-        out ??= copyKnown(record, properties)
-        continue
-      }
-      path.push(key)
-      const child = walk(childSchema, record[key])
-      path.pop()
-      if (child !== record[key]) (out ??= copyKnown(record, properties))[key] = child
-    }
-    return out ?? node
-  }
-  return { value: walk(def(defName), value), unknown }
-}
-
-// A copy of an object's known keys, in their order.
-function copyKnown (record: Record<string, Json>, properties: Map<string, Schema>): Record<string, Json> {
-  const out: Record<string, Json> = {}
-  for (const key in record) if (Object.hasOwn(record, key) && properties.has(key)) out[key] = record[key]
-  return out
-}
-
-interface Shape {
-  items: Schema | undefined
-  properties: Map<string, Schema> | undefined
-}
-
-const shapes = new WeakMap<Schema, Shape>()
-
-// What the walk needs of a schema, worked out once per schema object.
-function shapeOf (schema: Schema): Shape {
-  let shape = shapes.get(schema)
-  if (shape === undefined) {
+  const walk = (schema: Schema, node: Json, path: FieldPath): Json => {
     const resolved = resolve(schema)
-    const object = objectBranch(resolved)
-    const properties = object?.properties as Record<string, Schema> | undefined
-    shape = {
-      items: resolved.items as Schema | undefined,
-      properties: properties === undefined ? undefined : new Map(Object.entries(properties))
+    if (Array.isArray(node)) {
+      const items = resolved.items as Schema | undefined
+      return items === undefined ? node : node.map((item, i) => walk(items, item, [...path, i]))
     }
-    shapes.set(schema, shape)
+    if (node === null || typeof node !== 'object') return node
+    const properties = objectBranch(resolved)?.properties as Record<string, Schema> | undefined
+    if (properties === undefined) return node
+    const out: Record<string, Json> = {}
+    for (const [key, child] of Object.entries(node)) {
+      if (Object.hasOwn(properties, key)) out[key] = walk(properties[key]!, child, [...path, key])
+      else unknown.push(formatField([...path, key]))
+    }
+    return out
   }
-  return shape
+  return { value: walk(def(defName), value, []), unknown }
 }
 
 /**

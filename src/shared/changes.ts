@@ -4,8 +4,7 @@ import type { Clock, TimerHandle } from './clock.js'
 
 /**
  * "Something in this fake may have changed": the signal a watcher such as the dashboard's stream (DASH-D01) waits on
- * instead of polling. It carries no data; a watcher reads the fake's state when it chooses. `notify` is called on the
- * hot path of every request, so with no watcher it costs one check of a set's size.
+ * instead of polling. It carries no data; a watcher reads the fake's state when it chooses.
  */
 export class Changes {
   readonly #watchers = new Set<() => void>()
@@ -31,7 +30,6 @@ export class Changes {
   }
 
   notify (): void {
-    if (this.#watchers.size === 0) return
     for (const fn of this.#watchers) fn()
   }
 }
@@ -40,8 +38,8 @@ export class Changes {
  * DASH-D01: every way a fake's state changes, reported. A request may change it from when it arrives (a long poll
  * is held) and has changed it by the time its reply is sent or its connection is cut. Both are heard on the HTTP
  * server, not through fastify's hooks: an `onRequest` hook added after the fake's own never runs for a request
- * those refuse, and an `onResponse` hook makes fastify set up its response timing and listeners on every request
- *. The response's `close` comes once for every request, answered or cut.
+ * those refuse, and an `onResponse` hook makes fastify set up its response timing and listeners on every request.
+ * The response's `close` comes once for every request, answered or cut.
  *
  * The server's listener is there only while someone watches: with none, a request would pay for a second `request`
  * listener (Node's emit copies its listener array when there are two) and a `close` listener added and removed, for

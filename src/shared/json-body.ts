@@ -42,42 +42,26 @@ function describe (value: unknown): string {
 /**
  * Returns the first key that an object in `text` repeats, if any. `text` must already be valid JSON: the scan
  * only tracks strings, nesting and whether the next string in an object is a key. Keys compare by their decoded
- * value (`"a"` and `"\u0061"` are the same key); a key without escapes is its own decoded value.
+ * value (`"a"` and `"\u0061"` are the same key).
  */
 export function findDuplicateKey (text: string): string | undefined {
-  // One frame per open container: the keys seen so far for objects, null for arrays. Request bodies mostly hold a
-  // few keys per object, where a plain array beats a Set; a frame turns into a Set once it grows, so that a body
-  // of thousands of keys still scans in linear time.
-  const stack: Array<string[] | Set<string> | null> = []
+  // One frame per open container: a Set of keys for objects, null for arrays.
+  const stack: Array<Set<string> | null> = []
   let expectKey = false
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (c === 0x22 /* " */) {
-      let end = i + 1
-      let escaped = false
-      for (; end < text.length; end++) {
-        const d = text.charCodeAt(end)
-        if (d === 0x5c /* \ */) {
-          escaped = true
-          end++
-        } else if (d === 0x22) break
-      }
+      const end = endOfString(text, i)
       const top = stack[stack.length - 1]
       if (expectKey && top) {
-        const key = escaped ? JSON.parse(text.slice(i, end + 1)) as string : text.slice(i + 1, end)
-        if (Array.isArray(top)) {
-          if (top.includes(key)) return key
-          top.push(key)
-          if (top.length === 16) stack[stack.length - 1] = new Set(top)
-        } else {
-          if (top.has(key)) return key
-          top.add(key)
-        }
+        const key = JSON.parse(text.slice(i, end + 1)) as string
+        if (top.has(key)) return key
+        top.add(key)
       }
       expectKey = false
       i = end
     } else if (c === 0x7b /* { */) {
-      stack.push([])
+      stack.push(new Set())
       expectKey = true
     } else if (c === 0x5b /* [ */) {
       stack.push(null)
@@ -90,35 +74,12 @@ export function findDuplicateKey (text: string): string | undefined {
   return undefined
 }
 
-/**
- * Reads a request's whole body as bytes, for a body parser that decodes them at once and keeps nothing of them:
- * fastify's `parseAs: 'buffer'` copies every body into a fresh buffer (Buffer.concat of even one chunk), which cost a
- * session update about 0.5 µs; a body that came in one chunk is handed over as it came. `expected` is the
- * Content-Length the head announced (the pipeline has refused a body without one, or over the limit, from the head);
- * a stream that errs, or ends with other than `expected` bytes, answers `failed` instead.
- */
-export function readBodyBytes (
-  stream: NodeJS.ReadableStream,
-  expected: number,
-  done: (bytes: Buffer) => void,
-  failed: (err: Error) => void
-): void {
-  const chunks: Buffer[] = []
-  let received = 0
-  const onData = (chunk: Buffer): void => {
-    received += chunk.length
-    if (received <= expected) chunks.push(chunk)
+// Where the string that opens at `start` closes: the index of its closing quote.
+function endOfString (text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x5c /* \ */) i++
+    else if (c === 0x22) return i
   }
-  const onEnd = (err?: Error): void => {
-    stream.removeListener('data', onData)
-    stream.removeListener('end', onEnd)
-    stream.removeListener('error', onEnd)
-    if (err !== undefined) failed(err)
-    else if (received !== expected) failed(new Error(`the body is ${received} bytes, not the ${expected} announced`))
-    else done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received))
-  }
-  stream.on('data', onData)
-  stream.on('end', onEnd)
-  stream.on('error', onEnd)
-  stream.resume()
+  return text.length - 1
 }

@@ -89,7 +89,7 @@ export function inCalmArc (hue: number): boolean {
 
 /** Builds every colour of an adapter's palette, with the notes the spec names. Pure: same input, same output. */
 export function generatePalette (input: PaletteInput): GeneratedPalette {
-  const { toOklch, inSrgb, clip, deltaE, formatHex, builtIns } = lib()
+  const { toOklch, inSrgb, clip, formatHex } = lib()
   const notes: string[] = []
   const colours = {} as Record<PaletteKey, string>
   const sources = {} as Record<PaletteKey, ColourSource>
@@ -135,20 +135,28 @@ export function generatePalette (input: PaletteInput): GeneratedPalette {
   }
   place('deep', generated('deep', DEEP_STOP, input.baseHue, 0), 'generated')
 
-  if (input.attentionHue === undefined && inCalmArc(waitingHue)) {
-    notes.push(`attention: the waiting colour derived from baseHue ${fixed(input.baseHue)} sits at hue ${fixed(waitingHue, 1)}, in the calm arc (${CALM_ARC.from}..${CALM_ARC.to}); set palette.attentionHue to a hue in the alarm arc (280 -> 0 -> 76)`)
-  }
-  if (input.attentionHue !== undefined) {
-    const { l, c } = WAITING_STOPS.waitingPermission
-    const attention = clip({ mode: 'oklch', l, c: c * input.chroma, h: waitingHue })
-    const nearest = builtIns
-      .map((builtIn) => ({ builtIn, distance: deltaE(attention, builtIn.oklch) }))
-      .sort((a, b) => a.distance - b.distance)[0]!
-    if (nearest.distance < PROXIMITY_DELTA_E) {
-      notes.push(`proximity: attentionHue ${fixed(input.attentionHue)} is ${fixed(nearest.distance * 100, 1)} deltaE_OK x100 from ${nearest.builtIn.name} (hue ${nearest.builtIn.h}); expected in the alarm arc, not an error`)
-    }
-  }
+  notes.push(...attentionNotes(input, waitingHue))
   return { colours, sources, waitingHue, notes }
+}
+
+/**
+ * The notes on the waiting hue: a derived one in the calm arc (OT-079), or a chosen attentionHue whose waiting
+ * colour sits close to a built-in waiting colour.
+ */
+function attentionNotes (input: PaletteInput, waitingHue: number): string[] {
+  if (input.attentionHue === undefined) {
+    return inCalmArc(waitingHue)
+      ? [`attention: the waiting colour derived from baseHue ${fixed(input.baseHue)} sits at hue ${fixed(waitingHue, 1)}, in the calm arc (${CALM_ARC.from}..${CALM_ARC.to}); set palette.attentionHue to a hue in the alarm arc (280 -> 0 -> 76)`]
+      : []
+  }
+  const { clip, deltaE, builtIns } = lib()
+  const { l, c } = WAITING_STOPS.waitingPermission
+  const attention = clip({ mode: 'oklch', l, c: c * input.chroma, h: waitingHue })
+  const nearest = builtIns
+    .map((builtIn) => ({ builtIn, distance: deltaE(attention, builtIn.oklch) }))
+    .sort((a, b) => a.distance - b.distance)[0]!
+  if (nearest.distance >= PROXIMITY_DELTA_E) return []
+  return [`proximity: attentionHue ${fixed(input.attentionHue)} is ${fixed(nearest.distance * 100, 1)} deltaE_OK x100 from ${nearest.builtIn.name} (hue ${nearest.builtIn.h}); expected in the alarm arc, not an error`]
 }
 
 /**

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util'
-import { errors, type OrbtileError } from '../errors.js'
+import { errors } from '../errors.js'
 import type { Faults } from '../faults.js'
 import { REFUSED_SCHEMES, type Registration } from '../registration.js'
 import { LIMITS } from '../../spec/orbtile.js'
@@ -99,85 +99,23 @@ const CAPABILITY: Record<RequestKind, 'approvals' | 'questions'> = { approval: '
  * before changing anything: every check runs first, invalid_field ones before limit_exceeded ones (OT-A02).
  */
 export function applyUpdate (agent: AgentState, sessionId: string, patch: SessionPatch, ctx: ApplyContext): Session {
-  const field = (...path: FieldPath): string => formatField([...ctx.prefix, ...path])
-  // OT-A25: every fault found here is ranked by where it stands in the body; the first one answers.
-  const faults: Array<{ path: FieldPath, error: OrbtileError }> = []
-  const fault = (path: FieldPath, message: string): void => {
-    faults.push({ path, error: errors.invalidField(field(...path), message) })
-  }
   const existing = agent.sessions.get(sessionId)
   // Deliberate fault: every field the update leaves out goes back to its default, as if the update replaced the
   // session.
   if (ctx.faults?.has('no-merge') === true && existing !== undefined) {
     patch = { ...defaults({ ...existing.fields, ...patch }), ...patch }
   }
-  if (existing === undefined) {
-    for (const key of ['title', 'activity'] as const) {
-      if (patch[key] === undefined) fault([key], `${key} is required to create a session`)
-    }
-  }
-  if (typeof patch.openURL === 'string') {
-    const problem = openUrlProblem(patch.openURL, ctx.registration)
-    if (problem !== undefined) fault(['openURL'], problem)
-  }
-  if (typeof patch.pid === 'number' && !ctx.ownsProcess(patch.pid)) {
-    fault(['pid'], `pid ${patch.pid} is not a process of the calling user`)
-  }
-
-  // OT-122, OT-A22: what the session's requests would be after this update.
-  const current = { approval: existing?.fields.approval ?? null, question: existing?.fields.question ?? null }
-  const next = {
-    approval: patch.approval === undefined ? current.approval : patch.approval,
-    question: patch.question === undefined ? current.question : patch.question
-  }
-  for (const kind of KINDS) {
-    if (patch[kind] != null && !ctx.registration.capabilities.includes(CAPABILITY[kind])) {
-      fault([kind], `${kind} needs the "${CAPABILITY[kind]}" capability in the registration`)
-    }
-  }
-  if (next.approval !== null && next.question !== null) {
-    const culprit: RequestKind = patch.approval != null ? 'approval' : 'question'
-    fault([culprit], 'a session holds one pending request at most: clear the other with null in the same update')
-  }
-  const added: PendingRequest[] = []
-  const retiring: string[] = []
-  for (const kind of KINDS) {
-    const before = current[kind]
-    const after = next[kind]
-    if (after !== null && before !== null && after.id === before.id) {
-      // OT-127: an identical re-send keeps the request and its expiry; OT-A22: an id names fixed content.
-      if (!isDeepStrictEqual(canonical(kind, after), canonical(kind, before))) {
-        fault([kind, 'id'], `${kind} ${after.id} is pending with other content`)
-      }
-      continue
-    }
-    if (after !== null) {
-      const clash = agent.pending.get(after.id)
-      if (clash !== undefined) fault([kind, 'id'], `request id ${after.id} is pending as a ${clash.kind} on session ${clash.sessionId}`)
-      else if (agent.retired.has(after.id)) fault([kind, 'id'], `request id ${after.id} has been used under this registration`)
-      const expiresAt = Math.ceil((ctx.now + REQUEST_LIFETIME_MS) / 1000)
-      added.push({ id: after.id, kind, sessionId, content: after, pendingSince: ctx.now, expiresAt, decided: false })
-    }
-    if (before !== null) retiring.push(before.id)
-  }
+  const requests = planRequests(agent, sessionId, existing, patch, ctx)
+  const faults = [...fieldFaults(existing !== undefined, patch, ctx), ...requests.faults]
+  // OT-A25: every fault found here is ranked by where it stands in the body; the first one answers.
   if (faults.length > 0) {
-    throw faults.sort((a, b) => compareKeys(orderKey(patch, a.path), orderKey(patch, b.path)))[0]!.error
+    const first = faults.sort((a, b) => compareKeys(orderKey(patch, a.path), orderKey(patch, b.path)))[0]!
+    throw errors.invalidField(formatField([...ctx.prefix, ...first.path]), first.message)
   }
+  checkLimits(agent, existing === undefined, requests, ctx.faults)
 
-  // Limits last (OT-A02 step 11).
-  const maxSessions = LIMITS.maxSessionsPerAdapter + (ctx.faults?.has('sessions-off-by-one') === true ? 1 : 0)
-  if (existing === undefined && agent.sessions.size >= maxSessions) {
-    throw errors.limitExceeded(`the adapter already has ${LIMITS.maxSessionsPerAdapter} sessions (offline ones count until removed)`)
-  }
-  if (agent.pending.size - retiring.length + added.length > LIMITS.maxPendingRequestsPerAdapter) {
-    throw errors.limitExceeded(`the adapter already has ${LIMITS.maxPendingRequestsPerAdapter} pending requests`)
-  }
-  if (agent.idsSeen + added.length > LIMITS.maxRequestIDs) {
-    throw errors.limitExceeded(`this registration has used ${LIMITS.maxRequestIDs} request ids; register anew for more`)
-  }
-
-  for (const id of retiring) retire(agent, id)
-  for (const request of added) {
+  for (const id of requests.retiring) retire(agent, id)
+  for (const request of requests.added) {
     agent.pending.set(request.id, request)
     agent.idsSeen++
   }
@@ -188,6 +126,115 @@ export function applyUpdate (agent: AgentState, sessionId: string, patch: Sessio
   session.offline = false
   agent.sessions.set(sessionId, session)
   return session
+}
+
+/** A field the update gets wrong: where it stands in the update, and why. */
+interface FieldFault {
+  path: FieldPath
+  message: string
+}
+
+/** What an update does to the session's requests: the ones it adds, the ids it retires, what is wrong with them. */
+interface RequestPlan {
+  added: PendingRequest[]
+  retiring: string[]
+  faults: FieldFault[]
+}
+
+/** The faults of the session's own fields: the two a creation needs, openURL's scheme, pid's owner. */
+function fieldFaults (exists: boolean, patch: SessionPatch, ctx: ApplyContext): FieldFault[] {
+  const faults: FieldFault[] = []
+  if (!exists) {
+    for (const key of ['title', 'activity'] as const) {
+      if (patch[key] === undefined) faults.push({ path: [key], message: `${key} is required to create a session` })
+    }
+  }
+  if (typeof patch.openURL === 'string') {
+    const problem = openUrlProblem(patch.openURL, ctx.registration)
+    if (problem !== undefined) faults.push({ path: ['openURL'], message: problem })
+  }
+  if (typeof patch.pid === 'number' && !ctx.ownsProcess(patch.pid)) {
+    faults.push({ path: ['pid'], message: `pid ${patch.pid} is not a process of the calling user` })
+  }
+  return faults
+}
+
+/**
+ * OT-122, OT-A22: the session's requests before and after this update, checked against the registration's
+ * capabilities, the one-request-per-session rule and the request-id namespace.
+ */
+function planRequests (
+  agent: AgentState,
+  sessionId: string,
+  existing: Session | undefined,
+  patch: SessionPatch,
+  ctx: ApplyContext
+): RequestPlan {
+  const current = { approval: existing?.fields.approval ?? null, question: existing?.fields.question ?? null }
+  const next = {
+    approval: patch.approval === undefined ? current.approval : patch.approval,
+    question: patch.question === undefined ? current.question : patch.question
+  }
+  const plan: RequestPlan = { added: [], retiring: [], faults: [] }
+  for (const kind of KINDS) {
+    if (patch[kind] != null && !ctx.registration.capabilities.includes(CAPABILITY[kind])) {
+      plan.faults.push({ path: [kind], message: `${kind} needs the "${CAPABILITY[kind]}" capability in the registration` })
+    }
+  }
+  if (next.approval !== null && next.question !== null) {
+    const culprit: RequestKind = patch.approval != null ? 'approval' : 'question'
+    plan.faults.push({
+      path: [culprit],
+      message: 'a session holds one pending request at most: clear the other with null in the same update'
+    })
+  }
+  for (const kind of KINDS) planRequest(agent, kind, current[kind], next[kind], { sessionId, now: ctx.now }, plan)
+  return plan
+}
+
+/** One kind of request: kept when re-sent as it is, else the new one is added and the old one retired. */
+function planRequest (
+  agent: AgentState,
+  kind: RequestKind,
+  before: ApprovalRequest | QuestionRequest | null,
+  after: ApprovalRequest | QuestionRequest | null,
+  at: { sessionId: string, now: number },
+  plan: RequestPlan
+): void {
+  if (after !== null && before !== null && after.id === before.id) {
+    // OT-127: an identical re-send keeps the request and its expiry; OT-A22: an id names fixed content.
+    if (!isDeepStrictEqual(canonical(kind, after), canonical(kind, before))) {
+      plan.faults.push({ path: [kind, 'id'], message: `${kind} ${after.id} is pending with other content` })
+    }
+    return
+  }
+  if (after !== null) {
+    const clash = agent.pending.get(after.id)
+    if (clash !== undefined) {
+      plan.faults.push({ path: [kind, 'id'], message: `request id ${after.id} is pending as a ${clash.kind} on session ${clash.sessionId}` })
+    } else if (agent.retired.has(after.id)) {
+      plan.faults.push({ path: [kind, 'id'], message: `request id ${after.id} has been used under this registration` })
+    }
+    const expiresAt = Math.ceil((at.now + REQUEST_LIFETIME_MS) / 1000)
+    plan.added.push({
+      id: after.id, kind, sessionId: at.sessionId, content: after, pendingSince: at.now, expiresAt, decided: false
+    })
+  }
+  if (before !== null) plan.retiring.push(before.id)
+}
+
+/** Limits last (OT-A02 step 11): sessions per adapter, pending requests, request ids under this lease. */
+function checkLimits (agent: AgentState, creating: boolean, requests: RequestPlan, faults: Faults | undefined): void {
+  const maxSessions = LIMITS.maxSessionsPerAdapter + (faults?.has('sessions-off-by-one') === true ? 1 : 0)
+  if (creating && agent.sessions.size >= maxSessions) {
+    throw errors.limitExceeded(`the adapter already has ${LIMITS.maxSessionsPerAdapter} sessions (offline ones count until removed)`)
+  }
+  if (agent.pending.size - requests.retiring.length + requests.added.length > LIMITS.maxPendingRequestsPerAdapter) {
+    throw errors.limitExceeded(`the adapter already has ${LIMITS.maxPendingRequestsPerAdapter} pending requests`)
+  }
+  if (agent.idsSeen + requests.added.length > LIMITS.maxRequestIDs) {
+    throw errors.limitExceeded(`this registration has used ${LIMITS.maxRequestIDs} request ids; register anew for more`)
+  }
 }
 
 /** Retires a request id: no longer pending, never usable again under this lease (OT-126, OT-A22). */
