@@ -7,6 +7,8 @@ const HOSTILE = '</script><img src=x onerror=alert(1)>'
 const HOSTILE_ESCAPED = '&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;'
 const BASE = '/a/v1/adapters/x'
 
+type Scenario = ClientRunReport['scenarios'][number]
+
 /** Two scenarios: a pass, then a generated one whose exchange #2 breaks OT-031; a check never exercised. */
 function sample (): ClientRunReport {
   return {
@@ -16,179 +18,191 @@ function sample (): ClientRunReport {
     seed: 1234,
     strict: false,
     ms: 4321,
-    checks: [
+    checks: sampleChecks(),
+    scenarios: [approveScenario(), generatedScenario()]
+  }
+}
+
+/** The run's verdicts: a pass, a failure with its replay, a check not exercised, a non-strict finding. */
+function sampleChecks (): ClientRunReport['checks'] {
+  return [
+    {
+      id: 'OT-012',
+      title: 'the client sends its bearer',
+      level: 'MUST',
+      verdict: 'pass',
+      exercised: 5,
+      violationCount: 0,
+      inconclusiveCount: 0,
+      clauses: {}
+    },
+    {
+      id: 'OT-031',
+      title: 'a request with a body names its Content-Type',
+      level: 'MUST',
+      verdict: 'fail',
+      exercised: 3,
+      violationCount: 1,
+      inconclusiveCount: 0,
+      clauses: {},
+      reason: 'POST without Content-Type',
+      expected: 'content-type: application/json',
+      actual: 'no content-type header <none>',
+      where: { scenario: 'generated:3', seq: 2 },
+      replay: { seed: 1234, path: '7:0:1' }
+    },
+    {
+      id: 'OT-040',
+      title: 'the client resumes after a restart',
+      level: 'SHOULD',
+      verdict: 'not-exercised',
+      exercised: 0,
+      violationCount: 0,
+      inconclusiveCount: 0,
+      clauses: {},
+      note: 'no scenario restarted the app; run tour:restart to exercise it'
+    },
+    {
+      id: 'OTC-002',
+      title: 'the client backs off after a 429',
+      level: 'decision',
+      verdict: 'non-strict',
+      exercised: 1,
+      violationCount: 1,
+      inconclusiveCount: 0,
+      clauses: {},
+      reason: 'retried after 10 ms',
+      where: { scenario: 'tour:approve' }
+    }
+  ]
+}
+
+/** A tour that passes, with hostile text in its summary, a request body and the client's output. */
+function approveScenario (): Scenario {
+  return {
+    name: 'tour:approve',
+    summary: `open a session, the user approves ${HOSTILE}`,
+    ms: 1500,
+    exit: 'stopped by SIGTERM',
+    dropped: 0,
+    findings: [
       {
         id: 'OT-012',
         title: 'the client sends its bearer',
-        level: 'MUST',
         verdict: 'pass',
-        exercised: 5,
-        violationCount: 0,
-        inconclusiveCount: 0,
-        clauses: {}
-      },
-      {
-        id: 'OT-031',
-        title: 'a request with a body names its Content-Type',
-        level: 'MUST',
-        verdict: 'fail',
-        exercised: 3,
-        violationCount: 1,
-        inconclusiveCount: 0,
-        clauses: {},
-        reason: 'POST without Content-Type',
-        expected: 'content-type: application/json',
-        actual: 'no content-type header <none>',
-        where: { scenario: 'generated:3', seq: 2 },
-        replay: { seed: 1234, path: '7:0:1' }
-      },
-      {
-        id: 'OT-040',
-        title: 'the client resumes after a restart',
-        level: 'SHOULD',
-        verdict: 'not-exercised',
-        exercised: 0,
+        exercised: 2,
+        violations: [],
         violationCount: 0,
         inconclusiveCount: 0,
         clauses: {},
-        note: 'no scenario restarted the app; run tour:restart to exercise it'
+        inconclusive: []
       },
       {
         id: 'OTC-002',
         title: 'the client backs off after a 429',
-        level: 'decision',
-        verdict: 'non-strict',
+        verdict: 'informational',
         exercised: 1,
         violationCount: 1,
         inconclusiveCount: 0,
         clauses: {},
-        reason: 'retried after 10 ms',
-        where: { scenario: 'tour:approve' }
+        inconclusive: [],
+        violations: [
+          { message: 'retried too soon', expected: 'a wait of >= 1000 ms', actual: 'retried after 10 ms' }
+        ]
       }
     ],
-    scenarios: [
+    journal: [
+      { kind: 'action', seq: 0, at: 0, actor: 'harness', name: 'start', text: 'client started' },
       {
-        name: 'tour:approve',
-        summary: `open a session, the user approves ${HOSTILE}`,
-        ms: 1500,
-        exit: 'stopped by SIGTERM',
-        dropped: 0,
-        findings: [
-          {
-            id: 'OT-012',
-            title: 'the client sends its bearer',
-            verdict: 'pass',
-            exercised: 2,
-            violations: [],
-            violationCount: 0,
-            inconclusiveCount: 0,
-            clauses: {},
-            inconclusive: []
-          },
-          {
-            id: 'OTC-002',
-            title: 'the client backs off after a 429',
-            verdict: 'informational',
-            exercised: 1,
-            violationCount: 1,
-            inconclusiveCount: 0,
-            clauses: {},
-            inconclusive: [],
-            violations: [
-              { message: 'retried too soon', expected: 'a wait of >= 1000 ms', actual: 'retried after 10 ms' }
-            ]
-          }
-        ],
-        journal: [
-          { kind: 'action', seq: 0, at: 0, actor: 'harness', name: 'start', text: 'client started' },
-          {
-            kind: 'exchange',
-            seq: 1,
-            at: 1234,
-            end: 1246,
-            connection: 1,
-            method: 'POST',
-            target: `${BASE}/sessions/s1`,
-            httpVersion: '1.1',
-            headers: { 'content-type': 'application/json', referer: 'https://evil.example/x' },
-            body: JSON.stringify({ name: HOSTILE, big: 1 }).replace('1}', '12345678901234567890}'),
-            bodyBytes: 80,
-            status: 200,
-            replyHeaders: { 'content-type': 'application/json' },
-            reply: '{"ok":true,"list":[]}'
-          },
-          { kind: 'action', seq: 2, at: 1300, actor: 'user', name: 'approve', text: 'approved "s1"\' onmouseover="x' },
-          { kind: 'output', seq: 3, at: 1400, stream: 'stdout', line: 'connected to //cdn.example/x.js' }
-        ]
+        kind: 'exchange',
+        seq: 1,
+        at: 1234,
+        end: 1246,
+        connection: 1,
+        method: 'POST',
+        target: `${BASE}/sessions/s1`,
+        httpVersion: '1.1',
+        headers: { 'content-type': 'application/json', referer: 'https://evil.example/x' },
+        body: JSON.stringify({ name: HOSTILE, big: 1 }).replace('1}', '12345678901234567890}'),
+        bodyBytes: 80,
+        status: 200,
+        replyHeaders: { 'content-type': 'application/json' },
+        reply: '{"ok":true,"list":[]}'
+      },
+      { kind: 'action', seq: 2, at: 1300, actor: 'user', name: 'approve', text: 'approved "s1"\' onmouseover="x' },
+      { kind: 'output', seq: 3, at: 1400, stream: 'stdout', line: 'connected to //cdn.example/x.js' }
+    ]
+  }
+}
+
+/** A generated scenario: a malformed request, then exchange #2 that breaks OT-031, and the client's exit. */
+function generatedScenario (): Scenario {
+  return {
+    name: 'generated:3',
+    summary: 'a generated schedule',
+    replay: { seed: 1234, path: '7:0:1' },
+    ms: 900,
+    exit: 'exited with code 1 at 0.9 s',
+    dropped: 2,
+    findings: [
+      {
+        id: 'OT-031',
+        title: 'a request with a body names its Content-Type',
+        verdict: 'fail',
+        exercised: 1,
+        violationCount: 1,
+        inconclusiveCount: 0,
+        clauses: {},
+        inconclusive: [],
+        violations: [{
+          seq: 2,
+          at: 500,
+          message: 'POST without Content-Type',
+          expected: 'content-type: application/json',
+          actual: 'no content-type header <none>'
+        }]
       },
       {
-        name: 'generated:3',
-        summary: 'a generated schedule',
-        replay: { seed: 1234, path: '7:0:1' },
-        ms: 900,
-        exit: 'exited with code 1 at 0.9 s',
-        dropped: 2,
-        findings: [
-          {
-            id: 'OT-031',
-            title: 'a request with a body names its Content-Type',
-            verdict: 'fail',
-            exercised: 1,
-            violationCount: 1,
-            inconclusiveCount: 0,
-            clauses: {},
-            inconclusive: [],
-            violations: [{
-              seq: 2,
-              at: 500,
-              message: 'POST without Content-Type',
-              expected: 'content-type: application/json',
-              actual: 'no content-type header <none>'
-            }]
-          },
-          {
-            id: 'OT-040',
-            title: 'the client resumes after a restart',
-            verdict: 'not-exercised',
-            exercised: 0,
-            violations: [],
-            violationCount: 0,
-            inconclusiveCount: 0,
-            clauses: {},
-            inconclusive: [],
-            note: 'no restart here'
-          }
-        ],
-        journal: [
-          { kind: 'malformed', seq: 0, at: 100, connection: 1, reason: 'HPE_INVALID_METHOD', bytes: 'G\\x00T / <b>' },
-          { kind: 'output', seq: 1, at: 200, stream: 'stderr', line: HOSTILE },
-          {
-            kind: 'exchange',
-            seq: 2,
-            at: 500,
-            end: 520,
-            connection: 2,
-            method: 'POST',
-            target: `${BASE}/requests`,
-            httpVersion: '1.1',
-            headers: {},
-            body: 'plain & simple',
-            bodyBytes: 14,
-            status: 415,
-            replyHeaders: {},
-            reply: '',
-            wire: ['429 injected']
-          },
-          {
-            kind: 'action',
-            seq: 3,
-            at: 900,
-            actor: 'client',
-            name: 'exit',
-            text: 'exited with code 1',
-            data: { code: 1 }
-          }
-        ]
+        id: 'OT-040',
+        title: 'the client resumes after a restart',
+        verdict: 'not-exercised',
+        exercised: 0,
+        violations: [],
+        violationCount: 0,
+        inconclusiveCount: 0,
+        clauses: {},
+        inconclusive: [],
+        note: 'no restart here'
+      }
+    ],
+    journal: [
+      { kind: 'malformed', seq: 0, at: 100, connection: 1, reason: 'HPE_INVALID_METHOD', bytes: 'G\\x00T / <b>' },
+      { kind: 'output', seq: 1, at: 200, stream: 'stderr', line: HOSTILE },
+      {
+        kind: 'exchange',
+        seq: 2,
+        at: 500,
+        end: 520,
+        connection: 2,
+        method: 'POST',
+        target: `${BASE}/requests`,
+        httpVersion: '1.1',
+        headers: {},
+        body: 'plain & simple',
+        bodyBytes: 14,
+        status: 415,
+        replyHeaders: {},
+        reply: '',
+        wire: ['429 injected']
+      },
+      {
+        kind: 'action',
+        seq: 3,
+        at: 900,
+        actor: 'client',
+        name: 'exit',
+        text: 'exited with code 1',
+        data: { code: 1 }
       }
     ]
   }

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createAjv } from '../src/shared/ajv.js'
 import { startOrbtest } from '../src/orbtest.js'
 import { httpRequest } from './helpers/client.js'
@@ -85,62 +85,24 @@ t.test(
         ['mem_ada', null, posted.json.id]
       ]
     )
-    t.equal(
-      (
-        await call('POST', '/control/orb/messages', {
-          server: 'srv_orbit',
-          channel: 'ch_general',
-          member: 'mem_eli',
-          content: 'x'
-        })
-      ).status,
-      404,
-      'not a member there'
-    )
-    t.equal(
-      (
-        await call('POST', '/control/orb/messages', {
-          server: 'srv_orbit',
-          channel: 'ch_general',
-          member: 'mem_dee',
-          content: 'x'
-        })
-      ).status,
-      409,
-      'no send_messages right'
-    )
-    t.equal(
-      (
-        await call('POST', '/control/orb/messages', {
-          server: 'srv_orbit',
-          channel: 'ch_lounge',
-          member: 'mem_ada',
-          content: 'x'
-        })
-      ).status,
-      400,
-      'a voice channel'
-    )
-    t.equal(
-      (
-        await call('POST', '/control/orb/messages', {
-          server: 'srv_orbit',
-          channel: 'ch_quiet',
-          member: 'mem_ada',
-          content: 'x'
-        })
-      ).status,
-      404,
-      'a channel of another community'
-    )
-    t.equal(
-      (await call('POST', '/control/orb/messages', { server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada' }))
-        .status,
-      400,
-      'no content'
-    )
+    for (const { why, post, status } of REFUSED_POSTS) {
+      t.equal((await call('POST', '/control/orb/messages', post)).status, status, why)
+    }
   }
 )
+
+/** Members' posts the control API refuses, each with its status and why. */
+const REFUSED_POSTS = [
+  { why: 'not a member there', status: 404, post: { member: 'mem_eli', channel: 'ch_general', content: 'x' } },
+  { why: 'no send_messages right', status: 409, post: { member: 'mem_dee', channel: 'ch_general', content: 'x' } },
+  { why: 'a voice channel', status: 400, post: { member: 'mem_ada', channel: 'ch_lounge', content: 'x' } },
+  {
+    why: 'a channel of another community',
+    status: 404,
+    post: { member: 'mem_ada', channel: 'ch_quiet', content: 'x' }
+  },
+  { why: 'no content', status: 400, post: { member: 'mem_ada', channel: 'ch_general' } }
+].map(({ why, status, post }) => ({ why, status, post: { server: 'srv_orbit', ...post } }))
 
 t.test(
   'ORB-A04 control: install with rights and an allow-list, uninstall; ORB-A22 rotate-token; ORB-086 chain; ORB-078 voice',
@@ -261,99 +223,84 @@ t.test(
     const check = (schema: string, value: unknown): boolean =>
       ajv.validate({ $ref: `control#/components/schemas/${schema}` }, value) as boolean
     await bot.put('/api/bot/v1/commands', { commands: [{ name: 'roll', options: [{ name: 'sides' }] }] })
-    const invoked = await call('POST', '/control/orb/commands/invoke', {
-      server: 'srv_orbit',
-      channel: 'ch_general',
-      member: 'mem_cy',
-      name: 'roll',
-      options: { sides: '6' }
-    })
-    t.equal(invoked.status, 200)
-    t.ok(check('OrbInvoked', invoked.json), 'OrbInvoked')
-    t.equal(
-      (
-        await call('POST', '/control/orb/commands/invoke', {
-          server: 'srv_orbit',
-          channel: 'ch_general',
-          member: 'mem_cy',
-          name: 'nope'
-        })
-      ).status,
-      404
-    )
-    t.equal(
-      (
-        await call('POST', '/control/orb/commands/invoke', {
-          server: 'srv_orbit',
-          channel: 'ch_general',
-          member: 'mem_dee',
-          name: 'roll',
-          options: { sides: '6' }
-        })
-      ).status,
-      409,
-      'no right'
-    )
-    t.equal(
-      (
-        await call('POST', '/control/orb/commands/invoke', {
-          server: 'srv_orbit',
-          channel: 'ch_general',
-          member: 'mem_cy',
-          name: 'roll',
-          options: { sides: 6 }
-        })
-      ).status,
-      400,
-      'options are text'
-    )
-    const tested = await call('POST', '/control/orb/apps/app_demo/test-event')
-    t.ok(check('OrbEventRef', tested.json), 'OrbEventRef')
-    t.same(tested.json.events, [tested.json.event], 'one event without a count')
-    t.equal((await call('POST', '/control/orb/apps/app_none/test-event')).status, 404)
-    const three = await call('POST', '/control/orb/apps/app_demo/test-event', { count: 3 })
-    t.ok(check('OrbEventRef', three.json), 'OrbEventRef, with a count')
-    t.equal(three.json.events.length, 3, 'count 3: three events')
-    t.equal(three.json.event, three.json.events[2], 'event is the last of them')
-    for (const bad of [{ count: 0 }, { count: 1001 }, { count: 2.5 }, { count: '3' }, { count: 3, app: 'x' }]) {
-      const refused = await call('POST', '/control/orb/apps/app_demo/test-event', bad)
-      t.equal(refused.status, 400, `${JSON.stringify(bad)}: 400`)
-      t.equal(refused.json.error.code, 'bad_request', `${JSON.stringify(bad)}: bad_request`)
-    }
+    const invoked = await invokeCommands(t, call, check)
+    const tested = await testEvents(t, call, check)
     const events = (await bot.get('/api/bot/v1/events')).json.events
     t.same(
       events.map((e: { id: string }) => e.id),
-      [invoked.json.event, tested.json.event, ...three.json.events],
+      [invoked, ...tested],
       'the events in the order they were made, and none from a refused count'
     )
-    const endpoint = await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://127.0.0.1:9/hook' })
-    t.ok(check('OrbEndpointState', endpoint.json), 'OrbEndpointState')
-    t.same(endpoint.json, { app: 'app_demo', endpoint: 'http://127.0.0.1:9/hook', mode: 'webhook' })
-    t.equal(
-      (await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://example.com/hook' })).status,
-      400,
-      'plain http elsewhere'
-    )
-    t.equal(
-      (await call('PUT', '/control/orb/apps/app_demo/endpoint', {})).status,
-      400,
-      'url is required (null to clear)'
-    )
-    const state = (await call('GET', '/control/orb/state')).json
-    t.ok(check('OrbState', state), 'OrbState')
-    t.equal(state.apps.find((a: { id: string }) => a.id === 'app_demo').endpoint, 'http://127.0.0.1:9/hook')
-    expectOk(t, await call('POST', '/control/orb/apps/app_demo/test-event'))
-    const deliveries = await waitForDeliveries(call)
-    t.ok(
-      deliveries.every((d: unknown) => check('OrbDelivery', d)),
-      'every record is an OrbDelivery'
-    )
-    t.match(deliveries[0], { type: 'app.test', attempt: 1, outcome: 'error', url: 'http://127.0.0.1:9/hook' })
-    t.notMatch(JSON.stringify(deliveries), DEMO.token, 'the token is never in the log')
-    t.equal((await call('GET', '/control/orb/apps/app_none/deliveries')).status, 404)
-    t.same((await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: null })).json.mode, 'events')
+    await endpointAndDeliveries(t, call, check)
   }
 )
+
+type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number, json: any }>
+type Check = (schema: string, value: unknown) => boolean
+
+/** A member types the `roll` command (and three that are refused); the event id of the one that went through. */
+async function invokeCommands (t: Test, call: Call, check: Check): Promise<string> {
+  const where = { server: 'srv_orbit', channel: 'ch_general' }
+  const roll = { ...where, member: 'mem_cy', name: 'roll', options: { sides: '6' } }
+  const invoked = await call('POST', '/control/orb/commands/invoke', roll)
+  t.equal(invoked.status, 200)
+  t.ok(check('OrbInvoked', invoked.json), 'OrbInvoked')
+  const unknown = { ...where, member: 'mem_cy', name: 'nope' }
+  t.equal((await call('POST', '/control/orb/commands/invoke', unknown)).status, 404)
+  const noRight = { ...roll, member: 'mem_dee' }
+  t.equal((await call('POST', '/control/orb/commands/invoke', noRight)).status, 409, 'no right')
+  const notText = { ...roll, options: { sides: 6 } }
+  t.equal((await call('POST', '/control/orb/commands/invoke', notText)).status, 400, 'options are text')
+  return invoked.json.event
+}
+
+/** The developer's test events: one, none for an unknown app, three with a count, and refused counts. */
+async function testEvents (t: Test, call: Call, check: Check): Promise<string[]> {
+  const tested = await call('POST', '/control/orb/apps/app_demo/test-event')
+  t.ok(check('OrbEventRef', tested.json), 'OrbEventRef')
+  t.same(tested.json.events, [tested.json.event], 'one event without a count')
+  t.equal((await call('POST', '/control/orb/apps/app_none/test-event')).status, 404)
+  const three = await call('POST', '/control/orb/apps/app_demo/test-event', { count: 3 })
+  t.ok(check('OrbEventRef', three.json), 'OrbEventRef, with a count')
+  t.equal(three.json.events.length, 3, 'count 3: three events')
+  t.equal(three.json.event, three.json.events[2], 'event is the last of them')
+  for (const bad of [{ count: 0 }, { count: 1001 }, { count: 2.5 }, { count: '3' }, { count: 3, app: 'x' }]) {
+    const refused = await call('POST', '/control/orb/apps/app_demo/test-event', bad)
+    t.equal(refused.status, 400, `${JSON.stringify(bad)}: 400`)
+    t.equal(refused.json.error.code, 'bad_request', `${JSON.stringify(bad)}: bad_request`)
+  }
+  return [tested.json.event, ...three.json.events]
+}
+
+/** The app gets an endpoint URL (and refused ones); a test event's failed delivery is logged without the token. */
+async function endpointAndDeliveries (t: Test, call: Call, check: Check): Promise<void> {
+  const endpoint = await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://127.0.0.1:9/hook' })
+  t.ok(check('OrbEndpointState', endpoint.json), 'OrbEndpointState')
+  t.same(endpoint.json, { app: 'app_demo', endpoint: 'http://127.0.0.1:9/hook', mode: 'webhook' })
+  t.equal(
+    (await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: 'http://example.com/hook' })).status,
+    400,
+    'plain http elsewhere'
+  )
+  t.equal(
+    (await call('PUT', '/control/orb/apps/app_demo/endpoint', {})).status,
+    400,
+    'url is required (null to clear)'
+  )
+  const state = (await call('GET', '/control/orb/state')).json
+  t.ok(check('OrbState', state), 'OrbState')
+  t.equal(state.apps.find((a: { id: string }) => a.id === 'app_demo').endpoint, 'http://127.0.0.1:9/hook')
+  expectOk(t, await call('POST', '/control/orb/apps/app_demo/test-event'))
+  const deliveries = await waitForDeliveries(call)
+  t.ok(
+    deliveries.every((d: unknown) => check('OrbDelivery', d)),
+    'every record is an OrbDelivery'
+  )
+  t.match(deliveries[0], { type: 'app.test', attempt: 1, outcome: 'error', url: 'http://127.0.0.1:9/hook' })
+  t.notMatch(JSON.stringify(deliveries), DEMO.token, 'the token is never in the log')
+  t.equal((await call('GET', '/control/orb/apps/app_none/deliveries')).status, 404)
+  t.same((await call('PUT', '/control/orb/apps/app_demo/endpoint', { url: null })).json.mode, 'events')
+}
 
 function expectOk (t: { equal(a: unknown, b: unknown): void }, reply: { status: number }): void {
   t.equal(reply.status, 200)

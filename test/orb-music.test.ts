@@ -441,85 +441,111 @@ function advance (m: Model, ms: number): void {
 const isIndex = (m: Model, arg: unknown): arg is number =>
   typeof arg === 'number' && Number.isInteger(arg) && arg >= 0 && arg < m.queue.length
 
-/** Applies an action to the model; the status the fake must answer. A 400 leaves the model as it was. */
-function apply (m: Model, action: string, arg: unknown, who: Who): number {
+/** The track after the current one in play order, as `next` moves: the first again under loop 'all', else none. */
+function following (m: Model): number | null {
   const o = order(m)
   const pos = m.current === null ? -1 : o.indexOf(m.current)
-  switch (action) {
-    case 'add': {
-      const known = typeof arg === 'string' ? TEXTS[arg] : undefined
-      if (known === undefined) return 400
-      m.queue.push({
-        id: `trk_${m.nextId++}`,
-        title: known.title,
-        url: known.url,
-        duration: durationOf(known.key),
-        addedBy: MEMBER[who]
-      })
-      if (m.current === null) goTo(m, m.queue.length - 1)
-      return 200
-    }
-    case 'play':
-      if (m.current === null && m.queue.length > 0) goTo(m, o[0]!)
-      m.playing = m.current !== null
-      return 200
-    case 'pause':
-      m.playing = false
-      return 200
-    case 'next':
-      if (m.queue.length === 0) return 200
-      if (m.current === null) goTo(m, o[0]!)
-      else goTo(m, pos + 1 < o.length ? o[pos + 1]! : m.loop === 'all' ? o[0]! : null)
-      return 200
-    case 'back':
-      if (m.queue.length === 0) return 200
-      if (m.current === null) goTo(m, o[o.length - 1]!)
-      else goTo(m, pos > 0 ? o[pos - 1]! : m.loop === 'all' ? o[o.length - 1]! : o[0]!)
-      return 200
-    case 'jump':
-      if (!isIndex(m, arg)) return 400
-      goTo(m, arg)
-      return 200
-    case 'remove': {
-      if (!isIndex(m, arg)) return 400
-      const removed = m.queue[arg]!
-      if (arg !== m.current) {
-        m.queue.splice(arg, 1)
-        if (m.current !== null && arg < m.current) m.current--
-        return 200
-      }
-      const following = pos + 1 < o.length ? o[pos + 1]! : m.loop === 'all' ? o[0]! : null
-      const followingTrack = following === null ? undefined : m.queue[following]
-      m.queue.splice(arg, 1)
-      goTo(m, followingTrack === undefined || followingTrack === removed ? null : m.queue.indexOf(followingTrack))
-      return 200
-    }
-    case 'seek': {
-      if (typeof arg !== 'number' || arg < 0 || m.current === null) return 400
-      const ms = Math.round(arg * 1000)
-      if (ms >= m.queue[m.current]!.duration * 1000) return 400
-      m.ms = ms
-      return 200
-    }
-    case 'volume':
-      if (typeof arg !== 'number' || !Number.isInteger(arg) || arg < 0 || arg > 100) return 400
-      m.volume = arg
-      return 200
-    case 'loop':
-      if (arg !== 'off' && arg !== 'one' && arg !== 'all') return 400
-      m.loop = arg
-      return 200
-    case 'shuffle':
-      if (arg !== undefined && typeof arg !== 'boolean') return 400
-      m.shuffle = arg ?? !m.shuffle
-      return 200
-    case 'clear':
-      m.queue = []
-      stop(m)
-      return 200
-    default:
-      return 200
+  return pos + 1 < o.length ? o[pos + 1]! : m.loop === 'all' ? o[0]! : null
+}
+
+/** The track before the current one in play order, as `back` moves: the last under loop 'all', else the first. */
+function preceding (m: Model): number {
+  const o = order(m)
+  const pos = m.current === null ? -1 : o.indexOf(m.current)
+  return pos > 0 ? o[pos - 1]! : m.loop === 'all' ? o[o.length - 1]! : o[0]!
+}
+
+function add (m: Model, arg: unknown, who: Who): number {
+  const known = typeof arg === 'string' ? TEXTS[arg] : undefined
+  if (known === undefined) return 400
+  m.queue.push({
+    id: `trk_${m.nextId++}`,
+    title: known.title,
+    url: known.url,
+    duration: durationOf(known.key),
+    addedBy: MEMBER[who]
+  })
+  if (m.current === null) goTo(m, m.queue.length - 1)
+  return 200
+}
+
+function remove (m: Model, arg: unknown): number {
+  if (!isIndex(m, arg)) return 400
+  const removed = m.queue[arg]!
+  if (arg !== m.current) {
+    m.queue.splice(arg, 1)
+    if (m.current !== null && arg < m.current) m.current--
+    return 200
   }
+  const next = following(m)
+  const nextTrack = next === null ? undefined : m.queue[next]
+  m.queue.splice(arg, 1)
+  goTo(m, nextTrack === undefined || nextTrack === removed ? null : m.queue.indexOf(nextTrack))
+  return 200
+}
+
+function seek (m: Model, arg: unknown): number {
+  if (typeof arg !== 'number' || arg < 0 || m.current === null) return 400
+  const ms = Math.round(arg * 1000)
+  if (ms >= m.queue[m.current]!.duration * 1000) return 400
+  m.ms = ms
+  return 200
+}
+
+/** What each action does to the model, and the status the fake must answer; a 400 leaves the model as it was. */
+const ACTIONS: Record<string, (m: Model, arg: unknown, who: Who) => number> = {
+  add,
+  play: (m) => {
+    if (m.current === null && m.queue.length > 0) goTo(m, order(m)[0]!)
+    m.playing = m.current !== null
+    return 200
+  },
+  pause: (m) => {
+    m.playing = false
+    return 200
+  },
+  next: (m) => {
+    if (m.queue.length === 0) return 200
+    goTo(m, m.current === null ? order(m)[0]! : following(m))
+    return 200
+  },
+  back: (m) => {
+    if (m.queue.length === 0) return 200
+    goTo(m, m.current === null ? order(m)[m.queue.length - 1]! : preceding(m))
+    return 200
+  },
+  jump: (m, arg) => {
+    if (!isIndex(m, arg)) return 400
+    goTo(m, arg)
+    return 200
+  },
+  remove,
+  seek,
+  volume: (m, arg) => {
+    if (typeof arg !== 'number' || !Number.isInteger(arg) || arg < 0 || arg > 100) return 400
+    m.volume = arg
+    return 200
+  },
+  loop: (m, arg) => {
+    if (arg !== 'off' && arg !== 'one' && arg !== 'all') return 400
+    m.loop = arg
+    return 200
+  },
+  shuffle: (m, arg) => {
+    if (arg !== undefined && typeof arg !== 'boolean') return 400
+    m.shuffle = arg ?? !m.shuffle
+    return 200
+  },
+  clear: (m) => {
+    m.queue = []
+    stop(m)
+    return 200
+  }
+}
+
+/** Applies an action to the model; the status the fake must answer. `state` (and any other) changes nothing. */
+function apply (m: Model, action: string, arg: unknown, who: Who): number {
+  return Object.hasOwn(ACTIONS, action) ? ACTIONS[action]!(m, arg, who) : 200
 }
 
 const view = (m: Model) => ({

@@ -118,19 +118,8 @@ async function call (method, path, body, { poll = false } = {}) {
   for (;;) {
     if (stopped()) throw new Error('stopping')
     let res
-    // FAULT: ORB-001, posts outside /api/bot/v1 (no-version); ORB-002, the poll without its token (no-auth)
-    const base = fault('no-version') && path === '/messages' ? `${ORB}/api/bot` : API
-    const auth = fault('no-auth') && poll ? {} : { authorization: `Bearer ${TOKEN}` }
     try {
-      res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          ...auth,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' })
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        ...(poll ? { signal: stopping.signal } : {})
-      })
+      res = await send(method, path, body, poll)
     } catch (err) {
       if (stopped()) throw err
       console.error(`${where}: ${err.cause?.code ?? err.message}; again in 1 s`)
@@ -139,16 +128,44 @@ async function call (method, path, body, { poll = false } = {}) {
     }
     const text = await res.text().catch(() => '')
     if (res.status === 429) {
-      const seconds = Number.parseInt(res.headers.get('retry-after') ?? '', 10)
-      const waitMs = fault('ignore-retry-after') ? 500 : Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000
+      const waitMs = retryAfterMs(res)
       console.error(`${where}: 429; again in ${waitMs} ms`)
       await sleep(waitMs)
       continue
     }
-    let json
-    try { json = JSON.parse(text) } catch { json = undefined }
+    const json = parseJson(text)
     if (res.status >= 400) console.error(`${where}: ${res.status} ${json?.error?.message ?? ''}`)
     return { status: res.status, body: json }
+  }
+}
+
+/** One request of `call`: the token in Authorization, a body as JSON; the poll is aborted by a stop. */
+function send (method, path, body, poll) {
+  // FAULT: ORB-001, posts outside /api/bot/v1 (no-version); ORB-002, the poll without its token (no-auth)
+  const base = fault('no-version') && path === '/messages' ? `${ORB}/api/bot` : API
+  const auth = fault('no-auth') && poll ? {} : { authorization: `Bearer ${TOKEN}` }
+  const type = body === undefined ? {} : { 'content-type': 'application/json' }
+  return fetch(`${base}${path}`, {
+    method,
+    headers: { ...auth, ...type },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    ...(poll ? { signal: stopping.signal } : {})
+  })
+}
+
+/** ORB-100: how long to wait after a 429: its Retry-After in seconds, at least 1 s, and 1 s without one. */
+function retryAfterMs (res) {
+  if (fault('ignore-retry-after')) return 500 // FAULT: ORB-100
+  const seconds = Number.parseInt(res.headers.get('retry-after') ?? '', 10)
+  return Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000
+}
+
+/** A reply's text as JSON; undefined when it is not JSON (an empty body, a proxy's HTML page). */
+function parseJson (text) {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
   }
 }
 
@@ -274,47 +291,58 @@ async function verify (address, server) {
   return 'The passport registry cannot be reached right now, so I cannot say yet; ask me again in a minute.'
 }
 
+/** Acts on one event, once: a repeat of an event already handled (after a restart too) is skipped. */
 async function handle (event) {
   // FAULT: ORB-048, no-dedup acts on an event again, whatever was handled
   if (typeof event?.id !== 'string' || /\s/.test(event.id) || (handled.has(event.id) && !fault('no-dedup'))) return
   if (fault('cursor-before-handling')) await sleep(2500)
   if (stopped()) return
-  if (event.type === 'message.mention') {
-    const content = mentionReply(event.data?.message)
-    // ORB-032: only the channel the mention came from (never a voice or read-only one).
-    const channel = fault('post-elsewhere') ? 'ch_news' : event.channel
-    const replyTo = fault('post-elsewhere') ? undefined : event.data?.message?.id
-    if (fault('flood')) {
-      await acting(event)
-      for (let i = 0; i < 15; i++) await post(undefined, channel, content, replyTo)
-      return
-    }
-    // Written down once Orb has answered the post: a stop while it waits (for a slot, or out a 429) leaves the event
-    // to the next run, which posts it then.
-    const slot = await pace(channel)
-    if (slot === undefined) return
-    await post(slot, channel, content, replyTo)
+  await EVENT_HANDLERS.get(event.type)?.(event)
+}
+
+/** ORB-032: a mention is answered in the channel it came from (never a voice or read-only one), as a reply. */
+async function onMention (event) {
+  const content = mentionReply(event.data?.message)
+  const channel = fault('post-elsewhere') ? 'ch_news' : event.channel
+  const replyTo = fault('post-elsewhere') ? undefined : event.data?.message?.id
+  if (fault('flood')) {
     await acting(event)
-  } else if (event.type === 'application_command') {
-    const content = await commandAnswer(event.data?.command, event.server)
-    await acting(event) // before /respond: a second respond to one event is a second answer
-    if (fault('no-respond')) return // FAULT: ORB-071
-    if (fault('late-respond')) await sleep(7000)
-    // ORB-071: answered within 6 s of invoked_at; 409 means answered already; 410, the member stopped waiting.
-    const answer = await call('POST', `/interactions/${encodeURIComponent(event.id)}/respond`, { content })
-    if (answer.status === 410 && !fault('no-fallback') && typeof event.channel === 'string') {
-      const slot = await pace(event.channel) // ORB-032: paced, but never dropped
-      if (slot !== undefined) await post(slot, event.channel, content)
-    }
-  } else if (event.type === 'app.test') {
-    await acting(event)
+    for (let i = 0; i < 15; i++) await post(undefined, channel, content, replyTo)
+    return
+  }
+  // Written down once Orb has answered the post: a stop while it waits (for a slot, or out a 429) leaves the event
+  // to the next run, which posts it then.
+  const slot = await pace(channel)
+  if (slot === undefined) return
+  await post(slot, channel, content, replyTo)
+  await acting(event)
+}
+
+/** ORB-071: a typed command is answered within 6 s of invoked_at, and posted in its channel after a 410. */
+async function onCommand (event) {
+  const content = await commandAnswer(event.data?.command, event.server)
+  await acting(event) // before /respond: a second respond to one event is a second answer
+  if (fault('no-respond')) return // FAULT: ORB-071
+  if (fault('late-respond')) await sleep(7000)
+  // 409 means answered already; 410, the member stopped waiting.
+  const answer = await call('POST', `/interactions/${encodeURIComponent(event.id)}/respond`, { content })
+  if (answer.status === 410 && !fault('no-fallback') && typeof event.channel === 'string') {
+    const slot = await pace(event.channel) // ORB-032: paced, but never dropped
+    if (slot !== undefined) await post(slot, event.channel, content)
   }
 }
 
+/** What the bot does with each type of event; other types are left alone. */
+const EVENT_HANDLERS = new Map([
+  ['message.mention', onMention],
+  ['application_command', onCommand],
+  ['app.test', acting]
+])
+
 // ---- The loop ---------------------------------------------------------------------------------------------------
 
-async function main () {
-  // ORB-065: the whole list in one PUT (idempotent), once at start.
+/** ORB-065: the whole list in one PUT (idempotent), once at start. */
+async function pushCommands () {
   if (fault('piecemeal-commands')) {
     for (const c of COMMANDS) await call('DELETE', `/commands?name=${encodeURIComponent(c.name)}`)
     for (const c of COMMANDS) await call('PUT', '/commands', { commands: [c] })
@@ -325,20 +353,34 @@ async function main () {
   if (fault('changing-commands')) { // FAULT: ORB-065, a second list from the same run
     setTimeout(() => { call('PUT', '/commands', { commands: COMMANDS.slice(1) }).catch(() => {}) }, 2000)
   }
+}
+
+/** The events after `after`, held up to 25 s: the reply's body, or undefined when it is not a list of events. */
+async function fetchEvents (after) {
+  const leak = fault('token-in-query') ? `token=${encodeURIComponent(TOKEN)}&` : '' // FAULT: ORB-002
+  const query = `${leak}after=${after}&wait=25&limit=50`
+  const { status, body } = await call('GET', `/events?${query}`, undefined, { poll: true })
+  if (status !== 200 || !Array.isArray(body?.events) || !Number.isSafeInteger(body.next)) return undefined
+  return body
+}
+
+/** ORB-048: the next request uses the `next` given, nothing else. */
+function nextCursor (body) {
+  if (!fault('after-not-next') || body.events.length === 0) return body.next
+  return Math.max(...body.events.map((e) => Number(e.cursor) || 0)) + 5 // FAULT: ORB-048
+}
+
+async function main () {
+  await pushCommands()
   let after = await readCursor()
   let refetched = false
   while (!stopped()) {
-    const leak = fault('token-in-query') ? `token=${encodeURIComponent(TOKEN)}&` : ''
-    const query = `${leak}after=${after}&wait=25&limit=50`
-    const { status, body } = await call('GET', `/events?${query}`, undefined, { poll: true })
-    if (status !== 200 || !Array.isArray(body?.events) || !Number.isSafeInteger(body.next)) {
+    const body = await fetchEvents(after)
+    if (body === undefined) {
       await sleep(5000)
       continue
     }
-    // ORB-048: the next request uses the `next` given, nothing else.
-    const next = fault('after-not-next') && body.events.length > 0
-      ? Math.max(...body.events.map((e) => Number(e.cursor) || 0)) + 5
-      : body.next
+    const next = nextCursor(body)
     if (fault('cursor-before-handling')) await saveCursor(next)
     for (const event of body.events) {
       if (stopped()) break

@@ -124,16 +124,23 @@ const ICON_PNG = makeIcon()
 function refreshDiscovery () {
   if (fault('stale-discovery') && fx.discoveryReads > 0) return // FAULT: the first reading is kept for ever (OT-005)
   let next = null
-  try {
-    const d = JSON.parse(readFileSync(DISCOVERY, 'utf8'))
-    if (typeof d.socketPath === 'string' && typeof d.basePath === 'string' && typeof d.token === 'string') {
-      next = { socketPath: d.socketPath, basePath: d.basePath, token: d.token } // unknown keys ignored
-    }
-  } catch {} // missing or half written: the API is off for now (OT-A03)
+  const d = readDiscoveryFile()
+  if (typeof d?.socketPath === 'string' && typeof d.basePath === 'string' && typeof d.token === 'string') {
+    next = { socketPath: d.socketPath, basePath: d.basePath, token: d.token } // unknown keys ignored
+  }
   if (next !== null) fx.discoveryReads++
   const same = next !== null && discovery !== null && next.socketPath === discovery.socketPath &&
     next.basePath === discovery.basePath && next.token === discovery.token
   if (!same) discovery = next // a changed file must pass the /info proof again before anything else is sent
+}
+
+/** The discovery file's JSON, or null while it is missing or half written: the API is off for now (OT-A03). */
+function readDiscoveryFile () {
+  try {
+    return JSON.parse(readFileSync(DISCOVERY, 'utf8'))
+  } catch {
+    return null
+  }
 }
 
 // ---- Transport: one HTTP/1.1 exchange over the Unix socket (OT-002, OT-003) -----------------------------------
@@ -171,8 +178,7 @@ function send (method, route, body, extraHeaders = {}, stale = () => null) {
       res.on('data', (chunk) => chunks.push(chunk))
       res.on('error', reject)
       res.on('end', () => {
-        let parsed = null
-        try { parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) } catch {}
+        const parsed = parseJson(Buffer.concat(chunks).toString('utf8'))
         const reply = { status: res.statusCode, headers: res.headers, body: parsed, at: Date.now() }
         resolve({ ...reply, discovery: d, sent: headers }) // and what was sent: the discovery used, the headers
       })
@@ -191,6 +197,15 @@ function send (method, route, body, extraHeaders = {}, stale = () => null) {
     }
     req.once('socket', (socket) => { if (socket.connecting) socket.once('connect', write); else write() })
   })
+}
+
+/** A reply's body as JSON, or null when it is not JSON (an empty 204, a body cut short). */
+function parseJson (text) {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
 }
 
 const isObject = (v) => v !== null && typeof v === 'object'
@@ -231,46 +246,69 @@ function startProbe () {
 // `body` and `extraHeaders` may be functions, called for each attempt: a retry then sends a fresh nonce (OT-039)
 // and the events cursor as it is by then (OT-138).
 async function request (method, route, body, extraHeaders) {
-  let bearerRetried = false
+  const bearer = { retried: false } // OT-A04: a refused bearer is retried once, with the file read again
   for (;;) {
     if (stopping) return null
     if (frozen !== null) await frozen // FAULT: freeze-on-unknown-field stops every loop, not the one that read it
     await rateGate() // OT-027
     if (discovery === null) refreshDiscovery()
     if (discovery === null) { await sleep(300); continue } // no file: the API is off (OT-A03)
-    // OT-A04: a refused bearer waits for the file to change. FAULT: stale-discovery sends it on regardless
-    if (discovery.token === refusedToken && !fault('stale-discovery')) {
-      await sleep(300)
-      refreshDiscovery()
-      continue
-    }
+    if (waitingForNewToken()) { await sleep(300); refreshDiscovery(); continue }
     if (route !== '/info' && verified !== discovery) return null // OT-039: nothing before the proof
     const leaseAtSend = lease
-    const endProbe = blockedUntil > 0 ? startProbe() : () => {}
-    // Not sent after all when, by the time it could go, a 429 has closed the gate (OT-027: back to the gate), or the
-    // lease has changed (OT-019: its token and its body, an events cursor or a session of the old lease, are stale:
-    // given up, as a reply under a changed lease is; its caller acts anew under the new one).
-    const stale = () => (Date.now() < blockedUntil ? 'EGATED' : lease !== leaseAtSend ? 'ELEASE' : null)
+    const endProbe = probeIfGated()
+    const stale = staleCheck(leaseAtSend)
     const r = await send(method, route, valueOf(body), valueOf(extraHeaders), stale).catch((err) => err)
     endProbe()
-    if (r instanceof Error && r.code === 'EGATED') continue
-    if (r instanceof Error && r.code === 'ELEASE') return null
-    // ENOENT, ECONNREFUSED, ECONNRESET, EPIPE: the app may be off, or restarted on a new socket (OT-005, OT-A03)
-    if (r instanceof Error) { await sleep(300); refreshDiscovery(); continue }
-    if (fault('crash-on-unknown-field') || fault('freeze-on-unknown-field')) await crashOnUnknownKeys(route, r)
-    const error = errorOf(r)
-    if (r.status === 429) continue // OT-027, OT-A20: send() closed the gate for Retry-After; then try again
-    if (r.status === 503 && error.code === 'api_disabled') { await sleep(500); continue } // OT-A03
-    if (r.status === 401 && error.field !== TOKEN_HEADER) { // OT-A04: re-read the file, retry once
-      refusedToken = r.discovery.token
-      refreshDiscovery()
-      if (!bearerRetried) { bearerRetried = true; continue }
+    if (r instanceof Error) {
+      if (r.code === 'ELEASE') return null
+      // ENOENT, ECONNREFUSED, ECONNRESET, EPIPE: the app may be off, or restarted on a new socket (OT-005, OT-A03);
+      // EGATED goes straight back to the gate.
+      if (r.code !== 'EGATED') { await sleep(300); refreshDiscovery() }
+      continue
     }
-    // OT-A06: the lease is gone (not registered, or the token we sent is no longer the lease's)
-    const tokenRefused = r.status === 401 && error.field === TOKEN_HEADER && TOKEN_HEADER in r.sent
-    if (leaseAtSend === lease && (error.code === 'adapter_not_registered' || tokenRefused)) leaseLost()
+    if (fault('crash-on-unknown-field') || fault('freeze-on-unknown-field')) await crashOnUnknownKeys(route, r)
+    if (r.status === 429) continue // OT-027, OT-A20: send() closed the gate for Retry-After; then try again
+    if (r.status === 503 && errorOf(r).code === 'api_disabled') { await sleep(500); continue } // OT-A03
+    if (bearerRefused(r, bearer)) continue
+    noteLeaseLoss(r, leaseAtSend)
     return r
   }
+}
+
+/** OT-A04: a refused bearer waits for the file to change. FAULT: stale-discovery sends it on regardless. */
+function waitingForNewToken () {
+  return discovery.token === refusedToken && !fault('stale-discovery')
+}
+
+/** OT-027, OT-A20: the first request after a 429's wait goes alone; the function given back ends its turn. */
+function probeIfGated () {
+  return blockedUntil > 0 ? startProbe() : () => {}
+}
+
+// Whether a request is not to be sent after all, asked once its socket is connected: a 429 has closed the gate
+// (EGATED, OT-027: back to the gate), or the lease has changed (ELEASE, OT-019: its token and its body, an events
+// cursor or a session of the old lease, are stale: given up, as a reply under a changed lease is; its caller acts
+// anew under the new one).
+function staleCheck (leaseAtSend) {
+  return () => (Date.now() < blockedUntil ? 'EGATED' : lease !== leaseAtSend ? 'ELEASE' : null)
+}
+
+/** OT-A04: a 401 for the discovery token: the file is read again, and the request retried once. True: retry it. */
+function bearerRefused (r, bearer) {
+  if (r.status !== 401 || errorOf(r).field === TOKEN_HEADER) return false
+  refusedToken = r.discovery.token
+  refreshDiscovery()
+  if (bearer.retried) return false
+  bearer.retried = true
+  return true
+}
+
+/** OT-A06: the lease is gone (not registered, or the token we sent is no longer the lease's). */
+function noteLeaseLoss (r, leaseAtSend) {
+  const error = errorOf(r)
+  const tokenRefused = r.status === 401 && error.field === TOKEN_HEADER && TOKEN_HEADER in r.sent
+  if (leaseAtSend === lease && (error.code === 'adapter_not_registered' || tokenRefused)) leaseLost()
 }
 
 // ---- The /info proof (OT-039, OT-A29) ---------------------------------------------------------------------------
@@ -500,16 +538,12 @@ async function handleEvent (event) {
   if (event.type === 'tap') { log(`tap on ${String(event.sessionId).slice(0, 128)}`); return true }
   const s = sessions.get(event.sessionId) // OT-A30: events for unknown or ended sessions are stale
   const pending = s?.pending ?? null
-  // OT-147, OT-A31: stale on or after expiresAt (epoch seconds, fractions count), or when our UI no longer shows it
-  const fresh = fault('apply-expired') || (typeof event.expiresAt === 'number' && Date.now() / 1000 < event.expiresAt)
-  // FAULT: OT-147, OT-148, a decision goes to whatever the session has pending, whatever its request id
-  const current = pending !== null && pending.kind === event.type &&
-    (pending.id === event.requestId || fault('apply-to-current'))
-  if (event.type === 'approval' && (event.decision === 'allow' || event.decision === 'deny') && fresh && current) {
+  const answers = answersPending(event, pending)
+  if (event.type === 'approval' && (event.decision === 'allow' || event.decision === 'deny') && answers) {
     const update = event.decision === 'allow' ? { activity: 'tool', toolKind: 'shell' } : { activity: 'thinking' }
     return apply(s, { approval: null, ...update }, `approval ${pending.id} (${event.decision})`)
   }
-  if (event.type === 'question' && fresh && current) {
+  if (event.type === 'question' && answers) {
     if (fault('apply-bad-picks') || picksFit(event.picks, pending.questions)) { // OT-148
       return apply(s, { question: null, activity: 'thinking' }, `question ${pending.id} ${JSON.stringify(event.picks)}`)
     }
@@ -520,6 +554,16 @@ async function handleEvent (event) {
   log(`discarded stale ${String(event.type).slice(0, 20)} ${String(event.requestId).slice(0, 128)}`)
   if (fault('no-ack-stale')) fx.unacked = Math.min(fx.unacked, event.sequence) // FAULT: OT-147, never acknowledged
   return true
+}
+
+// Whether a decision answers the request its session has pending, in time. OT-147, OT-A31: stale on or after
+// expiresAt (epoch seconds, fractions count), or when our UI no longer shows it.
+function answersPending (event, pending) {
+  const fresh = fault('apply-expired') || (typeof event.expiresAt === 'number' && Date.now() / 1000 < event.expiresAt)
+  // FAULT: OT-147, OT-148, a decision goes to whatever the session has pending, whatever its request id
+  const current = pending !== null && pending.kind === event.type &&
+    (pending.id === event.requestId || fault('apply-to-current'))
+  return fresh && current
 }
 
 // OT-148: one unique, non-empty array per question, every index an existing option, single-select exactly one

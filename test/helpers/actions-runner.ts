@@ -62,9 +62,7 @@ export class Job {
   Promise<{ steps: StepRun[], outputs: Record<string, string> }> {
     const def = parse(readFileSync(join(dir, 'action.yml'), 'utf8')) as ActionDef
     if (def.runs.using !== 'composite') throw new Error('not a composite action')
-    const inputs: Record<string, string> = {}
-    for (const [k, v] of Object.entries(def.inputs ?? {})) inputs[k] = given[k] ?? v.default ?? ''
-    for (const k of Object.keys(given)) if (!(k in inputs)) throw new Error(`the action has no input ${k}`)
+    const inputs = actionInputs(def, given)
     const steps: Record<string, { outputs: Record<string, string>, outcome: string }> = {}
     const runs: StepRun[] = []
     let actionFailed = false
@@ -78,32 +76,36 @@ export class Job {
       failed: actionFailed || this.failed
     })
     for (const step of def.runs.steps) {
-      const ctx = context()
-      const name = step.name ?? step.uses ?? step.run?.split('\n')[0] ?? '?'
-      if (!condition(step.if ?? '', ctx)) {
-        runs.push({ name, ...(step.id === undefined ? {} : { id: step.id }), outcome: 'skipped', log: '' })
-        if (step.id !== undefined) steps[step.id] = { outputs: {}, outcome: 'skipped' }
-        continue
+      const played = await this.#step(step, context(), dir)
+      runs.push(played.run)
+      if (step.id !== undefined && played.outputs !== undefined) {
+        steps[step.id] = { outputs: played.outputs, outcome: played.run.outcome }
       }
-      if (step.uses !== undefined) {
-        const withs: Record<string, string> = {}
-        for (const [k, v] of Object.entries(step.with ?? {})) withs[k] = substitute(String(v), ctx)
-        runs.push({ name, outcome: 'success', uses: step.uses, with: withs, log: '' })
-        continue
-      }
-      if (step.shell !== 'bash') throw new Error(`step ${name}: only shell: bash is played here`)
-      const env: Record<string, string> = {}
-      for (const [k, v] of Object.entries(step.env ?? {})) env[k] = substitute(String(v), ctx)
-      const result = await this.#bash(name, substitute(step.run ?? '', ctx), env, dir, step.id)
-      runs.push(result.run)
-      if (step.id !== undefined) steps[step.id] = { outputs: result.outputs, outcome: result.run.outcome }
-      if (result.run.outcome === 'failure') actionFailed = true
+      if (played.run.outcome === 'failure') actionFailed = true
     }
     const outputs: Record<string, string> = {}
     const end = context()
     for (const [k, v] of Object.entries(def.outputs ?? {})) outputs[k] = substitute(v.value, end)
     if (actionFailed) this.failed = true
     return { steps: runs, outputs }
+  }
+
+  /**
+   * One step of a composite action: skipped by its `if:`, recorded with its inputs (`uses:`), or run in bash. The
+   * outputs a later step reads through `steps.<id>`; a `uses:` step has none here.
+   */
+  async #step (step: StepDef, ctx: Context, dir: string):
+  Promise<{ run: StepRun, outputs?: Record<string, string> }> {
+    const name = step.name ?? step.uses ?? step.run?.split('\n')[0] ?? '?'
+    if (!condition(step.if ?? '', ctx)) {
+      const run: StepRun = { name, ...(step.id === undefined ? {} : { id: step.id }), outcome: 'skipped', log: '' }
+      return { run, outputs: {} }
+    }
+    if (step.uses !== undefined) {
+      return { run: { name, outcome: 'success', uses: step.uses, with: substituteEach(step.with, ctx), log: '' } }
+    }
+    if (step.shell !== 'bash') throw new Error(`step ${name}: only shell: bash is played here`)
+    return await this.#bash(name, substitute(step.run ?? '', ctx), substituteEach(step.env, ctx), dir, step.id)
   }
 
   #environment (): Record<string, string> {
@@ -144,6 +146,21 @@ export class Job {
     if (code !== 0 && actionPath === undefined) this.failed = true
     return { run, outputs: keyValues(readFileSync(files.output, 'utf8')) }
   }
+}
+
+/** The action's inputs: those given, else their defaults; an input the action does not declare is an error. */
+function actionInputs (def: ActionDef, given: Record<string, string>): Record<string, string> {
+  const inputs: Record<string, string> = {}
+  for (const [k, v] of Object.entries(def.inputs ?? {})) inputs[k] = given[k] ?? v.default ?? ''
+  for (const k of Object.keys(given)) if (!(k in inputs)) throw new Error(`the action has no input ${k}`)
+  return inputs
+}
+
+/** A step's `with:` or `env:`, each value with its `${{ }}` replaced. */
+function substituteEach (values: Record<string, unknown> | undefined, ctx: Context): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(values ?? {})) out[k] = substitute(String(v), ctx)
+  return out
 }
 
 /** The `name=value` and `name<<DELIMITER` lines of a GITHUB_ENV or GITHUB_OUTPUT file. */
