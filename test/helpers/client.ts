@@ -88,6 +88,16 @@ export function rawExchange (socketPath: string, bytes: string | Buffer, ms = 20
   })
 }
 
+/** A body parsed as JSON, or undefined when it is not JSON (the test then asserts on the text or the status). */
+function jsonOrUndefined (text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined
+    throw err
+  }
+}
+
 /** Splits a raw HTTP/1.1 response into status, headers and the body parsed as JSON. */
 export function parseRawResponse (raw: string): { status: number, headers: Record<string, string>, json: any } {
   const [head = '', ...rest] = raw.split('\r\n\r\n')
@@ -97,9 +107,7 @@ export function parseRawResponse (raw: string): { status: number, headers: Recor
     const colon = line.indexOf(':')
     headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
   }
-  let json: unknown
-  try { json = JSON.parse(rest.join('\r\n\r\n')) } catch {}
-  return { status: Number(statusLine.split(' ')[1]), headers, json }
+  return { status: Number(statusLine.split(' ')[1]), headers, json: jsonOrUndefined(rest.join('\r\n\r\n')) }
 }
 
 /** A request to the control server over loopback HTTP, with full control of Host and Origin. */
@@ -139,9 +147,7 @@ function collect (res: IncomingMessage, resolve: (reply: Reply) => void, reject:
   res.on('data', (chunk: Buffer) => chunks.push(chunk))
   res.on('end', () => {
     const text = Buffer.concat(chunks).toString('utf8')
-    let json: unknown
-    try { json = JSON.parse(text) } catch {}
-    resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
+    resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: jsonOrUndefined(text) })
   })
   res.on('error', reject)
 }
