@@ -9,8 +9,7 @@ import type { RunQueueWatch } from '../core/run-queue.js'
 import { stalls } from '../core/stall.js'
 import { windowMs } from '../core/windows.js'
 import { CHECKS } from './checks/index.js'
-import type { OrbtileCheck } from './checks/define.js'
-import { carriesRequest, isObject, OrbtileModel, primeView, ROUTE_KINDS, view, type RouteKind } from './model.js'
+import { isObject, OrbtileModel, primeView } from './model.js'
 
 /** Entries a scenario's journal keeps besides those a violation cites: a flooding client is still reported. */
 export const SCENARIO_KEEP = 5000
@@ -35,10 +34,6 @@ export class Observer {
   readonly journal: JournalRecorder
   readonly model: OrbtileModel
   readonly checks: Array<CheckRun<OrbtileModel>>
-  readonly #everything: Array<CheckRun<OrbtileModel>>
-  readonly #byRoute = new Map<RouteKind, Array<CheckRun<OrbtileModel>>>()
-  /** The checks a single session update that carries no approval or question goes to (`requestsOnly` left out). */
-  readonly #plainUpdates: Array<CheckRun<OrbtileModel>>
   #lines = 0
   #tapFailures = 0
 
@@ -50,12 +45,6 @@ export class Observer {
     this.secrets.add(discoveryToken, 'discovery token')
     const selected = options.only === undefined ? CHECKS : CHECKS.filter((c) => options.only!.includes(c.id))
     this.checks = selected.map((c) => new CheckRun(c))
-    // Each check is shown what it reads (OrbtileReads): the observer keeps a list for each kind of entry.
-    const reads = (test: (c: OrbtileCheck) => boolean): Array<CheckRun<OrbtileModel>> =>
-      this.checks.filter((_, i) => test(selected[i]!))
-    this.#everything = reads((c) => c.reads.others ?? c.reads.routes === undefined)
-    for (const route of ROUTE_KINDS) this.#byRoute.set(route, reads((c) => c.reads.routes?.includes(route) ?? true))
-    this.#plainUpdates = reads((c) => (c.reads.routes?.includes('session') ?? true) && c.reads.requestsOnly !== true)
   }
 
   now (): Millis {
@@ -158,12 +147,7 @@ export class Observer {
   #feed<E extends JournalEntry> (entry: E): E {
     this.model.observe(entry)
     const before = citedSoFar()
-    let checks = this.#everything
-    if (entry.kind === 'exchange') {
-      const v = view(entry)
-      checks = v.route === 'session' && !carriesRequest(v) ? this.#plainUpdates : this.#byRoute.get(v.route)!
-    }
-    for (const c of checks) c.observe(entry, this.model)
+    for (const c of this.checks) c.observe(entry, this.model)
     // An entry cited by a check stays in the journal as evidence.
     if (citedSoFar() > before) this.journal.pin(entry.seq)
     return entry

@@ -8,9 +8,6 @@ import { judged, type OrbtileCheck } from './define.js'
 /** Why a finding that rests on OTC-01 is not a failure, in the words every such report gives. */
 const UNSEEN_UI = 'the wire cannot show the agent\'s own UI: a write that clears the request stands in for applying it, and a correct adapter may write the same for reasons of its own'
 
-/** What a decision check reads: polls, and the writes that may apply a decision (those that clear a request). */
-const READS = { routes: ['session', 'batch', 'events'], requestsOnly: true } as const
-
 const applied = (what: string): Clause['text'] => `${what} is not applied (OTC-01: no write clears the request before the event is acknowledged)`
 
 /**
@@ -74,7 +71,7 @@ const OT_139: OrbtileCheck = {
     exercise: 'an approval or question decided on the keypad and acknowledged (tour:decisions)'
   }],
   windows: [],
-  reads: READS,
+  reads: {},
   judge: () => deliveriesJudge((d, out) => {
     if (d.stale !== undefined || d.withdrawn || d.acked === undefined) return
     if (d.applied !== undefined && d.applied.at <= d.acked.at) {
@@ -116,7 +113,7 @@ const OT_147: OrbtileCheck = {
     ACK
   ],
   windows: ['stale-ack', 'stale-ack-polls'],
-  reads: READS,
+  reads: {},
   judge: () => deliveriesJudge((d, out) => {
     if (d.type !== 'approval' || (d.stale === undefined && !d.withdrawn)) return
     const clause = d.withdrawn ? 'withdrawn' : 'expired'
@@ -150,7 +147,7 @@ const OT_148: OrbtileCheck = {
     ACK
   ],
   windows: ['stale-ack', 'stale-ack-polls'],
-  reads: READS,
+  reads: {},
   judge: () => deliveriesJudge((d, out) => {
     if (d.type !== 'question' || (d.stale === undefined && !d.withdrawn)) return
     const clause = !d.withdrawn && d.stale?.startsWith('invalid picks') === true ? 'picks' : 'stale'

@@ -18,7 +18,7 @@ const OTC_03: OrbtileCheck = {
   ledger: 'OTC-03: an adapter runs until orbtest sends SIGTERM; the spec sets no lifetime, but one that ends by itself cannot be judged.',
   clauses: [{ key: 'up', text: 'running until SIGTERM', level: 'decision', basis: 'OTC-03', exercise: 'any scenario' }],
   windows: [],
-  reads: { routes: [], others: true },
+  reads: {},
   judge: () => ({
     observe (entry, _model, out) {
       if (entry.kind !== 'action' || entry.name !== 'exit') return
@@ -54,7 +54,7 @@ const OTC_05: OrbtileCheck = {
     }
   ],
   windows: ['stop-grace'],
-  reads: { routes: [], others: true },
+  reads: {},
   judge: () => ({
     observe (entry, _model, out) {
       if (entry.kind !== 'action' || entry.name !== 'exit') return
@@ -83,7 +83,7 @@ const OT_022: OrbtileCheck = {
     exercise: 'a registration'
   }],
   windows: [],
-  reads: { routes: [], others: true },
+  reads: {},
   judge: () => ({
     observe (entry, model, out) {
       if (entry.kind === 'action' && entry.name === 'scanned' && model.adapterTokens.size > 0) out.exercised('secret')
@@ -268,7 +268,7 @@ const OT_008: OrbtileCheck = {
     }
   ],
   windows: ['unknown-fields-twin'],
-  reads: { routes: [], others: false },
+  reads: {},
   judge: () => ({ observe () {} }),
   compare: compareUnknownFields
 }

@@ -257,7 +257,7 @@ const OT_134: OrbtileCheck = {
     exercise: 'an events poll (an adapter that declares tap, approvals or questions)'
   }],
   windows: ['measurement-error'],
-  reads: { routes: ['events'] },
+  reads: {},
   judge: () => {
     const polls = new Map<string, Array<{ at: Millis, end: Millis, seq: number, cut: boolean }>>()
     return {

@@ -25,7 +25,7 @@ const OT_064: OrbtileCheck = {
     exercise: 'a registration with an icon, then another (the app ends the lease: tour:app)'
   }],
   windows: [],
-  reads: { routes: ['register'] },
+  reads: {},
   judge: () => {
     const iconed = new Set<string>()
     return {
@@ -59,7 +59,7 @@ const OT_074: OrbtileCheck = {
     { key: 'hue', text: 'baseHue outside 205..215', level: 'SHOULD', exercise: 'a registration with a palette' }
   ],
   windows: ['base-hue-turn'],
-  reads: { routes: ['register'] },
+  reads: {},
   judge: () => ({
     observe (entry, _model, out) {
       if (entry.kind !== 'exchange') return
@@ -118,7 +118,7 @@ const OT_081: OrbtileCheck = {
     }
   ],
   windows: ['attention-arcs'],
-  reads: { routes: ['register'] },
+  reads: {},
   judge: () => ({
     observe (entry, _model, out) {
       if (entry.kind === 'exchange') attentionHue(entry, out)
@@ -169,7 +169,7 @@ const OT_A28: OrbtileCheck = {
   ledger: 'OT-A28: an adapter checks apiMinor in GET /info before sending the v1.2 fields (icon, palette.states).',
   clauses: [{ key: 'minor', text: 'no v1.2 fields to an app that says apiMinor below 2', level: 'decision', basis: 'OT-A28', exercise: 'an older app (tour:older-app, where GET /info says apiMinor 1)' }],
   windows: [],
-  reads: { routes: ['info', 'register'] },
+  reads: {},
   judge: () => {
     let minor: number | undefined
     return {

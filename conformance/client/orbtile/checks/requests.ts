@@ -181,7 +181,7 @@ const OT_125: OrbtileCheck = {
     { key: 'elsewhere', text: 'no request id pending on another session or as the other kind', level: 'MUST', exercise: 'approvals or questions' }
   ],
   windows: [],
-  reads: { routes: ['session', 'batch'], requestsOnly: true },
+  reads: {},
   judge: () => requestIdsJudge('elsewhere', (e, field, rid, use, now, out) => {
     if (use.retired !== undefined || (use.sessionId === now.sessionId && use.kind === now.kind)) {
       out.exercised('elsewhere')
@@ -209,7 +209,7 @@ const OT_128: OrbtileCheck = {
     exercise: 'approvals or questions'
   }],
   windows: [],
-  reads: { routes: ['session', 'batch'], requestsOnly: true },
+  reads: {},
   judge: () => requestIdsJudge('reuse', (e, field, rid, use, now, out) => {
     const same = use.sessionId === now.sessionId && use.kind === now.kind
     // OT-127: the same pending request again is allowed; a pending id elsewhere is OT-125's.
