@@ -1,6 +1,6 @@
 import { seconds, unsureRetry, type Outcomes } from '../../core/check.js'
 import type { JournalEntry, JournalExchange, Millis } from '../../core/journal.js'
-import { windowMs } from '../../core/windows.js'
+import { windowMs, WINDOWS } from '../../core/windows.js'
 import { isObject, view, type OrbtileModel } from '../model.js'
 import { at, judged, type OrbtileCheck } from './define.js'
 
@@ -9,9 +9,13 @@ function bucketOf (e: JournalExchange): string {
   return view(e).adapterId ?? '(shared)'
 }
 
+/** OT-026: the requests a second, and the burst. */
+const RATE = windowMs('orbtile-rate')
+const BURST = WINDOWS['orbtile-rate'].bounds.burst
+
 /** The most requests 60 + 20·t allows in `spanMs` (OT-026). */
 function allowed (spanMs: Millis): number {
-  return 60 + windowMs('orbtile-rate') * (spanMs / 1000)
+  return BURST + RATE * (spanMs / 1000)
 }
 
 /** Requests the rate check remembers per bucket: a burst of 60 and three seconds of the rate, with room. */
@@ -117,16 +121,16 @@ const OT_027: OrbtileCheck = {
         }
         proved = true
         out.violation('rate', at(entry, {
-          message: 'the app refused a request for the rate: more than 60 + 20·t requests in t seconds',
-          expected: 'at most 20 requests a second, burst 60 (OT-026)',
+          message: `the app refused a request for the rate: more than ${BURST} + ${RATE}·t requests in t seconds`,
+          expected: `at most ${RATE} requests a second, burst ${BURST} (OT-026)`,
           actual: `${Math.ceil(allowed(span) + over)} requests in ${seconds(span)}`
         }))
       },
       open (_model, _end, out) {
         if (proved || unsettled === undefined) return
         out.inconclusive('rate', at(unsettled, {
-          message: 'the app refused a request for the rate; not judged: within the judge\'s own stalls, the requests kept under 60 + 20·t',
-          expected: 'at most 20 requests a second, burst 60 (OT-026)',
+          message: `the app refused a request for the rate; not judged: within the judge's own stalls, the requests kept under ${BURST} + ${RATE}·t`,
+          expected: `at most ${RATE} requests a second, burst ${BURST} (OT-026)`,
           actual: 'rate_limited from the app'
         }))
       }
