@@ -78,7 +78,8 @@ t.test('CLIENT-17 the Orbtile observer journals each failure of the tap for good
   const notes = obs.journal.entries().filter((e): e is JournalAction => e.kind === 'action')
   const failures = notes.filter((e) => e.name === 'tap-failure')
   t.equal(failures.length, 2, 'each failure is kept in the journal')
-  t.match(failures[0], { actor: 'harness', text: /the wire's plan for a request failed.*: the plan broke$/ }, 'in words, with the message')
+  const words = /the wire's plan for a request failed.*: the plan broke$/
+  t.match(failures[0], { actor: 'harness', text: words }, 'in words, with the message')
   const count = notes.find((e) => e.name === 'tap-failures')
   t.match(count?.text, /^2 failure\(s\) inside the wire tap/, 'counted in the run\'s last notes')
 })

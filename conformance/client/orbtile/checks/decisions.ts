@@ -1,7 +1,7 @@
 import { seconds, type Clause, type Outcomes } from '../../core/check.js'
 import type { Millis } from '../../core/journal.js'
 import { windowMs } from '../../core/windows.js'
-import { isObject, view, type OrbtileModel } from '../model.js'
+import { isObject, view, type ExchangeView, type OrbtileModel } from '../model.js'
 import { deliveriesJudge, type Delivery } from './deliveries.js'
 import { judged, type OrbtileCheck } from './define.js'
 
@@ -192,6 +192,25 @@ function judgeWait (c: Cadence, since: Millis, end: Millis, model: OrbtileModel,
     : undefined)
 }
 
+function cadenceOf (cadence: Map<string, Cadence>, id: string): Cadence {
+  let c = cadence.get(id)
+  if (c === undefined) {
+    c = { starts: [], ttl: windowMs('ttl-default') / 1000 }
+    cadence.set(id, c)
+  }
+  return c
+}
+
+/** Requests OT-058 remembers per adapter: the waits it judges are seconds long, and a busy adapter sends thousands. */
+const KEPT_STARTS = 2000
+
+/** A request of the adapter's, in its cadence: when it started, and the ttlSeconds an accepted one gave a session. */
+function noteRequest (c: Cadence, at: Millis, v: ExchangeView): void {
+  c.starts.push(at)
+  if (c.starts.length > KEPT_STARTS) c.starts.shift()
+  if (v.ok && (v.route === 'session' || v.route === 'batch')) c.ttl = Math.min(c.ttl, ttlOf(v.body) ?? c.ttl)
+}
+
 /** The shortest ttlSeconds an exchange gave a session (a session update, or each item of a batch). */
 function ttlOf (body: unknown): number | undefined {
   if (!isObject(body)) return undefined
@@ -226,11 +245,8 @@ const OT_058: OrbtileCheck = {
         const v = view(entry)
         const id = v.adapterId
         if (id === undefined) return
-        const c = cadence.get(id) ?? { starts: [], ttl: windowMs('ttl-default') / 1000 }
-        cadence.set(id, c)
-        c.starts.push(entry.at)
-        if (c.starts.length > 2000) c.starts.shift()
-        if (v.ok && (v.route === 'session' || v.route === 'batch')) c.ttl = Math.min(c.ttl, ttlOf(v.body) ?? c.ttl)
+        const c = cadenceOf(cadence, id)
+        noteRequest(c, entry.at, v)
         const delivered = v.route === 'events' && v.ok && /"type"\s*:\s*"(approval|question)"/.test(entry.reply)
         const since = waiting.get(id)
         const pending = (model.pending.get(id)?.size ?? 0) > 0
