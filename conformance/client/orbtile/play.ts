@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JournalExchange, ScenarioReport } from '../core/journal.js'
-import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, whenAborted } from '../core/process.js'
+import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, whenAborted, type ClientExit } from '../core/process.js'
 import { makeDirectory } from '../../../src/shared/make-dir.js'
 import { SPEC_DISCOVERY_SUFFIX } from '../../../src/spec/orbtile.js'
 import { startOrbtileMock, type OrbtileMock, type OrbtileTap } from '../../../src/orbtile-mock/index.js'
@@ -180,7 +180,7 @@ class ScenarioPlay {
   }
 
   /** Plays the steps on schedule until the adapter exits, the scenario's length is over, or the run is aborted. */
-  async playSteps (client: ClientProcess, stage: Stage, aborted: Promise<undefined>): Promise<unknown> {
+  async playSteps (client: ClientProcess, stage: Stage, aborted: Promise<undefined>): Promise<ClientExit | undefined> {
     let finished = false
     for (const step of this.#scenario.steps) {
       this.#later(step.atMs, async () => {
