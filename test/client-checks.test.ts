@@ -8,7 +8,8 @@ import { conformance } from '../src/cli/main.js'
 import { CHECKS } from '../conformance/client/orbtile/checks/index.js'
 import { picksProblem } from '../conformance/client/orbtile/checks/deliveries.js'
 import { ORB_CLIENT_CHECKS } from '../conformance/client/orb/checks.js'
-import { WINDOWS } from '../conformance/client/core/windows.js'
+import { WINDOWS, type Window } from '../conformance/client/core/windows.js'
+import { LIMITS } from '../src/spec/orbtile.js'
 import { FAULTS } from '../trust/faults.js'
 import { TOURS } from '../conformance/client/orbtile/scenario.js'
 import { UsageError } from '../src/shared/usage-error.js'
@@ -85,6 +86,17 @@ t.test('CLIENT-09 each check is plain data: its level, the ledger sentence, clau
     }
     for (const w of c.windows) t.ok(w in WINDOWS, `${c.id}: window ${w} is in the table`)
   }
+})
+
+t.test('CLIENT-09 the numbers a windows row gives the checks are the ones its value states (docs/judging.md prints the value)', async (t) => {
+  for (const [id, row] of Object.entries(WINDOWS) as Array<[string, Window]>) {
+    const stated = (row.value.match(/\d+(\.\d+)?/g) ?? []).map(Number)
+    for (const [name, bound] of Object.entries(row.bounds ?? {})) {
+      for (const n of [bound].flat()) t.ok(stated.includes(n), `${id}: ${name} ${n} is in "${row.value}"`)
+    }
+  }
+  t.equal(WINDOWS['orbtile-rate'].n, LIMITS.requestsPerSecond, 'the rate is the spec\'s limits.requestsPerSecond')
+  t.equal(WINDOWS['orbtile-rate'].bounds.burst, LIMITS.burst, 'the burst is the spec\'s limits.burst')
 })
 
 t.test('CLIENT-14 every clause a check judges has a reference fault that breaks it (trust/faults.ts)', async (t) => {

@@ -1,7 +1,7 @@
-import type { IncomingMessage, Server } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify'
 import type { Clock, TimerHandle } from './clock.js'
 
 /**
@@ -25,7 +25,16 @@ export interface WireTap {
   malformed(connection: number, reason: string, bytes: Buffer | undefined): void
   /** A connection opened (numbered from 1 per fake) or closed. */
   connection?(id: number, open: boolean): void
+  /**
+   * Something the tap ran failed, with the error's message: the listener's `request` (the exchange is then served
+   * with no plan), a plan's `rewrite` (the reply goes as the fake made it), or the listener's `malformed`. The fault
+   * a plan asked for did not happen: a listener that judges says so, rather than judge a fault that never was.
+   */
+  failed?(part: TapPart, message: string): void
 }
+
+/** The part of the tap that failed (WireTap.failed). */
+export type TapPart = 'request' | 'rewrite' | 'malformed'
 
 export interface TapHead {
   /** The request's number on this fake, from 1. */
@@ -126,6 +135,28 @@ export function installTap (
   refusal: (retryAfterSeconds: number) => Error
 ): (err: Error & { code?: string, rawPacket?: unknown }, socket: Duplex) => void {
   app.decorateRequest('orbtestTap', null)
+  const connectionOf = numberConnections(app, tap)
+  const now = tap.now === undefined ? undefined : tap.now.bind(tap)
+  const open = new OpenExchanges()
+  app.addHook('onRequest', headHook(tap, clock, now, connectionOf, open))
+  // The wire's 429 comes once the body is read, so that the journal keeps what the client sent (a retry is known by
+  // it), and before the route acts on the request.
+  app.addHook('preHandler', (request, _reply, done) => {
+    const retryAfter = pendingOf(request)?.plan.refuse429
+    if (retryAfter === undefined) done()
+    else done(refusal(retryAfter))
+  })
+  app.addHook('onSend', sendHook(tap, clock, now))
+  // OTC-18: closing the fake resolves only once every exchange it saw has been reported, so that a reader judging
+  // after the close misses none (a long poll its client left open included). fastify runs this after its server has
+  // closed; a response's own close can come a little later, whatever order the client's exit and its sockets'
+  // closing reached this process in.
+  app.addHook('onClose', async () => { await open.settled() })
+  return malformedReporter(tap, connectionOf)
+}
+
+/** Numbers the server's connections from 1 as they open, tells the tap of each opening and closing. */
+function numberConnections (app: FastifyInstance<Server>, tap: WireTap): (socket: Socket | null | undefined) => number {
   const ids = new WeakMap<Socket, number>()
   let next = 1
   app.server.on('connection', (socket: Socket) => {
@@ -134,15 +165,51 @@ export function installTap (
     tap.connection?.(id, true)
     socket.once('close', () => tap.connection?.(id, false))
   })
-  const connectionOf = (socket: Socket | null | undefined): number => (socket == null ? 0 : ids.get(socket) ?? 0)
-  let requests = 0
-  const now = tap.now === undefined ? undefined : tap.now.bind(tap)
-  // Exchanges whose head arrived and that the tap has not reported yet, and whoever waits for there to be none.
-  let open = 0
-  let settled: Array<() => void> = []
-  const NO_NOTES: string[] = []
+  return (socket) => (socket == null ? 0 : ids.get(socket) ?? 0)
+}
 
-  app.addHook('onRequest', (request, reply, done) => {
+/** The exchanges whose head arrived and that the tap has not reported yet, and whoever waits for there to be none. */
+class OpenExchanges {
+  #open = 0
+  #waiting: Array<() => void> = []
+
+  opened (): void {
+    this.#open++
+  }
+
+  closed (): void {
+    if (--this.#open > 0 || this.#waiting.length === 0) return
+    const waiting = this.#waiting
+    this.#waiting = []
+    // After this exchange is reported: queued behind the listener's own work.
+    queueMicrotask(() => { for (const resolve of waiting) resolve() })
+  }
+
+  /** Resolves once none is open; bounded by real time, as closeApp's grace is: a close must end. */
+  async settled (): Promise<void> {
+    if (this.#open === 0) return
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, SETTLE_MS)
+      this.#waiting.push(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+  }
+}
+
+type Now = (() => number) | undefined
+
+/** The onRequest hook: the head numbered and handed to the tap, its plan noted, its exchange reported at its close. */
+function headHook (
+  tap: WireTap,
+  clock: Clock,
+  now: Now,
+  connectionOf: (socket: Socket | null | undefined) => number,
+  open: OpenExchanges
+): onRequestHookHandler<Server> {
+  let requests = 0
+  return (request, reply, done) => {
     const startedAt = now?.()
     const raw = request.raw
     const head: TapHead = {
@@ -153,67 +220,73 @@ export function installTap (
       httpVersion: raw.httpVersion,
       headers: raw.headers
     }
-    let plan: WirePlan = {}
-    try {
-      plan = tap.request(head) ?? {}
-    } catch {}
-    const entry: Pending = { head, plan, startedAt }
+    const entry: Pending = { head, plan: planOf(tap, head), startedAt }
     ;(request as Tapped).orbtestTap = entry
-    open++
+    open.opened()
     // `on`, not `once`: a reply closes once, and `once` would wrap the listener for every request.
     reply.raw.on('close', () => {
-      if (--open === 0 && settled.length > 0) {
-        const waiting = settled
-        settled = []
-        // After this exchange is reported: queued behind the listener's own work.
-        queueMicrotask(() => { for (const resolve of waiting) resolve() })
-      }
+      open.closed()
       if (entry.reset !== undefined) clock.clearTimer(entry.reset)
-      const length = Number(raw.headers['content-length'] ?? 0)
-      // Fields named one by one: spreading `head` here cost the judged route more than the judging did.
-      tap.exchange({
-        request: head.request,
-        connection: head.connection,
-        method: head.method,
-        target: head.target,
-        httpVersion: head.httpVersion,
-        headers: head.headers,
-        body: entry.body,
-        parsedBody: entry.body === undefined ? undefined : request.body,
-        bodyText: entry.bodyText,
-        contentLength: Number.isFinite(length) ? length : 0,
-        status: reply.raw.statusCode,
-        replyHeaders: stringHeaders({ ...reply.raw.getHeaders(), ...entry.replyHeaders }),
-        reply: textOf(entry.reply),
-        finished: reply.raw.writableFinished,
-        // A reset that came as the reply went (a loaded machine runs its timer late) may have cut it as well.
-        notes: reply.raw.writableFinished && entry.wasReset !== true
-          ? plan.notes ?? NO_NOTES
-          : [...(plan.notes ?? []), 'connection cut before the reply'],
-        startedAt: entry.startedAt,
-        sentAt: entry.sentAt
-      })
+      tap.exchange(exchangeOf(entry, request, reply.raw))
     })
-    if (plan.resetAfterMs !== undefined) {
-      entry.reset = clock.setTimer(plan.resetAfterMs, () => {
+    const resetAfterMs = entry.plan.resetAfterMs
+    if (resetAfterMs !== undefined) {
+      entry.reset = clock.setTimer(resetAfterMs, () => {
         entry.wasReset = true
         raw.socket?.destroy()
       })
     }
     done()
-  })
+  }
+}
 
-  // The wire's 429 comes once the body is read, so that the journal keeps what the client sent (a retry is known by
-  // it), and before the route acts on the request.
-  app.addHook('preHandler', (request, _reply, done) => {
-    const retryAfter = pendingOf(request)?.plan.refuse429
-    if (retryAfter === undefined) done()
-    else done(refusal(retryAfter))
-  })
+/** The wire's plan for a head; a listener that fails to make one is told, and the request is served as usual. */
+function planOf (tap: WireTap, head: TapHead): WirePlan {
+  try {
+    return tap.request(head) ?? {}
+  } catch (err) {
+    tap.failed?.('request', messageOf(err))
+    return {}
+  }
+}
 
-  // A callback hook, not an async one: with no fault to play it only notes the payload, and a promise per request
-  // is what `--judge` would pay on its hottest route.
-  app.addHook('onSend', (request, reply, payload, done) => {
+const NO_NOTES: string[] = []
+
+/** What the tap reports of an exchange at its close. */
+function exchangeOf (entry: Pending, request: FastifyRequest, reply: ServerResponse): TapExchange {
+  const { head, plan } = entry
+  const length = Number(head.headers['content-length'] ?? 0)
+  // Fields named one by one: spreading `head` here cost the judged route more than the judging did.
+  return {
+    request: head.request,
+    connection: head.connection,
+    method: head.method,
+    target: head.target,
+    httpVersion: head.httpVersion,
+    headers: head.headers,
+    body: entry.body,
+    parsedBody: entry.body === undefined ? undefined : request.body,
+    bodyText: entry.bodyText,
+    contentLength: Number.isFinite(length) ? length : 0,
+    status: reply.statusCode,
+    replyHeaders: stringHeaders({ ...reply.getHeaders(), ...entry.replyHeaders }),
+    reply: textOf(entry.reply),
+    finished: reply.writableFinished,
+    // A reset that came as the reply went (a loaded machine runs its timer late) may have cut it as well.
+    notes: reply.writableFinished && entry.wasReset !== true
+      ? plan.notes ?? NO_NOTES
+      : [...(plan.notes ?? []), 'connection cut before the reply'],
+    startedAt: entry.startedAt,
+    sentAt: entry.sentAt
+  }
+}
+
+/**
+ * The onSend hook: holds and rewrites. A callback hook, not an async one: with no fault to play it only notes the
+ * payload, and a promise per request is what `--judge` would pay on its hottest route.
+ */
+function sendHook (tap: WireTap, clock: Clock, now: Now): onSendHookHandler<unknown, Server> {
+  return (request, reply, payload, done) => {
     const entry = pendingOf(request)
     if (entry === null) {
       done(null, payload)
@@ -227,12 +300,7 @@ export function installTap (
       done(null, payload)
       return
     }
-    let text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : ''
-    if (rewrite !== undefined && text !== '') {
-      try {
-        text = JSON.stringify(rewrite(JSON.parse(text), request.body))
-      } catch {}
-    }
+    const text = rewrite === undefined ? textOf(payload) : rewritten(tap, rewrite, textOf(payload), request.body)
     entry.reply = text
     const out = rewrite === undefined ? payload : text
     const hold = typeof holdMs === 'function' ? holdMs(request.body, text) : holdMs
@@ -242,34 +310,49 @@ export function installTap (
     }
     if (hold !== undefined && hold > 0) clock.setTimer(hold, send)
     else send()
-  })
+  }
+}
 
-  // OTC-18: closing the fake resolves only once every exchange it saw has been reported, so that a reader judging
-  // after the close misses none (a long poll its client left open included). fastify runs this after its server has
-  // closed; a response's own close can come a little later, whatever order the client's exit and its sockets'
-  // closing reached this process in. Bounded by real time, as closeApp's grace is: a close must end.
-  app.addHook('onClose', async () => {
-    if (open === 0) return
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, SETTLE_MS)
-      settled.push(() => {
-        clearTimeout(timer)
-        resolve()
-      })
-    })
-  })
+/**
+ * A reply's text as the plan's rewrite leaves it. A reply that is not JSON has nothing a rewrite of JSON acts on,
+ * and goes as it is; a rewrite that fails is told to the tap, and the reply goes as the fake made it.
+ */
+function rewritten (tap: WireTap, rewrite: NonNullable<WirePlan['rewrite']>, text: string, body: unknown): string {
+  if (text === '') return text
+  let reply: unknown
+  try {
+    reply = JSON.parse(text)
+  } catch {
+    return text
+  }
+  try {
+    return JSON.stringify(rewrite(reply, body))
+  } catch (err) {
+    tap.failed?.('rewrite', messageOf(err))
+    return text
+  }
+}
 
-  // Node reports a broken request once per chunk; the first report is the one the journal keeps.
+/** Reports bytes Node's parser could not read as HTTP; Node reports a broken request once per chunk, the first kept. */
+function malformedReporter (tap: WireTap, connectionOf: (socket: Socket | null | undefined) => number):
+(err: Error & { code?: string, rawPacket?: unknown }, socket: Duplex) => void {
   const reported = new WeakSet<Duplex>()
   return (err, socket) => {
     // Only the parser's own errors (HPE_…) are bytes that are not HTTP; a socket's EPIPE or ECONNRESET is not.
     if (reported.has(socket) || err.code?.startsWith('HPE_') !== true) return
     reported.add(socket)
     const bytes = Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined
+    // The fake answers the broken request whatever the listener does with it.
     try {
       tap.malformed(connectionOf(socket as Socket), err.code ?? err.message, bytes)
-    } catch {}
+    } catch (failure) {
+      tap.failed?.('malformed', messageOf(failure))
+    }
   }
+}
+
+function messageOf (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
 }
 
 /** How long a closing fake waits, at most, for the exchanges still open to be reported (OTC-18). */

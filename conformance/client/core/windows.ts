@@ -1,6 +1,7 @@
 import {
   ORB_A03_WINDOWS, ORB_A11_DELIVERY, ORB_A14_MEMBER_WAIT_MS, ORB_PROSE_LIMITS
 } from '../../../src/spec/orb.js'
+import { LIMITS } from '../../../src/spec/orbtile.js'
 
 /**
  * Every time window, count and threshold the client checks and their scenarios use, in one table: its value and
@@ -25,6 +26,8 @@ export interface Window {
   from: string
   /** The number the code uses (milliseconds for a time, else a count), when the row is a constant. */
   n?: number
+  /** The numbers the code uses when the row holds more than one (the ends of an arc, a length's bounds), by name. */
+  bounds?: Readonly<Record<string, number | readonly number[]>>
 }
 
 export const WINDOWS = {
@@ -43,22 +46,27 @@ export const WINDOWS = {
     kind: 'spec',
     value: '20 requests a second, burst 60',
     from: 'limits.requestsPerSecond and limits.burst: more than 60 + 20·t requests in any t seconds (OT-026)',
-    n: 20
+    n: LIMITS.requestsPerSecond,
+    bounds: { burst: LIMITS.burst }
   },
   'nonce-length': {
     kind: 'spec',
     value: '16 to 64 hex characters',
-    from: 'Info: X-Orbtile-Nonce, 16..64 hex (OT-037, OT-039)'
+    from: 'Info: X-Orbtile-Nonce, 16..64 hex (OT-037, OT-039)',
+    bounds: { min: 16, max: 64 }
   },
   'base-hue-turn': {
     kind: 'spec',
     value: 'baseHue 205..215',
-    from: 'Palette.baseHue.description: the waiting colour changes direction at 210.9 (OT-074)'
+    from: 'Palette.baseHue.description: the waiting colour changes direction at 210.9 (OT-074)',
+    bounds: { from: 205, to: 215 }
   },
   'attention-arcs': {
     kind: 'spec',
     value: 'calm 115..235; alarm 280 → 0 → 76; clear of 43, 306 and 355 by 5°',
-    from: "Palette.attentionHue.description (OT-081); the 5° clearance is orbtest's reading of \"away from\""
+    from: "Palette.attentionHue.description (OT-081); the 5° clearance is orbtest's reading of \"away from\"",
+    // The alarm arc runs from 280 through 0 to 76.
+    bounds: { calmFrom: 115, calmTo: 235, alarmFrom: 280, alarmTo: 76, waiting: [43, 306, 355], clearance: 5 }
   },
   'orbtile-retry-after': {
     kind: 'decision',

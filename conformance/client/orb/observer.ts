@@ -4,6 +4,7 @@ import type {
 } from '../core/journal.js'
 import { exchangeEntry, JournalRecorder, malformedEntry, reportedFindings, Secrets } from '../core/recorder.js'
 import type { TapExchange } from '../../../src/orb-mock/index.js'
+import type { TapPart } from '../../../src/shared/tap.js'
 import type { RunQueueWatch } from '../core/run-queue.js'
 import { stalls } from '../core/stall.js'
 import { ORB_CLIENT_CHECKS } from './checks.js'
@@ -55,6 +56,11 @@ export class OrbObserver {
 
   malformed (connection: number, reason: string, bytes: Buffer | undefined): void {
     this.#feed(this.journal.add<JournalMalformed>(malformedEntry(this.now(), connection, reason, bytes)))
+  }
+
+  /** Something inside the fake's wire tap failed (WireTap.failed): a fault its plan asked for may not have happened. */
+  tapFailed (part: TapPart, message: string): void {
+    this.journal.pin(this.action('harness', 'tap-failure', `the wire tap's ${part} failed: ${message}`).seq)
   }
 
   action (actor: Actor, name: string, text: string, data?: Record<string, unknown>, at = this.now()): JournalAction {

@@ -84,7 +84,8 @@ function tapOf (relay: Relay): WireTap {
       const entry = relay.observer?.exchange(x)
       if (entry !== undefined) for (const watch of relay.watchers) watch(entry)
     },
-    malformed: (connection, reason, bytes) => { relay.observer?.malformed(connection, reason, bytes) }
+    malformed: (connection, reason, bytes) => { relay.observer?.malformed(connection, reason, bytes) },
+    failed: (part, message) => { relay.observer?.tapFailed(part, message) }
   }
 }
 

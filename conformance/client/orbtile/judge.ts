@@ -74,6 +74,7 @@ export function startJudge (file: string, token: () => string): Judge {
       },
       exchange: (x) => { obs().exchange(x) },
       malformed: (connection, reason, bytes) => { obs().malformed(connection, reason, bytes) },
+      failed: (part, message) => { obs().tapFailed(part, message) },
       connection: (_id, open) => { obs().connection(open) }
     },
     state: () => {

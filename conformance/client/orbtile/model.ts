@@ -293,12 +293,23 @@ export class OrbtileModel extends Measured {
     this.leaseBefore = before
     if (id === undefined) return
     if (v.route === 'register' && v.ok && isObject(v.reply) && typeof v.reply.adapterToken === 'string') {
-      const previous = this.leases.get(id)
-      if (previous?.token !== v.reply.adapterToken || previous.ended) this.pending.delete(id)
-      this.adapterTokens.add(v.reply.adapterToken)
-      this.leases.set(id, { token: v.reply.adapterToken, since: e.end, connection: e.connection, ended: false })
-      this.keypad.set(id, v.reply.keypadDecisions === true)
+      this.#registered(id, v.reply.adapterToken, v.reply, e)
     }
+    this.#leaseLost(id, v, e, before)
+    if (v.ok) this.#written(id, v, e.at)
+  }
+
+  /** A registration's reply: a new lease, and with a new token none of the old one's pending requests. */
+  #registered (id: string, token: string, reply: Record<string, unknown>, e: JournalExchange): void {
+    const previous = this.leases.get(id)
+    if (previous?.token !== token || previous.ended) this.pending.delete(id)
+    this.adapterTokens.add(token)
+    this.leases.set(id, { token, since: e.end, connection: e.connection, ended: false })
+    this.keypad.set(id, reply.keypadDecisions === true)
+  }
+
+  /** The exchange shows the lease is gone: unregistered, not registered any more, or its token refused. */
+  #leaseLost (id: string, v: ExchangeView, e: JournalExchange, before: LeaseView | undefined): void {
     if ((v.route === 'unregister' && v.ok) || v.code === 'adapter_not_registered') {
       const lease = this.leases.get(id)
       if (lease !== undefined && lease.since < e.at) this.#end(lease)
@@ -311,16 +322,19 @@ export class OrbtileModel extends Measured {
       this.#end(before)
       this.pending.delete(id)
     }
-    if (v.ok && v.route === 'session' && isObject(v.body)) this.#update(id, v.sessionId!, v.body, e.at)
-    if (v.ok && v.route === 'batch' && isObject(v.body) && Array.isArray(v.body.sessions)) {
-      const listed = new Set<string>()
-      for (const item of v.body.sessions) {
-        if (!isObject(item) || typeof item.id !== 'string') continue
-        listed.add(item.id)
-        this.#update(id, item.id, item, e.at)
-      }
-      for (const [rid, p] of this.pending.get(id) ?? []) if (!listed.has(p.sessionId)) this.pending.get(id)!.delete(rid)
+  }
+
+  /** An accepted session update or batch: the requests it leaves pending; a batch ends the sessions it leaves out. */
+  #written (id: string, v: ExchangeView, at: Millis): void {
+    if (v.route === 'session' && isObject(v.body)) this.#update(id, v.sessionId!, v.body, at)
+    if (v.route !== 'batch' || !isObject(v.body) || !Array.isArray(v.body.sessions)) return
+    const listed = new Set<string>()
+    for (const item of v.body.sessions) {
+      if (!isObject(item) || typeof item.id !== 'string') continue
+      listed.add(item.id)
+      this.#update(id, item.id, item, at)
     }
+    for (const [rid, p] of this.pending.get(id) ?? []) if (!listed.has(p.sessionId)) this.pending.get(id)!.delete(rid)
   }
 
   /** Ends a lease, keeping `leaseBefore` as the exchange found it. */

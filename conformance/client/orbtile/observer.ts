@@ -4,18 +4,25 @@ import type {
 } from '../core/journal.js'
 import { exchangeEntry, JournalRecorder, malformedEntry, reportedFindings, Secrets } from '../core/recorder.js'
 import type { TapExchange } from '../../../src/orbtile-mock/index.js'
+import type { TapPart } from '../../../src/shared/tap.js'
 import type { RunQueueWatch } from '../core/run-queue.js'
 import { stalls } from '../core/stall.js'
 import { windowMs } from '../core/windows.js'
 import { CHECKS } from './checks/index.js'
-import type { OrbtileCheck } from './checks/define.js'
-import { carriesRequest, isObject, OrbtileModel, primeView, ROUTE_KINDS, view, type RouteKind } from './model.js'
+import { isObject, OrbtileModel, primeView } from './model.js'
 
 /** Entries a scenario's journal keeps besides those a violation cites: a flooding client is still reported. */
 export const SCENARIO_KEEP = 5000
 
 /** Output lines of the client journalled per run; the secret scan still reads all of its output. */
 export const OUTPUT_LINES = 2000
+
+/** What failed inside the tap, in the words of its journal note. */
+const TAP_FAILURES: Record<TapPart, string> = {
+  request: 'the wire\'s plan for a request failed, and the request was served with no fault',
+  rewrite: 'the wire\'s rewrite of a reply failed, and the reply went as the fake made it',
+  malformed: 'bytes that are not HTTP could not be journaled'
+}
 
 /**
  * Watches one fake Orbtile's wire for the checks: turns what the tap reports into journal entries (tokens learnt and
@@ -27,11 +34,8 @@ export class Observer {
   readonly journal: JournalRecorder
   readonly model: OrbtileModel
   readonly checks: Array<CheckRun<OrbtileModel>>
-  readonly #everything: Array<CheckRun<OrbtileModel>>
-  readonly #byRoute = new Map<RouteKind, Array<CheckRun<OrbtileModel>>>()
-  /** The checks a single session update that carries no approval or question goes to (`requestsOnly` left out). */
-  readonly #plainUpdates: Array<CheckRun<OrbtileModel>>
   #lines = 0
+  #tapFailures = 0
 
   constructor (discoveryToken: string, options: { keep?: number, first?: number, only?: readonly string[] } = {}) {
     this.journal = new JournalRecorder(this.secrets, options.keep ?? SCENARIO_KEEP, options.first ?? 0)
@@ -41,12 +45,6 @@ export class Observer {
     this.secrets.add(discoveryToken, 'discovery token')
     const selected = options.only === undefined ? CHECKS : CHECKS.filter((c) => options.only!.includes(c.id))
     this.checks = selected.map((c) => new CheckRun(c))
-    // Each check is shown what it reads (OrbtileReads): the observer keeps a list for each kind of entry.
-    const reads = (test: (c: OrbtileCheck) => boolean): Array<CheckRun<OrbtileModel>> =>
-      this.checks.filter((_, i) => test(selected[i]!))
-    this.#everything = reads((c) => c.reads.others ?? c.reads.routes === undefined)
-    for (const route of ROUTE_KINDS) this.#byRoute.set(route, reads((c) => c.reads.routes?.includes(route) ?? true))
-    this.#plainUpdates = reads((c) => (c.reads.routes?.includes('session') ?? true) && c.reads.requestsOnly !== true)
   }
 
   now (): Millis {
@@ -66,15 +64,7 @@ export class Observer {
    * the exchange's `end` (OTC-17); a reply never sent ends when the tap saw the exchange close.
    */
   exchange (x: TapExchange, closed?: Millis): JournalExchange {
-    // Only a registration's reply carries an adapter token.
-    if (x.method === 'PUT' && x.reply.includes('"adapterToken"')) {
-      try {
-        const reply = JSON.parse(x.reply) as unknown
-        if (isObject(reply) && typeof reply.adapterToken === 'string') {
-          this.secrets.add(reply.adapterToken, 'adapter token')
-        }
-      } catch {}
-    }
+    if (x.method === 'PUT' && x.reply.includes('"adapterToken"')) this.#learnAdapterToken(x.reply)
     const entry = this.journal.add<JournalExchange>(exchangeEntry(x, x.sentAt ?? closed ?? this.now()))
     primeView(entry, x.parsedBody)
     return this.#feed(entry)
@@ -82,6 +72,15 @@ export class Observer {
 
   malformed (connection: number, reason: string, bytes: Buffer | undefined): void {
     this.#feed(this.journal.add<JournalMalformed>(malformedEntry(this.now(), connection, reason, bytes)))
+  }
+
+  /**
+   * Something inside the fake's wire tap failed (WireTap.failed): the fault a wire plan asked for may not have
+   * happened. Noted in the journal for good (a bounded journal keeps it) and counted in the run's last notes.
+   */
+  tapFailed (part: TapPart, message: string): void {
+    this.#tapFailures++
+    this.journal.pin(this.action('harness', 'tap-failure', `${TAP_FAILURES[part]}: ${message}`).seq)
   }
 
   connection (open: boolean): void {
@@ -120,6 +119,10 @@ export class Observer {
     if (this.#lines > OUTPUT_LINES) {
       this.action('harness', 'output-cut', `${this.#lines - OUTPUT_LINES} more output lines were not journalled`)
     }
+    if (this.#tapFailures > 0) {
+      const failures = `${this.#tapFailures} failure(s) inside the wire tap: see the tap-failure notes`
+      this.journal.pin(this.action('harness', 'tap-failures', failures).seq)
+    }
     this.action('harness', 'connections', `at most ${this.model.connections.peak} connection(s) were open at once`)
     return reportedFindings(this.peek(end), this.journal, this.secrets)
   }
@@ -129,15 +132,22 @@ export class Observer {
     return this.checks.map((c) => c.finding(this.model, end))
   }
 
+  /** Only a registration's reply carries an adapter token: a secret in every report from here on. */
+  #learnAdapterToken (text: string): void {
+    let reply: unknown
+    try {
+      reply = JSON.parse(text)
+    } catch (err) {
+      this.action('harness', 'token-unread', `a registration reply that is not JSON: its adapter token is not known to the redaction (${(err as Error).message})`)
+      return
+    }
+    if (isObject(reply) && typeof reply.adapterToken === 'string') this.secrets.add(reply.adapterToken, 'adapter token')
+  }
+
   #feed<E extends JournalEntry> (entry: E): E {
     this.model.observe(entry)
     const before = citedSoFar()
-    let checks = this.#everything
-    if (entry.kind === 'exchange') {
-      const v = view(entry)
-      checks = v.route === 'session' && !carriesRequest(v) ? this.#plainUpdates : this.#byRoute.get(v.route)!
-    }
-    for (const c of checks) c.observe(entry, this.model)
+    for (const c of this.checks) c.observe(entry, this.model)
     // An entry cited by a check stays in the journal as evidence.
     if (citedSoFar() > before) this.journal.pin(entry.seq)
     return entry

@@ -2,15 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JournalExchange, ScenarioReport } from '../core/journal.js'
-import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, whenAborted } from '../core/process.js'
+import { ClientProcess, exitText, scanFiles, STOP_GRACE_MS, whenAborted, type ClientExit } from '../core/process.js'
 import { makeDirectory } from '../../../src/shared/make-dir.js'
 import { SPEC_DISCOVERY_SUFFIX } from '../../../src/spec/orbtile.js'
-import { startOrbtileMock, type OrbtileMock } from '../../../src/orbtile-mock/index.js'
-import { isObject, routeOf, view } from './model.js'
+import { startOrbtileMock, type OrbtileMock, type OrbtileTap } from '../../../src/orbtile-mock/index.js'
+import { ControlError } from '../../../src/shared/control-error.js'
+import { routeOf, view, type PendingRequest } from './model.js'
 import { RunQueueWatch } from '../core/run-queue.js'
 import { stalls } from '../core/stall.js'
 import { Observer } from './observer.js'
-import type { Scenario, Step } from './scenario.js'
+import type { Scenario } from './scenario.js'
+import { playStep, type Stage } from './steps.js'
 import { Wire } from './wire.js'
 import { windowMs } from '../core/windows.js'
 
@@ -47,146 +49,31 @@ export const START_ALLOWANCE_MS = windowMs('start-allowance')
 export async function playScenario (
   scenario: Scenario,
   command: readonly string[],
-  options: { name: string, only?: readonly string[], signal?: AbortSignal }
+  options: PlayOptions
 ): Promise<ScenarioReport> {
-  const place = makePlace()
-  const release = stalls.hold()
-  let observer: Observer | undefined
-  const wire = new Wire(scenario, (adapterId, requestId) =>
-    observer?.model.pendingRequest(adapterId, requestId) !== undefined)
-  const seen = new Set<string>()
-  let fake: OrbtileMock | undefined
-  let runQueue: RunQueueWatch | undefined
-  const timers: NodeJS.Timeout[] = []
-  const length = scenarioLength(scenario)
-  // OTC-19: the scenario's clock starts at the adapter's first contact (a connection to the socket).
-  let contact: () => void = () => {}
-  const contacted = new Promise<void>((resolve) => { contact = resolve })
-  let poll: () => void = () => {}
-  let sessionAt: NodeJS.Timeout | undefined
-  const polled = new Promise<void>((resolve) => { poll = resolve })
-  const later = (ms: number, fn: () => unknown): void => {
-    timers.push(setTimeout(() => { Promise.resolve().then(fn).catch(() => {}) }, ms))
-  }
+  const play = new ScenarioPlay(scenario, options)
   try {
-    fake = await startOrbtileMock({
-      discoveryPath: place.discoveryPath,
-      socketPath: join(place.run, 'orbtile.sock'),
-      autoAllow: scenario.autoAllow,
-      pidCheck: 'off',
-      tap: {
-        now: () => observer?.now() ?? 0,
-        request: (head) => {
-          const { route, adapterId } = routeOf(head.method, head.target)
-          if (route === 'events') poll()
-          // An adapter that never polls has settled a while after it first creates sessions (OTC-19).
-          if ((route === 'session' || route === 'batch') && sessionAt === undefined) {
-            sessionAt = setTimeout(poll, windowMs('poll-grace'))
-            timers.push(sessionAt)
-          }
-          // The user's keypad switch is set before the adapter's first registration is answered (OT-057's snapshot).
-          if (route === 'register' && adapterId !== undefined && !seen.has(adapterId)) {
-            seen.add(adapterId)
-            try { fake?.control.setUser(adapterId, { keypad: scenario.keypad }) } catch {}
-          }
-          return wire.plan(head, () => observer?.now() ?? 0)
-        },
-        exchange: (x) => {
-          const entry = observer?.exchange(x)
-          if (entry === undefined) return
-          userDecides(entry.seq)
-          length.seen(entry)
-        },
-        malformed: (connection, reason, bytes) => observer?.malformed(connection, reason, bytes),
-        connection: (_id, open) => {
-          if (open) contact()
-          observer?.connection(open)
-        }
-      }
-    })
-    const mock = fake
-    const obs = new Observer(mock.token, options.only === undefined ? {} : { only: options.only })
-    observer = obs
-    const decided = new Set<string>()
-    // The user decides each request the adapter puts on the keypad, after a while, as the policy says.
-    const userDecides = (_seq: number): void => {
-      if (scenario.decide === 'never') return
-      for (const [adapterId, requests] of obs.model.pending) {
-        for (const request of requests.values()) {
-          if (decided.has(request.id) || decided.size >= (scenario.decideOnly ?? Infinity)) continue
-          decided.add(request.id)
-          later(scenario.decideAfterMs, () => {
-            const answer = request.kind === 'approval'
-              ? { decision: policyDecision(scenario.decide, decided.size) }
-              : { picks: validPicks(request.content) }
-            try {
-              mock.control.decide(adapterId, request.id, answer)
-              obs.action('user', 'decide', `the user answers ${request.kind} ${request.id}: ${JSON.stringify(answer)}`, { requestId: request.id, ...answer })
-            } catch (err) {
-              obs.action('harness', 'decide-refused', `${request.kind} ${request.id} could not be decided: ${(err as Error).message}`)
-            }
-          })
-        }
-      }
-    }
-    obs.action('harness', 'start', `scenario ${options.name}: the fake is up; the adapter starts`, {
-      extraFields: scenario.extraFields, olderApp: scenario.olderApp, impostor: scenario.impostor
-    })
-    const client = new ClientProcess(
-      command,
-      adapterEnv(place),
-      () => obs.now(),
-      (stream, line) => obs.output(stream, line)
-    )
-    runQueue = new RunQueueWatch(client.pid)
-    obs.watchClient(runQueue)
-    // OTC-19: a slow start (a JVM, a loaded machine) must not eat the scenario: its steps and its length count from
-    // the adapter's first connection (or first long poll), or from START_ALLOWANCE_MS after its start if none comes.
+    const { mock, obs } = await play.startFake()
+    const client = play.startClient(command, obs)
     const { aborted, dispose } = whenAborted(options.signal)
-    let allowance: NodeJS.Timeout | undefined
-    const anchor = scenario.clockFromPoll === true ? 'long poll' : 'connection'
-    const met = await Promise.race([
-      (scenario.clockFromPoll === true ? polled : contacted).then(() => true),
-      client.exited.then(() => false),
-      aborted.then(() => false),
-      new Promise<boolean>((resolve) => { allowance = setTimeout(() => resolve(false), START_ALLOWANCE_MS) })
-    ])
-    clearTimeout(allowance)
-    const late = obs.now()
-    if (late >= 100) {
-      obs.action('harness', 'contact', met
-        ? `the adapter's first ${anchor} came ${(late / 1000).toFixed(1)} s after its start: the scenario's clock starts here`
-        : `no ${anchor} from the adapter within ${(late / 1000).toFixed(1)} s of its start: the scenario plays anyway`)
-    }
-    let moves = 0
-    let finished = false
-    for (const step of scenario.steps) {
-      later(step.atMs, async () => {
-        // A step whose time comes once the scenario is over (a loaded machine ran its timer late) is not played.
-        if (finished || client.ended !== undefined) return
-        await playStep(step, mock, obs, wire, () => join(place.run, `orbtile-${++moves}.sock`))
-      })
-    }
-    length.start()
-    const ended = await Promise.race([client.exited, length.over, aborted])
-    finished = true
-    length.clear()
+    await play.untilContact(client, obs, aborted)
+    const stage: Stage = { mock, obs, wire: play.wire, nextSocket: play.nextSocket }
+    const ended = await play.playSteps(client, stage, aborted)
     dispose()
-    for (const t of timers) clearTimeout(t)
     const end = obs.now()
     if (ended === undefined) obs.action('harness', 'stop', 'SIGTERM to the adapter')
     const exit = await client.stop(options.signal?.aborted === true ? 200 : STOP_GRACE_MS)
-    runQueue.stop()
+    play.stopWatching()
     obs.action('client', 'exit', exitText(exit), {
       how: exit.how,
       code: exit.code,
       signal: exit.signal,
       ...(exit.error === undefined ? {} : { error: exit.error })
     })
-    scanSecrets(obs, client, place)
+    scanSecrets(obs, client, play.place)
     // The fake closes before judging, and its close waits for every exchange to be reported: a request the client
     // left open (a long poll when it was stopped) is then journaled as cut (OTC-18).
-    await fake.close()
+    await mock.close()
     const findings = obs.findings(end)
     return {
       name: options.name,
@@ -198,24 +85,234 @@ export async function playScenario (
       dropped: obs.journal.dropped
     }
   } finally {
-    runQueue?.stop()
-    for (const t of timers) clearTimeout(t)
-    await fake?.close()
-    rmSync(place.root, { recursive: true, force: true })
-    release()
+    await play.close()
   }
+}
+
+interface PlayOptions {
+  name: string
+  only?: readonly string[]
+  signal?: AbortSignal
+}
+
+/**
+ * One scenario being played: its folder, its fake and the tap on it, the adapter's process, the timers of its
+ * steps and of the user's decisions, and what its clock and its length wait for.
+ */
+class ScenarioPlay {
+  readonly place = makePlace()
+  readonly wire: Wire
+  readonly #scenario: Scenario
+  readonly #options: PlayOptions
+  readonly #release = stalls.hold()
+  #observer: Observer | undefined
+  #fake: OrbtileMock | undefined
+  #runQueue: RunQueueWatch | undefined
+  readonly #timers: NodeJS.Timeout[] = []
+  readonly #length: ScenarioLength
+  /** The adapters whose keypad switch is set, at their first registration. */
+  readonly #seen = new Set<string>()
+  /** The requests the user has decided, or will. */
+  readonly #decided = new Set<string>()
+  #moves = 0
+  // OTC-19: the scenario's clock starts at the adapter's first contact (a connection to the socket), or poll.
+  readonly #contacted = new Signal()
+  readonly #polled = new Signal()
+  #sessionAt: NodeJS.Timeout | undefined
+  /** The path of a fresh socket for each move of the app. */
+  readonly nextSocket = (): string => join(this.place.run, `orbtile-${++this.#moves}.sock`)
+
+  constructor (scenario: Scenario, options: PlayOptions) {
+    this.#scenario = scenario
+    this.#options = options
+    this.wire = new Wire(scenario, (adapterId, requestId) =>
+      this.#observer?.model.pendingRequest(adapterId, requestId) !== undefined)
+    this.#length = scenarioLength(scenario)
+  }
+
+  /** The fake, with the tap that journals its wire, and the observer that judges it. */
+  async startFake (): Promise<{ mock: OrbtileMock, obs: Observer }> {
+    const mock = await startOrbtileMock({
+      discoveryPath: this.place.discoveryPath,
+      socketPath: join(this.place.run, 'orbtile.sock'),
+      autoAllow: this.#scenario.autoAllow,
+      pidCheck: 'off',
+      tap: this.#tap()
+    })
+    this.#fake = mock
+    const obs = new Observer(mock.token, this.#options.only === undefined ? {} : { only: this.#options.only })
+    this.#observer = obs
+    const scenario = this.#scenario
+    obs.action('harness', 'start', `scenario ${this.#options.name}: the fake is up; the adapter starts`, {
+      extraFields: scenario.extraFields, olderApp: scenario.olderApp, impostor: scenario.impostor
+    })
+    return { mock, obs }
+  }
+
+  startClient (command: readonly string[], obs: Observer): ClientProcess {
+    const client = new ClientProcess(command, adapterEnv(this.place), () => obs.now(), (stream, line) =>
+      obs.output(stream, line))
+    this.#runQueue = new RunQueueWatch(client.pid)
+    obs.watchClient(this.#runQueue)
+    return client
+  }
+
+  /**
+   * OTC-19: a slow start (a JVM, a loaded machine) must not eat the scenario: its steps and its length count from
+   * the adapter's first connection (or first long poll), or from START_ALLOWANCE_MS after its start if none comes.
+   */
+  async untilContact (client: ClientProcess, obs: Observer, aborted: Promise<undefined>): Promise<void> {
+    let allowance: NodeJS.Timeout | undefined
+    const fromPoll = this.#scenario.clockFromPoll === true
+    const anchor = fromPoll ? 'long poll' : 'connection'
+    const met = await Promise.race([
+      (fromPoll ? this.#polled : this.#contacted).done.then(() => true),
+      client.exited.then(() => false),
+      aborted.then(() => false),
+      new Promise<boolean>((resolve) => { allowance = setTimeout(() => resolve(false), START_ALLOWANCE_MS) })
+    ])
+    clearTimeout(allowance)
+    const late = obs.now()
+    if (late < 100) return
+    obs.action('harness', 'contact', met
+      ? `the adapter's first ${anchor} came ${(late / 1000).toFixed(1)} s after its start: the scenario's clock starts here`
+      : `no ${anchor} from the adapter within ${(late / 1000).toFixed(1)} s of its start: the scenario plays anyway`)
+  }
+
+  /** Plays the steps on schedule until the adapter exits, the scenario's length is over, or the run is aborted. */
+  async playSteps (client: ClientProcess, stage: Stage, aborted: Promise<undefined>): Promise<ClientExit | undefined> {
+    let finished = false
+    for (const step of this.#scenario.steps) {
+      this.#later(step.atMs, async () => {
+        // A step whose time comes once the scenario is over (a loaded machine ran its timer late) is not played.
+        if (finished || client.ended !== undefined) return
+        await playStep(step, stage)
+      })
+    }
+    this.#length.start()
+    const ended = await Promise.race([client.exited, this.#length.over, aborted])
+    finished = true
+    this.#length.clear()
+    this.#clearTimers()
+    return ended
+  }
+
+  stopWatching (): void {
+    this.#runQueue?.stop()
+  }
+
+  async close (): Promise<void> {
+    this.stopWatching()
+    this.#clearTimers()
+    await this.#fake?.close()
+    rmSync(this.place.root, { recursive: true, force: true })
+    this.#release()
+  }
+
+  /** The tap's listener: what the scenario does as each request comes, and each exchange it journals. */
+  #tap (): OrbtileTap {
+    return {
+      now: () => this.#observer?.now() ?? 0,
+      request: (head) => {
+        this.#onHead(routeOf(head.method, head.target))
+        return this.wire.plan(head, () => this.#observer?.now() ?? 0)
+      },
+      exchange: (x) => {
+        const entry = this.#observer?.exchange(x)
+        if (entry === undefined) return
+        this.#userDecides()
+        this.#length.seen(entry)
+      },
+      malformed: (connection, reason, bytes) => this.#observer?.malformed(connection, reason, bytes),
+      failed: (part, message) => this.#observer?.tapFailed(part, message),
+      connection: (_id, open) => {
+        if (open) this.#contacted.resolve()
+        this.#observer?.connection(open)
+      }
+    }
+  }
+
+  #onHead ({ route, adapterId }: ReturnType<typeof routeOf>): void {
+    if (route === 'events') this.#polled.resolve()
+    // An adapter that never polls has settled a while after it first creates sessions (OTC-19).
+    if ((route === 'session' || route === 'batch') && this.#sessionAt === undefined) {
+      this.#sessionAt = setTimeout(() => this.#polled.resolve(), windowMs('poll-grace'))
+      this.#timers.push(this.#sessionAt)
+    }
+    // The user's keypad switch is set before the adapter's first registration is answered (OT-057's snapshot).
+    if (route === 'register' && adapterId !== undefined && !this.#seen.has(adapterId)) {
+      this.#seen.add(adapterId)
+      this.#setKeypad(adapterId)
+    }
+  }
+
+  #setKeypad (adapterId: string): void {
+    try {
+      this.#fake?.control.setUser(adapterId, { keypad: this.#scenario.keypad })
+    } catch (err) {
+      // An id the protocol refuses (OT-042..044) has no settings: the fake refuses its registration as well.
+      if (!(err instanceof ControlError && err.code === 'bad_request')) throw err
+    }
+  }
+
+  /** The user decides each request the adapter puts on the keypad, after a while, as the policy says. */
+  #userDecides (): void {
+    const scenario = this.#scenario
+    const obs = this.#observer!
+    if (scenario.decide === 'never') return
+    for (const [adapterId, requests] of obs.model.pending) {
+      for (const request of requests.values()) {
+        if (this.#decided.has(request.id) || this.#decided.size >= (scenario.decideOnly ?? Infinity)) continue
+        this.#decided.add(request.id)
+        this.#later(scenario.decideAfterMs, () => { this.#decide(obs, adapterId, request) })
+      }
+    }
+  }
+
+  #decide (obs: Observer, adapterId: string, request: PendingRequest): void {
+    const answer = request.kind === 'approval'
+      ? { decision: policyDecision(this.#scenario.decide, this.#decided.size) }
+      : { picks: validPicks(request.content) }
+    try {
+      this.#fake!.control.decide(adapterId, request.id, answer)
+      obs.action('user', 'decide', `the user answers ${request.kind} ${request.id}: ${JSON.stringify(answer)}`, { requestId: request.id, ...answer })
+    } catch (err) {
+      obs.action('harness', 'decide-refused', `${request.kind} ${request.id} could not be decided: ${(err as Error).message}`)
+    }
+  }
+
+  /** Runs `fn` in `ms`, unless the scenario is over by then; a failure is journaled, the scenario goes on. */
+  #later (ms: number, fn: () => unknown): void {
+    this.#timers.push(setTimeout(() => {
+      Promise.resolve().then(fn).catch((err: unknown) => {
+        this.#observer?.action('harness', 'harness-failure', `a step or a decision failed: ${(err as Error).message}`)
+      })
+    }, ms))
+  }
+
+  #clearTimers (): void {
+    for (const t of this.#timers) clearTimeout(t)
+  }
+}
+
+/** A promise resolved from outside, once. */
+class Signal {
+  resolve: () => void = () => {}
+  readonly done = new Promise<void>((resolve) => { this.resolve = resolve })
 }
 
 /**
  * When a scenario ends: `durationMs` after it starts or, for one with `sessionMs`, that long after the adapter's first
  * session was made (OTC-27), however late a loaded machine let it come.
  */
-function scenarioLength (scenario: Scenario): {
+interface ScenarioLength {
   over: Promise<undefined>
   start(): void
   seen(e: JournalExchange): void
   clear(): void
-} {
+}
+
+function scenarioLength (scenario: Scenario): ScenarioLength {
   let timer: NodeJS.Timeout | undefined
   let end: () => void = () => {}
   let sessioned = scenario.sessionMs === undefined
@@ -235,91 +332,6 @@ function scenarioLength (scenario: Scenario): {
     },
     clear: () => { clearTimeout(timer) }
   }
-}
-
-async function playStep (
-  step: Step,
-  mock: OrbtileMock,
-  obs: Observer,
-  wire: Wire,
-  nextSocket: () => string
-): Promise<void> {
-  const ids = [...obs.model.leases.keys()]
-  const say = (text: string, data?: Record<string, unknown>): void => { obs.action(step.actor, step.name, text, data) }
-  try {
-    switch (step.name) {
-      case 'allow':
-      case 'disable':
-      case 'keypad-on':
-      case 'keypad-off':
-      case 'hue': {
-        const change =
-          step.name === 'hue'
-            ? { baseHue: step.hue }
-            : step.name.startsWith('keypad')
-              ? { keypad: step.name === 'keypad-on' }
-              : { allowed: step.name === 'allow' }
-        for (const id of ids) mock.control.setUser(id, change)
-        say(`the user changes ${ids.join(', ') || 'no adapter yet'}: ${JSON.stringify(change)}`)
-        return
-      }
-      case 'tap': {
-        const session = firstSession(obs)
-        if (session === undefined) return say('the user would tap a key, but no session is shown')
-        const result = mock.control.tap(session.adapterId, session.sessionId)
-        return say(`the user taps ${session.sessionId}${isObject(result) && result.event !== undefined ? '' : ' (no tap event for this adapter)'}`)
-      }
-      case 'regenerate':
-        mock.control.regenerateToken()
-        return say('the app makes a new discovery token: every lease ends, the file is rewritten', { token: mock.token, leasesEnd: true })
-      case 'restart': case 'move': {
-        const socketPath = step.name === 'move' ? nextSocket() : undefined
-        obs.action('app', 'away', 'the app quits', { away: true })
-        await mock.control.restart(socketPath === undefined ? {} : { socketPath })
-        return say(`the app restarts${socketPath === undefined ? '' : ' on a new socket'}: a new token, every lease gone`, {
-          token: mock.token, leasesEnd: true, away: false, ...(socketPath === undefined ? {} : { socketPath })
-        })
-      }
-      case 'end-lease':
-        for (const id of ids) {
-          try { mock.control.endLease(id) } catch {}
-          say(`the lease of ${id} ends as if it had been silent (OT-A08)`, { leaseEnds: id })
-        }
-        return
-      case 'api-off':
-        await mock.control.setApi({ enabled: false, listening: step.listening })
-        say(`the user turns the Adapter API off${step.listening ? ' (503 api_disabled)' : ' (no socket, no file)'}`, { away: true })
-        await new Promise((resolve) => setTimeout(resolve, step.forMs))
-        await mock.control.setApi({ enabled: true })
-        obs.action('user', 'api-on', 'the user turns the Adapter API on again', { away: false })
-        return
-      default:
-        wire.arm(step)
-        return say(`the wire: ${step.name}`)
-    }
-  } catch (err) {
-    obs.action('harness', 'step-refused', `${step.actor} ${step.name} could not be played: ${(err as Error).message}`)
-  }
-}
-
-function firstSession (obs: Observer): { adapterId: string, sessionId: string } | undefined {
-  for (const entry of obs.journal.entries().reverse()) {
-    if (entry.kind !== 'exchange') continue
-    const v = view(entry)
-    if (v.ok && v.route === 'session' && v.adapterId !== undefined) {
-      return { adapterId: v.adapterId, sessionId: v.sessionId! }
-    }
-    if (
-      v.ok &&
-      v.route === 'batch' &&
-      isObject(v.body) &&
-      Array.isArray(v.body.sessions) &&
-      isObject(v.body.sessions[0])
-    ) {
-      return { adapterId: v.adapterId!, sessionId: String(v.body.sessions[0].id) }
-    }
-  }
-  return undefined
 }
 
 function policyDecision (policy: Scenario['decide'], n: number): 'allow' | 'deny' {

@@ -143,7 +143,7 @@ export const OT_138: OrbtileCheck = {
     }
   ],
   windows: [],
-  reads: { routes: ['events'] },
+  reads: {},
   judge: () => {
     const cursors = new Map<string, Cursor>()
     const unsettled: Unsettled[] = []

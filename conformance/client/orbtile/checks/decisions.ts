@@ -1,15 +1,12 @@
 import { seconds, type Clause, type Outcomes } from '../../core/check.js'
 import type { Millis } from '../../core/journal.js'
 import { windowMs } from '../../core/windows.js'
-import { isObject, view, type OrbtileModel } from '../model.js'
+import { isObject, view, type ExchangeView, type OrbtileModel } from '../model.js'
 import { deliveriesJudge, type Delivery } from './deliveries.js'
 import { judged, type OrbtileCheck } from './define.js'
 
 /** Why a finding that rests on OTC-01 is not a failure, in the words every such report gives. */
 const UNSEEN_UI = 'the wire cannot show the agent\'s own UI: a write that clears the request stands in for applying it, and a correct adapter may write the same for reasons of its own'
-
-/** What a decision check reads: polls, and the writes that may apply a decision (those that clear a request). */
-const READS = { routes: ['session', 'batch', 'events'], requestsOnly: true } as const
 
 const applied = (what: string): Clause['text'] => `${what} is not applied (OTC-01: no write clears the request before the event is acknowledged)`
 
@@ -74,7 +71,7 @@ const OT_139: OrbtileCheck = {
     exercise: 'an approval or question decided on the keypad and acknowledged (tour:decisions)'
   }],
   windows: [],
-  reads: READS,
+  reads: {},
   judge: () => deliveriesJudge((d, out) => {
     if (d.stale !== undefined || d.withdrawn || d.acked === undefined) return
     if (d.applied !== undefined && d.applied.at <= d.acked.at) {
@@ -116,7 +113,7 @@ const OT_147: OrbtileCheck = {
     ACK
   ],
   windows: ['stale-ack', 'stale-ack-polls'],
-  reads: READS,
+  reads: {},
   judge: () => deliveriesJudge((d, out) => {
     if (d.type !== 'approval' || (d.stale === undefined && !d.withdrawn)) return
     const clause = d.withdrawn ? 'withdrawn' : 'expired'
@@ -150,7 +147,7 @@ const OT_148: OrbtileCheck = {
     ACK
   ],
   windows: ['stale-ack', 'stale-ack-polls'],
-  reads: READS,
+  reads: {},
   judge: () => deliveriesJudge((d, out) => {
     if (d.type !== 'question' || (d.stale === undefined && !d.withdrawn)) return
     const clause = !d.withdrawn && d.stale?.startsWith('invalid picks') === true ? 'picks' : 'stale'
@@ -195,6 +192,25 @@ function judgeWait (c: Cadence, since: Millis, end: Millis, model: OrbtileModel,
     : undefined)
 }
 
+function cadenceOf (cadence: Map<string, Cadence>, id: string): Cadence {
+  let c = cadence.get(id)
+  if (c === undefined) {
+    c = { starts: [], ttl: windowMs('ttl-default') / 1000 }
+    cadence.set(id, c)
+  }
+  return c
+}
+
+/** Requests OT-058 remembers per adapter: the waits it judges are seconds long, and a busy adapter sends thousands. */
+const KEPT_STARTS = 2000
+
+/** A request of the adapter's, in its cadence: when it started, and the ttlSeconds an accepted one gave a session. */
+function noteRequest (c: Cadence, at: Millis, v: ExchangeView): void {
+  c.starts.push(at)
+  if (c.starts.length > KEPT_STARTS) c.starts.shift()
+  if (v.ok && (v.route === 'session' || v.route === 'batch')) c.ttl = Math.min(c.ttl, ttlOf(v.body) ?? c.ttl)
+}
+
 /** The shortest ttlSeconds an exchange gave a session (a session update, or each item of a batch). */
 function ttlOf (body: unknown): number | undefined {
   if (!isObject(body)) return undefined
@@ -229,11 +245,8 @@ const OT_058: OrbtileCheck = {
         const v = view(entry)
         const id = v.adapterId
         if (id === undefined) return
-        const c = cadence.get(id) ?? { starts: [], ttl: windowMs('ttl-default') / 1000 }
-        cadence.set(id, c)
-        c.starts.push(entry.at)
-        if (c.starts.length > 2000) c.starts.shift()
-        if (v.ok && (v.route === 'session' || v.route === 'batch')) c.ttl = Math.min(c.ttl, ttlOf(v.body) ?? c.ttl)
+        const c = cadenceOf(cadence, id)
+        noteRequest(c, entry.at, v)
         const delivered = v.route === 'events' && v.ok && /"type"\s*:\s*"(approval|question)"/.test(entry.reply)
         const since = waiting.get(id)
         const pending = (model.pending.get(id)?.size ?? 0) > 0

@@ -99,35 +99,65 @@ export function deliveriesJudge (
   }
 }
 
+/** One request field (`approval` or `question`) a write set or cleared on a session. */
+interface RequestWrite {
+  e: JournalExchange
+  adapterId: string
+  sessionId: string
+  kind: Kind
+  /** The id it set; undefined when it cleared the field. */
+  sentId: string | undefined
+  /** What the session had pending as the adapter posted it, before this write. */
+  before: Posted | undefined
+}
+
 /** A write's effect on the deliveries: a request withdrawn before its decision came, or cleared after (applied). */
 function writes (e: JournalExchange, adapterId: string, deliveries: Delivery[], posted: Map<string, Posted>): void {
   const v = view(e)
   for (const w of updates(v)) {
-    for (const kind of ['approval', 'question'] as const) {
+    for (const kind of KINDS) {
       if (!(kind in w.body)) continue
       const sent = w.body[kind]
-      const sentId = isObject(sent) && typeof sent.id === 'string' ? sent.id : undefined
       const key = `${adapterId} ${w.sessionId}`
-      const before = posted.get(key)
-      for (const d of deliveries) {
-        if (d.adapterId !== adapterId || d.sessionId !== w.sessionId || d.type !== kind ||
-          sentId === d.requestId) continue
-        // Withdrawn: cleared by a write sent after the request was posted and before the decision reached it.
-        if (e.at < d.received) d.withdrawn ||= d.posted !== undefined && e.at > d.posted
-        else d.applied ??= { at: e.at, seq: e.seq }
-        // A decision for a request the adapter had withdrawn, applied to the one pending now (OT-147, OT-148).
-        const other = before !== undefined && before.kind === kind && before.id !== d.requestId && before.id !== sentId
-        if (other && d.withdrawn && e.at >= d.received && d.acked === undefined &&
-          !decided(deliveries, adapterId, before.id, e.at)) {
-          d.appliedOther ??= { at: e.at, seq: e.seq, requestId: before.id }
-        }
+      const write: RequestWrite = {
+        e,
+        adapterId,
+        sessionId: w.sessionId,
+        kind,
+        sentId: isObject(sent) && typeof sent.id === 'string' ? sent.id : undefined,
+        before: posted.get(key)
       }
-      if (!v.ok) continue
-      if (sentId !== undefined && before?.id !== sentId) {
-        posted.set(key, { kind, id: sentId, content: sent as Record<string, unknown>, since: e.at })
-      } else if (before?.kind === kind) posted.delete(key)
+      for (const d of deliveries) if (touches(write, d)) followWrite(write, d, deliveries)
+      if (v.ok) post(write, sent, key, posted)
     }
   }
+}
+
+const KINDS = ['approval', 'question'] as const
+
+/** Whether a write of a request field can withdraw or apply a delivery: its session and kind, another request. */
+function touches (w: RequestWrite, d: Delivery): boolean {
+  return d.adapterId === w.adapterId && d.sessionId === w.sessionId && d.type === w.kind && w.sentId !== d.requestId
+}
+
+function followWrite (w: RequestWrite, d: Delivery, deliveries: readonly Delivery[]): void {
+  const { e, before } = w
+  // Withdrawn: cleared by a write sent after the request was posted and before the decision reached it.
+  if (e.at < d.received) d.withdrawn ||= d.posted !== undefined && e.at > d.posted
+  else d.applied ??= { at: e.at, seq: e.seq }
+  // A decision for a request the adapter had withdrawn, applied to the one pending now (OT-147, OT-148).
+  const other = before !== undefined && before.kind === w.kind && before.id !== d.requestId && before.id !== w.sentId
+  if (other && d.withdrawn && e.at >= d.received && d.acked === undefined &&
+    !decided(deliveries, w.adapterId, before.id, e.at)) {
+    d.appliedOther ??= { at: e.at, seq: e.seq, requestId: before.id }
+  }
+}
+
+/** What an accepted write leaves pending on its session: the request it posted, or none once it cleared it. */
+function post (w: RequestWrite, sent: unknown, key: string, posted: Map<string, Posted>): void {
+  if (w.sentId !== undefined && w.before?.id !== w.sentId) {
+    posted.set(key, { kind: w.kind, id: w.sentId, content: sent as Record<string, unknown>, since: w.e.at })
+  } else if (w.before?.kind === w.kind) posted.delete(key)
 }
 
 /** Whether a decision for this request had reached the adapter by `at`. */
@@ -161,15 +191,10 @@ function received (
   if (!isObject(v.reply) || !Array.isArray(v.reply.events)) return
   const now = model.epochAt(e.end) / 1000
   for (const event of v.reply.events) {
-    if (!isObject(event) || (event.type !== 'approval' && event.type !== 'question')) continue
-    if (typeof event.sequence !== 'number' || typeof event.requestId !== 'string') continue
+    if (!isDecisionEvent(event)) continue
     const request = posted.get(`${adapterId} ${String(event.sessionId)}`)
     const pending = request !== undefined && request.kind === event.type && request.id === event.requestId
-    const expired = typeof event.expiresAt === 'number' && now >= event.expiresAt
-    const picks = event.type === 'question' && pending ? picksProblem(event.picks, request) : undefined
-    const stale = expired
-      ? `expired (expiresAt ${String(event.expiresAt)}, received at ${now.toFixed(1)})`
-      : picks === undefined ? undefined : `invalid picks: ${picks}`
+    const stale = staleness(event, pending ? request : undefined, now)
     deliveries.push({
       adapterId,
       lease: e.headers['x-orbtile-adapter-token'] ?? '',
@@ -185,4 +210,28 @@ function received (
       pollsSince: 0
     })
   }
+}
+
+/** An approval or question event, with the fields a delivery is followed by. */
+interface DecisionEvent extends Record<string, unknown> {
+  type: Kind
+  sequence: number
+  requestId: string
+}
+
+function isDecisionEvent (event: unknown): event is DecisionEvent {
+  return isObject(event) && (event.type === 'approval' || event.type === 'question') &&
+    typeof event.sequence === 'number' && typeof event.requestId === 'string'
+}
+
+/**
+ * Why a decision must not be applied though its request is pending, received at `now` (epoch seconds): it expired,
+ * or a question's picks do not fit the request (`request`: the one pending, if it is).
+ */
+function staleness (event: DecisionEvent, request: Posted | undefined, now: number): string | undefined {
+  if (typeof event.expiresAt === 'number' && now >= event.expiresAt) {
+    return `expired (expiresAt ${String(event.expiresAt)}, received at ${now.toFixed(1)})`
+  }
+  const picks = event.type === 'question' && request !== undefined ? picksProblem(event.picks, request) : undefined
+  return picks === undefined ? undefined : `invalid picks: ${picks}`
 }

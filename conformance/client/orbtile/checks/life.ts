@@ -1,6 +1,6 @@
 import { seconds, type Outcomes } from '../../core/check.js'
 import type { JournalEntry, JournalExchange, Millis, ScenarioReport } from '../../core/journal.js'
-import { windowMs } from '../../core/windows.js'
+import { windowMs, WINDOWS } from '../../core/windows.js'
 import { isObject, routeOf, view, type RouteKind } from '../model.js'
 import { at, judged, onItsWay, type OrbtileCheck } from './define.js'
 
@@ -18,7 +18,7 @@ const OTC_03: OrbtileCheck = {
   ledger: 'OTC-03: an adapter runs until orbtest sends SIGTERM; the spec sets no lifetime, but one that ends by itself cannot be judged.',
   clauses: [{ key: 'up', text: 'running until SIGTERM', level: 'decision', basis: 'OTC-03', exercise: 'any scenario' }],
   windows: [],
-  reads: { routes: [], others: true },
+  reads: {},
   judge: () => ({
     observe (entry, _model, out) {
       if (entry.kind !== 'action' || entry.name !== 'exit') return
@@ -54,7 +54,7 @@ const OTC_05: OrbtileCheck = {
     }
   ],
   windows: ['stop-grace'],
-  reads: { routes: [], others: true },
+  reads: {},
   judge: () => ({
     observe (entry, _model, out) {
       if (entry.kind !== 'action' || entry.name !== 'exit') return
@@ -83,7 +83,7 @@ const OT_022: OrbtileCheck = {
     exercise: 'a registration'
   }],
   windows: [],
-  reads: { routes: [], others: true },
+  reads: {},
   judge: () => ({
     observe (entry, model, out) {
       if (entry.kind === 'action' && entry.name === 'scanned' && model.adapterTokens.size > 0) out.exercised('secret')
@@ -98,6 +98,10 @@ const OT_022: OrbtileCheck = {
     }
   })
 }
+
+/** OT-039: a nonce's length, and a nonce as the spec has it. */
+const NONCE_LENGTH = WINDOWS['nonce-length'].bounds
+const NONCE = new RegExp(`^[0-9A-Fa-f]{${NONCE_LENGTH.min},${NONCE_LENGTH.max}}$`)
 
 /** OT-039: the nonce of an adapter that checks the proof, and no trust in a socket whose proof is wrong. */
 const OT_039: OrbtileCheck = {
@@ -121,11 +125,11 @@ const OT_039: OrbtileCheck = {
     const nonces = new Set<string>()
     let impostor: { since: Millis, connection: number } | undefined
     const nonce = (e: JournalExchange, value: string, out: Outcomes): void => {
-      if (/^[0-9A-Fa-f]{16,64}$/.test(value)) out.exercised('nonce')
+      if (NONCE.test(value)) out.exercised('nonce')
       else {
         out.violation('nonce', at(e, {
-          message: 'a nonce that is not 16..64 hex characters',
-          expected: '16 to 64 hex characters',
+          message: `a nonce that is not ${NONCE_LENGTH.min}..${NONCE_LENGTH.max} hex characters`,
+          expected: `${NONCE_LENGTH.min} to ${NONCE_LENGTH.max} hex characters`,
           actual: value
         }))
       }
@@ -268,7 +272,7 @@ const OT_008: OrbtileCheck = {
     }
   ],
   windows: ['unknown-fields-twin'],
-  reads: { routes: [], others: false },
+  reads: {},
   judge: () => ({ observe () {} }),
   compare: compareUnknownFields
 }

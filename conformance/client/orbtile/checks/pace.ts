@@ -1,6 +1,6 @@
 import { seconds, unsureRetry, type Outcomes } from '../../core/check.js'
 import type { JournalEntry, JournalExchange, Millis } from '../../core/journal.js'
-import { windowMs } from '../../core/windows.js'
+import { windowMs, WINDOWS } from '../../core/windows.js'
 import { isObject, view, type OrbtileModel } from '../model.js'
 import { at, judged, type OrbtileCheck } from './define.js'
 
@@ -9,9 +9,13 @@ function bucketOf (e: JournalExchange): string {
   return view(e).adapterId ?? '(shared)'
 }
 
+/** OT-026: the requests a second, and the burst. */
+const RATE = windowMs('orbtile-rate')
+const BURST = WINDOWS['orbtile-rate'].bounds.burst
+
 /** The most requests 60 + 20·t allows in `spanMs` (OT-026). */
 function allowed (spanMs: Millis): number {
-  return 60 + windowMs('orbtile-rate') * (spanMs / 1000)
+  return BURST + RATE * (spanMs / 1000)
 }
 
 /** Requests the rate check remembers per bucket: a burst of 60 and three seconds of the rate, with room. */
@@ -117,16 +121,16 @@ const OT_027: OrbtileCheck = {
         }
         proved = true
         out.violation('rate', at(entry, {
-          message: 'the app refused a request for the rate: more than 60 + 20·t requests in t seconds',
-          expected: 'at most 20 requests a second, burst 60 (OT-026)',
+          message: `the app refused a request for the rate: more than ${BURST} + ${RATE}·t requests in t seconds`,
+          expected: `at most ${RATE} requests a second, burst ${BURST} (OT-026)`,
           actual: `${Math.ceil(allowed(span) + over)} requests in ${seconds(span)}`
         }))
       },
       open (_model, _end, out) {
         if (proved || unsettled === undefined) return
         out.inconclusive('rate', at(unsettled, {
-          message: 'the app refused a request for the rate; not judged: within the judge\'s own stalls, the requests kept under 60 + 20·t',
-          expected: 'at most 20 requests a second, burst 60 (OT-026)',
+          message: `the app refused a request for the rate; not judged: within the judge's own stalls, the requests kept under ${BURST} + ${RATE}·t`,
+          expected: `at most ${RATE} requests a second, burst ${BURST} (OT-026)`,
           actual: 'rate_limited from the app'
         }))
       }
@@ -136,39 +140,91 @@ const OT_027: OrbtileCheck = {
 
 interface Live { ttl: number, last: Millis, since: Millis, judged: boolean, seq: number }
 
+/** What judging one entry reads and writes. */
+interface Judging { model: OrbtileModel, out: Outcomes }
+
 /** OT-113: each session's gaps between contacts, the last one up to the stop. */
 function heartbeatJudge (): ReturnType<OrbtileCheck['judge']> {
-  /** The live sessions, by adapter id, then session id (no key made per heartbeat). */
-  const sessions = new Map<string, Map<string, Live>>()
+  const sessions = new LiveSessions()
   let stopped = false
-  const gap = (
-    id: string, sid: string, s: Live, now: Millis, model: OrbtileModel, out: Outcomes, seq?: number
-  ): void => {
-    if (now - s.since >= s.ttl * 1000 && !s.judged) {
-      s.judged = true
-      out.exercised('gap')
+  return {
+    observe (entry: JournalEntry, model: OrbtileModel, out: Outcomes) {
+      // What the adapter does once it is told to stop (unregistering) ends no gap: gaps are judged at the stop.
+      if (entry.kind === 'action' && entry.name === 'stop' && !stopped) {
+        stopped = true
+        sessions.stop(entry.at, { model, out })
+      }
+      if (stopped) return
+      if (entry.kind === 'action') {
+        if (entry.data?.leasesEnd === true) sessions.endAll()
+        if (typeof entry.data?.leaseEnds === 'string') sessions.end(entry.data.leaseEnds)
+      }
+      if (entry.kind === 'exchange') sessions.exchange(entry, { model, out })
     }
-    const silence = now - s.last
-    // The app being away (API off, a restart) keeps the adapter from reaching it: no fault of its own.
-    if (silence < s.ttl * 1000 || model.awayDuring(s.last, now)) return
-    judged(out, 'gap', {
-      // At the stop, the last contact is where the silence began.
-      seq: seq ?? s.seq,
-      at: s.last,
-      message: `session ${id}/${sid} went ${seconds(silence)} without an update or heartbeat; its ttlSeconds is ${s.ttl}`,
-      expected: `a heartbeat within ${s.ttl} s`,
-      actual: `${seconds(silence)} of silence${seq === undefined ? ' (until the scenario ended)' : ''}`
-    }, silence < s.ttl * 1000 + model.error(s.last, now) + model.serving.within(s.last, now)
-      ? 'late by less than the judge\'s measurement error and the time the app took to answer the adapter (OTC-28)'
-      : undefined)
+    // Without a stop (the client exited by itself, or a judged run whose adapter went away) the silence at the
+    // end is no heartbeat missed: the sessions of an adapter that is gone go offline (OT-112).
   }
-  const contact = (
-    id: string, sid: string, body: Record<string, unknown>, e: JournalExchange, model: OrbtileModel, out: Outcomes
-  ): void => {
-    let live = sessions.get(id)
+}
+
+/** The live sessions as the adapter's accepted writes leave them, each with its last contact. */
+class LiveSessions {
+  /** By adapter id, then session id (no key made per heartbeat). */
+  readonly #sessions = new Map<string, Map<string, Live>>()
+
+  /** The stop: every live session's silence up to it is judged. */
+  stop (at: Millis, j: Judging): void {
+    for (const [id, live] of this.#sessions) for (const [sid, s] of live) gap(id, sid, s, at, j)
+  }
+
+  endAll (): void {
+    this.#sessions.clear()
+  }
+
+  end (id: string): void {
+    this.#sessions.delete(id)
+  }
+
+  exchange (e: JournalExchange, j: Judging): void {
+    const v = view(e)
+    const id = v.adapterId
+    if (id === undefined) return
+    if (v.ok && v.route === 'unregister') this.#sessions.delete(id)
+    // OT-113 asks the adapter to send: an update refused (a 429 of the wire's, say) was sent all the same, and counts
+    // for a session it already has. Only an accepted one makes a session, sets its TTL, or ends what a batch leaves.
+    if (v.route === 'session' && isObject(v.body)) {
+      if (v.ok) this.#contact(id, v.sessionId!, v.body, e, j)
+      else this.#refused(id, v.sessionId!, e, j)
+    }
+    if (v.route === 'batch' && isObject(v.body) && Array.isArray(v.body.sessions)) {
+      this.#batch(id, v.ok, v.body.sessions, e, j)
+    }
+  }
+
+  #batch (id: string, ok: boolean, items: unknown[], e: JournalExchange, j: Judging): void {
+    if (!ok) {
+      for (const item of items) if (isObject(item) && typeof item.id === 'string') this.#refused(id, item.id, e, j)
+      return
+    }
+    const listed = new Set<string>()
+    for (const item of items) {
+      if (!isObject(item) || typeof item.id !== 'string') continue
+      listed.add(item.id)
+      this.#contact(id, item.id, item, e, j)
+    }
+    // OT-114: a batch ends the sessions it leaves out.
+    const live = this.#sessions.get(id)
+    for (const sid of [...live?.keys() ?? []]) if (!listed.has(sid)) live!.delete(sid)
+  }
+
+  #refused (id: string, sid: string, e: JournalExchange, j: Judging): void {
+    if (this.#sessions.get(id)?.has(sid) === true) this.#contact(id, sid, {}, e, j)
+  }
+
+  #contact (id: string, sid: string, body: Record<string, unknown>, e: JournalExchange, j: Judging): void {
+    let live = this.#sessions.get(id)
     if (live === undefined) {
       live = new Map()
-      sessions.set(id, live)
+      this.#sessions.set(id, live)
     }
     const known = live.get(sid)
     const ttl = typeof body.ttlSeconds === 'number' ? body.ttlSeconds : known?.ttl ?? windowMs('ttl-default') / 1000
@@ -176,57 +232,33 @@ function heartbeatJudge (): ReturnType<OrbtileCheck['judge']> {
       live.set(sid, { ttl, last: e.at, since: e.at, judged: false, seq: e.seq })
       return
     }
-    gap(id, sid, known, e.at, model, out, e.seq)
+    gap(id, sid, known, e.at, j, e.seq)
     // Updated in place: a busy adapter heartbeats thousands of times.
     known.ttl = ttl
     known.last = e.at
     known.seq = e.seq
   }
-  const exchange = (e: JournalExchange, model: OrbtileModel, out: Outcomes): void => {
-    const v = view(e)
-    const id = v.adapterId
-    if (id === undefined) return
-    if (v.ok && v.route === 'unregister') sessions.delete(id)
-    // OT-113 asks the adapter to send: an update refused (a 429 of the wire's, say) was sent all the same, and counts
-    // for a session it already has. Only an accepted one makes a session, sets its TTL, or ends what a batch leaves.
-    const known = sessions.get(id)
-    const refused = (sid: string): void => { if (known?.has(sid) === true) contact(id, sid, {}, e, model, out) }
-    if (v.route === 'session' && isObject(v.body)) {
-      if (v.ok) contact(id, v.sessionId!, v.body, e, model, out)
-      else refused(v.sessionId!)
-    }
-    if (v.route !== 'batch' || !isObject(v.body) || !Array.isArray(v.body.sessions)) return
-    if (!v.ok) {
-      for (const item of v.body.sessions) if (isObject(item) && typeof item.id === 'string') refused(item.id)
-      return
-    }
-    const listed = new Set<string>()
-    for (const item of v.body.sessions) {
-      if (!isObject(item) || typeof item.id !== 'string') continue
-      listed.add(item.id)
-      contact(id, item.id, item, e, model, out)
-    }
-    // OT-114: a batch ends the sessions it leaves out.
-    const live = sessions.get(id)
-    for (const sid of [...live?.keys() ?? []]) if (!listed.has(sid)) live!.delete(sid)
+}
+
+/** A session's silence up to `now` (a contact, numbered `seq`, or the stop) judged against its ttlSeconds. */
+function gap (id: string, sid: string, s: Live, now: Millis, { model, out }: Judging, seq?: number): void {
+  if (now - s.since >= s.ttl * 1000 && !s.judged) {
+    s.judged = true
+    out.exercised('gap')
   }
-  return {
-    observe (entry: JournalEntry, model: OrbtileModel, out: Outcomes) {
-      // What the adapter does once it is told to stop (unregistering) ends no gap: gaps are judged at the stop.
-      if (entry.kind === 'action' && entry.name === 'stop' && !stopped) {
-        stopped = true
-        for (const [id, live] of sessions) for (const [sid, s] of live) gap(id, sid, s, entry.at, model, out)
-      }
-      if (stopped) return
-      if (entry.kind === 'action') {
-        if (entry.data?.leasesEnd === true) sessions.clear()
-        if (typeof entry.data?.leaseEnds === 'string') sessions.delete(entry.data.leaseEnds)
-      }
-      if (entry.kind === 'exchange') exchange(entry, model, out)
-    }
-    // Without a stop (the client exited by itself, or a judged run whose adapter went away) the silence at the
-    // end is no heartbeat missed: the sessions of an adapter that is gone go offline (OT-112).
-  }
+  const silence = now - s.last
+  // The app being away (API off, a restart) keeps the adapter from reaching it: no fault of its own.
+  if (silence < s.ttl * 1000 || model.awayDuring(s.last, now)) return
+  judged(out, 'gap', {
+    // At the stop, the last contact is where the silence began.
+    seq: seq ?? s.seq,
+    at: s.last,
+    message: `session ${id}/${sid} went ${seconds(silence)} without an update or heartbeat; its ttlSeconds is ${s.ttl}`,
+    expected: `a heartbeat within ${s.ttl} s`,
+    actual: `${seconds(silence)} of silence${seq === undefined ? ' (until the scenario ended)' : ''}`
+  }, silence < s.ttl * 1000 + model.error(s.last, now) + model.serving.within(s.last, now)
+    ? 'late by less than the judge\'s measurement error and the time the app took to answer the adapter (OTC-28)'
+    : undefined)
 }
 
 const OT_113: OrbtileCheck = {
@@ -257,7 +289,7 @@ const OT_134: OrbtileCheck = {
     exercise: 'an events poll (an adapter that declares tap, approvals or questions)'
   }],
   windows: ['measurement-error'],
-  reads: { routes: ['events'] },
+  reads: {},
   judge: () => {
     const polls = new Map<string, Array<{ at: Millis, end: Millis, seq: number, cut: boolean }>>()
     return {

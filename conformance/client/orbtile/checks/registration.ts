@@ -2,7 +2,8 @@
 // features an adapter uses.
 import type { Outcomes } from '../../core/check.js'
 import type { JournalExchange } from '../../core/journal.js'
-import { def } from '../../../../src/spec/orbtile.js'
+import { API_MINOR, def } from '../../../../src/spec/orbtile.js'
+import { WINDOWS } from '../../core/windows.js'
 import { isObject, updates, view, type ExchangeView } from '../model.js'
 import { at, type OrbtileCheck } from './define.js'
 
@@ -25,7 +26,7 @@ const OT_064: OrbtileCheck = {
     exercise: 'a registration with an icon, then another (the app ends the lease: tour:app)'
   }],
   windows: [],
-  reads: { routes: ['register'] },
+  reads: {},
   judge: () => {
     const iconed = new Set<string>()
     return {
@@ -50,6 +51,9 @@ const OT_064: OrbtileCheck = {
   }
 }
 
+/** OT-074: the baseHues where the waiting colour turns. */
+const TURN = WINDOWS['base-hue-turn'].bounds
+
 const OT_074: OrbtileCheck = {
   id: 'OT-074',
   title: 'baseHue avoids 205..215, where the waiting colour turns',
@@ -59,23 +63,26 @@ const OT_074: OrbtileCheck = {
     { key: 'hue', text: 'baseHue outside 205..215', level: 'SHOULD', exercise: 'a registration with a palette' }
   ],
   windows: ['base-hue-turn'],
-  reads: { routes: ['register'] },
+  reads: {},
   judge: () => ({
     observe (entry, _model, out) {
       if (entry.kind !== 'exchange') return
       const hue = palette(view(entry))?.baseHue
       if (typeof hue !== 'number') return
-      if (hue < 205 || hue > 215) out.exercised('hue')
+      if (hue < TURN.from || hue > TURN.to) out.exercised('hue')
       else {
         out.violation('hue', at(entry, {
           message: `baseHue ${hue}`,
-          expected: 'outside 205..215',
+          expected: `outside ${TURN.from}..${TURN.to}`,
           actual: String(hue)
         }))
       }
     }
   })
 }
+
+/** OT-081: the calm arc of base hues, the alarm arc, and the built-in waiting colours with the clearance from them. */
+const ARCS = WINDOWS['attention-arcs'].bounds
 
 /** OT-081's three rules on one registration's attentionHue. */
 function attentionHue (e: JournalExchange, out: Outcomes): void {
@@ -86,16 +93,22 @@ function attentionHue (e: JournalExchange, out: Outcomes): void {
   // The adapter's own baseHue, the one it chose: a user's hue override, echoed in the reply, is not its choice.
   const base = p!.baseHue
   const where = { seq: e.seq, at: e.at, actual: `attentionHue ${hue}` }
-  if (typeof base === 'number' && (base < 115 || base > 235)) {
-    out.violation('calm', { ...where, message: `attentionHue set for baseHue ${base}, whose derived waiting colour is not calm`, expected: 'no attentionHue outside the calm arc (115..235)' })
+  const { calmFrom, calmTo, alarmFrom, alarmTo, waiting, clearance } = ARCS
+  if (typeof base === 'number' && (base < calmFrom || base > calmTo)) {
+    out.violation('calm', { ...where, message: `attentionHue set for baseHue ${base}, whose derived waiting colour is not calm`, expected: `no attentionHue outside the calm arc (${calmFrom}..${calmTo})` })
   } else if (typeof base === 'number') out.exercised('calm')
-  if (hue > 76 && hue < 280) {
-    out.violation('arc', { ...where, message: `attentionHue ${hue} is outside the alarm arc`, expected: 'a hue in 280 → 0 → 76' })
+  // The alarm arc runs through 0: a hue outside it lies between its two ends.
+  if (hue > alarmTo && hue < alarmFrom) {
+    out.violation('arc', {
+      ...where,
+      message: `attentionHue ${hue} is outside the alarm arc`,
+      expected: `a hue in ${alarmFrom} → 0 → ${alarmTo}`
+    })
     return
   }
-  const near = [43, 306, 355].find((c) => Math.min(Math.abs(hue - c), 360 - Math.abs(hue - c)) < 5)
+  const near = waiting.find((c) => Math.min(Math.abs(hue - c), 360 - Math.abs(hue - c)) < clearance)
   if (near === undefined) out.exercised('arc')
-  else out.violation('arc', { ...where, message: `attentionHue ${hue} sits on a built-in waiting colour (${near})`, expected: 'clear of 43, 306 and 355 (the gaps: 72..75, 330, 16..18)' })
+  else out.violation('arc', { ...where, message: `attentionHue ${hue} sits on a built-in waiting colour (${near})`, expected: `clear of ${waiting.slice(0, -1).join(', ')} and ${waiting.at(-1)} (the gaps: 72..75, 330, 16..18)` })
 }
 
 const OT_081: OrbtileCheck = {
@@ -118,7 +131,7 @@ const OT_081: OrbtileCheck = {
     }
   ],
   windows: ['attention-arcs'],
-  reads: { routes: ['register'] },
+  reads: {},
   judge: () => ({
     observe (entry, _model, out) {
       if (entry.kind === 'exchange') attentionHue(entry, out)
@@ -169,7 +182,7 @@ const OT_A28: OrbtileCheck = {
   ledger: 'OT-A28: an adapter checks apiMinor in GET /info before sending the v1.2 fields (icon, palette.states).',
   clauses: [{ key: 'minor', text: 'no v1.2 fields to an app that says apiMinor below 2', level: 'decision', basis: 'OT-A28', exercise: 'an older app (tour:older-app, where GET /info says apiMinor 1)' }],
   windows: [],
-  reads: { routes: ['info', 'register'] },
+  reads: {},
   judge: () => {
     let minor: number | undefined
     return {
@@ -177,7 +190,8 @@ const OT_A28: OrbtileCheck = {
         if (entry.kind !== 'exchange') return
         const v = view(entry)
         if (v.route === 'info' && v.ok && isObject(v.reply) && typeof v.reply.apiMinor === 'number') minor = v.reply.apiMinor
-        if (v.route !== 'register' || !isObject(v.body) || minor === undefined || minor >= 2) return
+        // icon and palette.states are the spec's own minor version's (v1.2): an app of an older minor has neither.
+        if (v.route !== 'register' || !isObject(v.body) || minor === undefined || minor >= API_MINOR) return
         const sent = [
           ...(isObject(v.body.icon) ? ['icon'] : []),
           ...(palette(v)?.states !== undefined ? ['palette.states'] : [])

@@ -3,7 +3,7 @@ import type { JournalExchange } from '../../core/journal.js'
 import type { ValidateFunction } from 'ajv/dist/2020.js'
 import { createAjv } from '../../../../src/shared/ajv.js'
 import { spec } from '../../../../src/spec/orbtile.js'
-import { carriesRequest, isObject, updates, view, type ExchangeView, type OrbtileModel } from '../model.js'
+import { carriesRequest, isObject, updates, view, type ExchangeView, type OrbtileModel, type Update } from '../model.js'
 import { at, type OrbtileCheck } from './define.js'
 
 /** The body schema of each route, from the spec's `$defs` (OT-006). */
@@ -66,11 +66,11 @@ type IdNow = Pick<IdUse, 'sessionId' | 'kind' | 'content'>
 
 const KINDS = ['approval', 'question'] as const
 
+/** What a request-id check says of an id used again: `use` is its earlier use, `now` this one. */
+type IdJudge = (e: JournalExchange, field: string, rid: string, use: IdUse, now: IdNow, out: Outcomes) => void
+
 /** Request ids per lease as the accepted updates leave them; both request-id checks read them. */
-function requestIdsJudge (
-  fresh: string,
-  judge: (e: JournalExchange, field: string, rid: string, use: IdUse, now: IdNow, out: Outcomes) => void
-): ReturnType<OrbtileCheck['judge']> {
+function requestIdsJudge (fresh: string, judge: IdJudge): ReturnType<OrbtileCheck['judge']> {
   const ids = new Map<string, Map<string, IdUse>>()
   const tokens = new Map<string, string>()
   const namespace = (id: string, model: OrbtileModel): Map<string, IdUse> => {
@@ -101,27 +101,42 @@ function requestIdsJudge (
         const kept = new Set(listed.map((u) => u.sessionId))
         for (const use of space.values()) if (!kept.has(use.sessionId)) use.retired ??= 'ended'
       }
-      for (const { sessionId, body, path } of listed) {
+      for (const update of listed) {
         for (const kind of KINDS) {
-          if (!(kind in body)) continue
-          const sent = body[kind]
-          const sentId = isObject(sent) && typeof sent.id === 'string' ? sent.id : undefined
-          if (sentId !== undefined) {
-            const use = space.get(sentId)
-            const now = { sessionId, kind, content: canonical(kind, sent as Record<string, unknown>) }
-            // A new id is the rule's situation too, and it held.
-            if (use === undefined) out.exercised(fresh)
-            else judge(entry, `${path}${kind}.id`, sentId, use, now, out)
-            if (v.ok && use === undefined) space.set(sentId, { ...now, seq: entry.seq })
-          }
-          if (!v.ok) continue
-          // Cleared or replaced: the old id retires (OT-126).
-          for (const [rid, use] of space) {
-            if (use.sessionId === sessionId && use.kind === kind && sentId !== rid) use.retired ??= 'cleared'
-          }
+          if (kind in update.body) useField({ entry, ok: v.ok, space, update, kind }, fresh, judge, out)
         }
       }
     }
+  }
+}
+
+/** One request field (`approval` or `question`) an update carries, in its registration's namespace of ids. */
+interface FieldWrite {
+  entry: JournalExchange
+  /** The app accepted the request. */
+  ok: boolean
+  space: Map<string, IdUse>
+  update: Update
+  kind: typeof KINDS[number]
+}
+
+/** A request field's id judged against its earlier use, then noted; the ids it clears or replaces retire. */
+function useField (w: FieldWrite, fresh: string, judge: IdJudge, out: Outcomes): void {
+  const { entry, space, update: { sessionId, body, path }, kind } = w
+  const sent = body[kind]
+  const sentId = isObject(sent) && typeof sent.id === 'string' ? sent.id : undefined
+  if (sentId !== undefined) {
+    const use = space.get(sentId)
+    const now = { sessionId, kind, content: canonical(kind, sent as Record<string, unknown>) }
+    // A new id is the rule's situation too, and it held.
+    if (use === undefined) out.exercised(fresh)
+    else judge(entry, `${path}${kind}.id`, sentId, use, now, out)
+    if (w.ok && use === undefined) space.set(sentId, { ...now, seq: entry.seq })
+  }
+  if (!w.ok) return
+  // Cleared or replaced: the old id retires (OT-126).
+  for (const [rid, use] of space) {
+    if (use.sessionId === sessionId && use.kind === kind && sentId !== rid) use.retired ??= 'cleared'
   }
 }
 
@@ -181,7 +196,7 @@ const OT_125: OrbtileCheck = {
     { key: 'elsewhere', text: 'no request id pending on another session or as the other kind', level: 'MUST', exercise: 'approvals or questions' }
   ],
   windows: [],
-  reads: { routes: ['session', 'batch'], requestsOnly: true },
+  reads: {},
   judge: () => requestIdsJudge('elsewhere', (e, field, rid, use, now, out) => {
     if (use.retired !== undefined || (use.sessionId === now.sessionId && use.kind === now.kind)) {
       out.exercised('elsewhere')
@@ -209,7 +224,7 @@ const OT_128: OrbtileCheck = {
     exercise: 'approvals or questions'
   }],
   windows: [],
-  reads: { routes: ['session', 'batch'], requestsOnly: true },
+  reads: {},
   judge: () => requestIdsJudge('reuse', (e, field, rid, use, now, out) => {
     const same = use.sessionId === now.sessionId && use.kind === now.kind
     // OT-127: the same pending request again is allowed; a pending id elsewhere is OT-125's.

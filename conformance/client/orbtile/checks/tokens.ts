@@ -49,7 +49,7 @@ const OT_005: OrbtileCheck = {
             message: 'a request the app refused for its stale token, sent again with the same token',
             expected: 'the token the file holds now (read it again after a 401)',
             actual: `the stale token again, ${seconds(entry.at - told.end)} after the refusal`
-          }), unsure ? 'sent on another connection within 5 s: it may have been built before the refusal was read' : undefined)
+          }), unsure ? `sent on another connection within ${windowMs('measurement-error') / 1000} s: it may have been built before the refusal was read` : undefined)
         } else if (bearer === model.discoveryToken && entry.at > anyRefused) {
           // The situation arose: a stale token was refused, and this request carries the file's token now.
           out.exercised('reread')
