@@ -94,18 +94,28 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
 
   // Declared up front, so that every request object has the field from its construction (admittedToken).
   app.decorateRequest('orbtileToken', null)
-  app.addHook('onRequest', async (request, reply) => {
-    // A request that matched no route may still name a known path with another method: that is 405, not 404 (OT-A01).
-    let route: RouteConfig | undefined
-    if (request.is404) {
-      const allow = allowedMethods(request.url)
-      route = allow === undefined ? undefined : { kind: 'method-not-allowed', allow }
-    } else {
-      route = (request.routeOptions.config as { orbtile?: RouteConfig }).orbtile
+  // A callback hook, not an async one: the head's verdict (a 411 for a chunked body, OT-017) is sent while Node's
+  // parser is still on the head, before it reads body bytes that came in the same packet; an async hook answers a
+  // tick later, after the parser has met a broken chunk and answered 400 (REL-02).
+  app.addHook('onRequest', (request, reply, done) => {
+    try {
+      // `request.routeOptions` builds a fresh object on every read. A request that matched no route may still
+      // name a known path with another method: that is 405, not 404 (OT-A01).
+      let route: RouteConfig | undefined
+      if (request.is404) {
+        const allow = allowedMethods(request.url)
+        route = allow === undefined ? undefined : { kind: 'method-not-allowed', allow }
+      } else {
+        route = (request.routeOptions.config as { orbtile?: RouteConfig }).orbtile
+      }
+      runHeadPipeline(request, ctx, route)
+    } catch (err) {
+      done(err as Error)
+      return
     }
-    runHeadPipeline(request, ctx, route)
     // The head passed every check: only now is a body invited (see createFakeServer).
     inviteBody(request.raw, reply.raw)
+    done()
   })
 
   // OT-154, OT-A05: every body is parsed by the pipeline's parseBody, whatever its type (step 7 has refused other
