@@ -11,6 +11,7 @@ const DOTLESS = /^[a-z0-9]+(-[a-z0-9]+)*$/
  * refuses is invalid_field on `adapterId`.
  */
 export function checkAdapterId (id: string, faults: Faults = NO_FAULTS): void {
+  if (VALID.has(id)) return
   const bytes = Buffer.byteLength(id)
   const sized = bytes >= 3 && bytes <= 64
   if (sized && DOTLESS.test(id)) {
@@ -20,7 +21,13 @@ export function checkAdapterId (id: string, faults: Faults = NO_FAULTS): void {
     throw errors.invalidField('adapterId', 'adapterId must be lowercase reverse-DNS with at least one dot, 3 to 64 bytes')
   }
   if (id === 'com.orbtile' || id.startsWith('com.orbtile.')) {
+    // Not remembered as valid: the memo is shared by every fake in the process.
     if (faults.has('reserved-id-allowed')) return
     throw errors.reservedId(`${JSON.stringify(id)} is in Orbtile's own namespace`)
   }
+  // The answer for an id never changes: remember the good ones (a bounded, pure memo; it holds no fake's state).
+  if (VALID.size >= 1024) VALID.clear()
+  VALID.add(id)
 }
+
+const VALID = new Set<string>()

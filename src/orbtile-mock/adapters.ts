@@ -1,5 +1,5 @@
 import type { Clock, TimerHandle } from '../shared/clock.js'
-import { newSecret, sameSecret } from '../shared/secrets.js'
+import { newSecret, type SecretComparer } from '../shared/secrets.js'
 import {
   newRecord, type AdapterRecord, type Lease, type LeaseEndReason, type RegistrationReply
 } from './adapter-record.js'
@@ -36,6 +36,8 @@ export interface AdaptersOptions {
   maxAdapters: number
   /** Deliberate faults (faults.ts). */
   faults: Faults
+  /** The fake's constant-time comparer, shared with the bearer check (OT-020). */
+  secrets: SecretComparer
 }
 
 /**
@@ -256,7 +258,11 @@ export class Adapters {
   // A request that arrives on or after the deadline finds the lease already over, whatever the timer's state.
   #endIfSilent (id: string, now = this.#clock.now()): void {
     const lease = this.#records.get(id)?.lease
-    if (lease != null && now - lease.lastActivity >= this.silenceWindow(id)) this.endLease(id, 'silence')
+    if (lease == null) return
+    const quiet = now - lease.lastActivity
+    // The window is at least the configured one: only a silence that long needs the sessions' TTLs (OT-A08), which
+    // take a walk over the adapter's sessions. A busy adapter's request costs one subtraction here.
+    if (quiet >= this.#options.silenceMs && quiet >= this.silenceWindow(id)) this.endLease(id, 'silence')
   }
 
   #create (id: string): AdapterRecord {
@@ -268,7 +274,7 @@ export class Adapters {
   // OT-020, OT-A06: the lease's token, compared in constant time; a missing or wrong one is 401 naming the header.
   #checkToken (lease: Lease, token: string | undefined): void {
     if (token === undefined) throw errors.unauthorized(`${ADAPTER_TOKEN_HEADER} is missing`, ADAPTER_TOKEN_HEADER)
-    if (!sameSecret(token, lease.token.bytes) && !this.#options.faults.has('lease-token-ignored')) {
+    if (!this.#options.secrets.matches(token, lease.token.bytes) && !this.#options.faults.has('lease-token-ignored')) {
       throw errors.unauthorized(`${ADAPTER_TOKEN_HEADER} is not this adapter's lease token`, ADAPTER_TOKEN_HEADER)
     }
   }

@@ -85,7 +85,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
     }
   })
 
-  // One context per fake: the pipeline reads this fake's store, and fakes in one process share nothing.
+  // One context per fake: the pipeline's per-fake memo lives in it, so fakes in one process share nothing.
   const ctx = pipelineContext(store, options.rateLimit, LIMITS)
   const allowedMethods = registerRoutes(app, [...orbtileRoutes(store), ...(options.extraRoutes ?? [])])
 
@@ -119,7 +119,8 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
   })
 
   // OT-154, OT-A05: every body is parsed by the pipeline's parseBody, whatever its type (step 7 has refused other
-  // types already).
+  // types already). Under its own name too: fastify remembers the parser it found for a named type, but looks the
+  // catch-all up afresh on every request.
   app.removeAllContentTypeParsers()
   const parser: typeof parseBody = tap === undefined
     ? parseBody
@@ -127,6 +128,7 @@ export function buildOrbtileApp (options: BuildOptions): FastifyInstance<Server>
         tapBody(request, body as Buffer)
         parseBodyShown(request, body as Buffer, done, tapBodyText)
       }
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)
 
   app.setNotFoundHandler(() => { throw errors.notFound() })

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { Changes, reportingClock, reportingControl, reportRequests } from '../shared/changes.js'
 import { createClock, type Clock } from '../shared/clock.js'
+import { SecretComparer } from '../shared/secrets.js'
 import { TokenBuckets } from '../shared/token-bucket.js'
 import { BASE_PATH, LIMITS } from '../spec/orbtile.js'
 import { Adapters } from './adapters.js'
@@ -59,6 +60,7 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
     : typeof options.pidCheck === 'function' ? options.pidCheck : realProcessCheck
 
   const faults = new Faults(options.faults)
+  const secrets = new SecretComparer()
   // OT-026, OT-A20: the spec's burst and refill rate.
   const burst = LIMITS.burst + (faults.has('burst-off-by-one') ? 1 : 0)
   const buckets = new TokenBuckets({ burst, perSecond: LIMITS.requestsPerSecond }, clock)
@@ -66,10 +68,11 @@ export async function startOrbtileMock (input: OrbtileMockOptions = {}): Promise
     autoAllow: options.autoAllow,
     silenceMs: options.leaseSilenceMs,
     maxAdapters: LIMITS.maxAdapters,
-    faults
+    faults,
+    secrets
   })
   const sessions = new Sessions(clock, adapters, pidCheck, faults)
-  const store = new OrbtileStore({ clock, version: options.version, buckets, adapters, sessions, faults })
+  const store = new OrbtileStore({ clock, version: options.version, buckets, adapters, sessions, faults, secrets })
 
   // OT-A04: the file holds an absolute socketPath, whatever directory the fake was started from.
   const endpoint: OrbtileEndpoint = {

@@ -1,7 +1,7 @@
 import contentType from 'content-type'
 import type { FastifyBodyParser, FastifyRequest } from 'fastify'
 import { parseJsonObject } from '../shared/json-body.js'
-import { sameSecret } from '../shared/secrets.js'
+import type { SecretComparer } from '../shared/secrets.js'
 import type { TokenBuckets } from '../shared/token-bucket.js'
 import type { Limits } from '../spec/orbtile.js'
 import { errors } from './errors.js'
@@ -33,7 +33,7 @@ export type RouteConfig =
   | { kind: 'route', adapterRoute: boolean }
   | { kind: 'method-not-allowed', allow: readonly string[] }
 
-/** What the pipeline steps read from one fake (pipelineContext). */
+/** What the pipeline steps read from one fake. Made once per fake (pipelineContext), never per request. */
 export interface PipelineContext {
   apiEnabled(): boolean
   /** The discovery token's UTF-8 bytes. */
@@ -43,6 +43,13 @@ export interface PipelineContext {
   limits: Readonly<Pick<Limits, 'maxBodyBytes' | 'requestsPerSecond' | 'burst'>>
   /** Deliberate faults (faults.ts). */
   faults: Faults
+  /** The fake's constant-time comparer, shared with the lease check. */
+  secrets: SecretComparer
+  /**
+   * Clients send the same Content-Type on every request: the last one this fake accepted, so that the next equal
+   * header is not parsed again (checkMediaType).
+   */
+  acceptedType: string | undefined
 }
 
 /** What pipelineContext reads from the fake's store. */
@@ -51,6 +58,7 @@ export interface PipelineSource {
   readonly tokenBytes: Buffer
   readonly buckets: TokenBuckets
   readonly faults: Faults
+  readonly secrets: SecretComparer
 }
 
 /** The context of one fake's pipeline: made once, when its app is built. */
@@ -62,7 +70,9 @@ PipelineContext {
     buckets: store.buckets,
     rateLimit,
     limits,
-    faults: store.faults
+    faults: store.faults,
+    secrets: store.secrets,
+    acceptedType: undefined
   }
 }
 
@@ -113,7 +123,7 @@ export function checkBearer (request: FastifyRequest, ctx: PipelineContext): voi
   }
   const match = /^Bearer +(\S+) *$/i.exec(header)
   if (match === null) throw errors.unauthorized('the Authorization scheme must be Bearer')
-  if (!sameSecret(match[1]!, ctx.tokenBytes())) {
+  if (!ctx.secrets.matches(match[1]!, ctx.tokenBytes())) {
     throw errors.unauthorized('the bearer token does not match the discovery file')
   }
 }
@@ -154,15 +164,16 @@ export function checkBodyFraming (request: FastifyRequest, ctx: PipelineContext)
   if (bytes > ctx.limits.maxBodyBytes) {
     throw errors.payloadTooLarge(`the body is ${bytes} bytes; the limit is ${ctx.limits.maxBodyBytes}`)
   }
-  if (bytes > 0) checkMediaType(request.headers['content-type'])
+  if (bytes > 0) checkMediaType(request.headers['content-type'], ctx)
   // OT-A05: every PUT and POST needs a JSON object, and a head without a body cannot hold one.
   else if (request.method === 'PUT' || request.method === 'POST') {
     throw errors.badRequest('the body is empty; send a JSON object')
   }
 }
 
-// OT-017, OT-A05: `application/json`, with no charset or utf-8.
-function checkMediaType (header: string | undefined): void {
+// OT-017, OT-A05: `application/json`, with no charset or utf-8. An accepted header is remembered per fake.
+function checkMediaType (header: string | undefined, ctx: PipelineContext): void {
+  if (header !== undefined && header === ctx.acceptedType) return
   const refuse = (): never => {
     const given = header === undefined ? 'untyped' : JSON.stringify(header)
     throw errors.unsupportedMediaType(`the body must be application/json, not ${given}`)
@@ -177,6 +188,7 @@ function checkMediaType (header: string | undefined): void {
   if (parsed.type !== 'application/json') refuse()
   const charset = parsed.parameters.charset
   if (charset !== undefined && charset.toLowerCase() !== 'utf-8') refuse()
+  ctx.acceptedType = header
 }
 
 /** OT-A02 steps 1 to 7, in order; the first failure answers. */

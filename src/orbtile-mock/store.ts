@@ -1,5 +1,5 @@
 import type { Clock } from '../shared/clock.js'
-import { newSecret, type Secret } from '../shared/secrets.js'
+import { newSecret, type Secret, type SecretComparer } from '../shared/secrets.js'
 import type { TokenBuckets } from '../shared/token-bucket.js'
 import type { Adapters, AdapterSnapshot } from './adapters.js'
 import type { Faults } from './faults.js'
@@ -19,6 +19,8 @@ export interface OrbtileServices {
   sessions: Sessions
   /** Deliberate faults (none, unless the conformance self-test asks for some). */
   faults: Faults
+  /** The constant-time comparer the bearer and lease checks share. */
+  secrets: SecretComparer
 }
 
 /**
@@ -32,6 +34,7 @@ export class OrbtileStore implements OrbtileServices {
   readonly adapters: Adapters
   readonly sessions: Sessions
   readonly faults: Faults
+  readonly secrets: SecretComparer
   /** OT-001, OT-A03: the user's Adapter API switch. */
   apiEnabled = true
   #token: Secret = newSecret()
@@ -46,6 +49,7 @@ export class OrbtileStore implements OrbtileServices {
     this.adapters = services.adapters
     this.sessions = services.sessions
     this.faults = services.faults
+    this.secrets = services.secrets
     this.#startedAt = this.clock.now()
   }
 

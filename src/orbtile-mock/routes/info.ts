@@ -22,10 +22,12 @@ export function infoHandler (store: OrbtileStore): RouteHandlerMethod {
     activities: ACTIVITIES, // OT-036, OT-A29: all 11, in enum order; the enum has no "empty"
     limits: LIMITS
   }
-  return async (request) => {
+  // The reply never changes without a nonce: serialise it once.
+  const plain = JSON.stringify(body)
+  return async (request, reply) => {
     const nonce = request.headers['x-orbtile-nonce']
     // OT-038: no nonce, no proof.
-    if (nonce === undefined) return body
+    if (nonce === undefined) return reply.type('application/json; charset=utf-8').send(plain)
     if (typeof nonce !== 'string' || !NONCE.test(nonce)) {
       throw errors.invalidField('X-Orbtile-Nonce', 'X-Orbtile-Nonce must be 16 to 64 hex characters')
     }

@@ -22,7 +22,8 @@ function leaseOf (adapters: Adapters, request: FastifyRequest) {
 
 /** `POST /adapters/{adapterId}/sessions/{sessionId}` (OT-089..113). */
 export function sessionHandler (adapters: Adapters, sessions: Sessions): RouteHandlerMethod {
-  return async (request) => {
+  // The hot route: not an async function, so fastify sends its value at once (a promise a request saved).
+  return (request) => {
     const { adapterId, sessionId, registration } = leaseOf(adapters, request)
     return sessions.post(adapterId, sessionId!, request.body, registration)
   }
