@@ -26,6 +26,7 @@ export function checkAdapterId (id: string, faults: Faults = NO_FAULTS): void {
     throw errors.reservedId(`${JSON.stringify(id)} is in Orbtile's own namespace`)
   }
   // The answer for an id never changes: remember the good ones (a bounded, pure memo; it holds no fake's state).
+  // Kept: with the other kept shortcuts, a session update runs at 61% of bare fastify, 48% without (benchmarks.md).
   if (VALID.size >= 1024) VALID.clear()
   VALID.add(id)
 }

@@ -262,6 +262,7 @@ export class Adapters {
     const quiet = now - lease.lastActivity
     // The window is at least the configured one: only a silence that long needs the sessions' TTLs (OT-A08), which
     // take a walk over the adapter's sessions. A busy adapter's request costs one subtraction here.
+    // Kept: with the other kept shortcuts, a session update runs at 61% of bare fastify, 48% without (benchmarks.md).
     if (quiet >= this.#options.silenceMs && quiet >= this.silenceWindow(id)) this.endLease(id, 'silence')
   }
 

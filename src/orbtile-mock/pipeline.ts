@@ -172,6 +172,7 @@ export function checkBodyFraming (request: FastifyRequest, ctx: PipelineContext)
 }
 
 // OT-017, OT-A05: `application/json`, with no charset or utf-8. An accepted header is remembered per fake.
+// Kept: with the other kept shortcuts, a session update runs at 61% of bare fastify, 48% without (benchmarks.md).
 function checkMediaType (header: string | undefined, ctx: PipelineContext): void {
   if (header !== undefined && header === ctx.acceptedType) return
   const refuse = (): never => {

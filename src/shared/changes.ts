@@ -6,6 +6,7 @@ import type { Clock, TimerHandle } from './clock.js'
  * "Something in this fake may have changed": the signal a watcher such as the dashboard's stream (DASH-D01) waits on
  * instead of polling. It carries no data; a watcher reads the fake's state when it chooses. `notify` is called on the
  * hot path of every request, so with no watcher it costs one check of a set's size.
+ * Kept: with the other kept shortcuts, a session update runs at 61% of bare fastify, 48% without (benchmarks.md).
  */
 export class Changes {
   readonly #watchers = new Set<() => void>()

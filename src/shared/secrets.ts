@@ -34,6 +34,7 @@ export function newSecret (): Secret {
  * The request path compares one or two secrets per request, so the given text is written into a buffer the
  * comparer reuses, not one allocated per compare. Each fake holds its own comparer: no buffer is shared between
  * fakes, and a comparer is used only synchronously, so one per fake suffices.
+ * Kept: with the other kept shortcuts, a session update runs at 61% of bare fastify, 48% without (benchmarks.md).
  */
 export class SecretComparer {
   #scratch = Buffer.allocUnsafeSlow(TOKEN_LENGTH)

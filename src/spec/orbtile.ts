@@ -49,6 +49,7 @@ const validators = familyValidators(orbtileSpecFamily)
 
 // Each name's validator, once looked up: the request path asks for a few by name on every request, and a lookup in
 // the 60-odd `$defs` (twice: the document's, the family's) cost about 0.3 µs a session update.
+// Kept: with the other kept shortcuts, a session update runs at 61% of bare fastify, 48% without (benchmarks.md).
 const byName = new Map<string, ValidateFunction>()
 
 /** A validator of `$defs/<name>` of the spec document. */

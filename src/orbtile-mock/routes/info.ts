@@ -23,6 +23,7 @@ export function infoHandler (store: OrbtileStore): RouteHandlerMethod {
     limits: LIMITS
   }
   // The reply never changes without a nonce: serialise it once.
+  // Kept: with the other kept shortcuts, a session update runs at 61% of bare fastify, 48% without (benchmarks.md).
   const plain = JSON.stringify(body)
   return async (request, reply) => {
     const nonce = request.headers['x-orbtile-nonce']

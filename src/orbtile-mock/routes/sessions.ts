@@ -23,6 +23,7 @@ function leaseOf (adapters: Adapters, request: FastifyRequest) {
 /** `POST /adapters/{adapterId}/sessions/{sessionId}` (OT-089..113). */
 export function sessionHandler (adapters: Adapters, sessions: Sessions): RouteHandlerMethod {
   // The hot route: not an async function, so fastify sends its value at once (a promise a request saved).
+  // Kept: with the other kept shortcuts, a session update runs at 61% of bare fastify, 48% without (benchmarks.md).
   return (request) => {
     const { adapterId, sessionId, registration } = leaseOf(adapters, request)
     return sessions.post(adapterId, sessionId!, request.body, registration)
