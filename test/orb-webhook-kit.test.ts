@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -167,6 +167,7 @@ t.test('ORB-025 a sample mention names a message the demo world has, so that a b
 
 t.test('CLI-05 orbtest webhook sign and send, as a person runs them', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'otw-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const body = join(dir, 'event.json')
   writeFileSync(body, '{"id":"evt_1","type":"app.test"}')
   const cli = async (args: string[], stdin?: string): Promise<{ code: number | null, out: string, err: string }> => {
