@@ -1,11 +1,13 @@
 // The layering rules of ARCHITECTURE.md, held by reading every import in the tree (TypeScript's own pre-processor,
 // type-only imports included: a cycle of types still ties two modules together).
+import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import t from 'tap'
 import ts from 'typescript'
 import { CLI } from './helpers/cli.js'
 import { ROOT } from './helpers/root.js'
+import { untracked } from './helpers/untracked-children.js'
 
 const root = ROOT
 
@@ -198,3 +200,17 @@ t.test(
     }
   }
 )
+
+t.test('ARCH-09 a process a test starts runs as a user runs it: without tap\'s process tracker in its NODE_OPTIONS', async (t) => {
+  const tracker = '--import=file:///x/node_modules/@tapjs/processinfo/dist/esm/import.mjs'
+  t.equal(untracked(`--enable-source-maps ${tracker}`), '--enable-source-maps', 'the tracker goes, the rest stays')
+  t.equal(untracked(tracker), undefined, 'nothing left: no NODE_OPTIONS at all')
+  t.equal(untracked(`"${tracker}" --trace-warnings`), '--trace-warnings', 'quoted, as tap writes it')
+  t.equal(untracked('--max-old-space-size=512'), '--max-old-space-size=512', 'options of its own are kept')
+  t.match(process.env.NODE_OPTIONS ?? '', /@tapjs[\\/]processinfo/, 'this test process itself is tracked by tap')
+  const child = execFileSync(process.execPath, ['-e', 'process.stdout.write(JSON.stringify({ o: process.env.NODE_OPTIONS ?? "", a: process.execArgv, k: Object.keys(process.env).filter((k) => k.startsWith("_TAPJS_PROCESSINFO_")) }))'], { encoding: 'utf8' })
+  const seen = JSON.parse(child) as { o: string, a: string[], k: string[] }
+  t.notMatch(seen.o, /processinfo/, 'a child\'s NODE_OPTIONS has no tracker')
+  t.same(seen.a.filter((a) => a.includes('processinfo')), [], 'nor its arguments')
+  t.same(seen.k, [], 'nor tap\'s variables for it')
+})
