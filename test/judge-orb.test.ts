@@ -124,7 +124,7 @@ t.test('ORB-100 the same call again before Retry-After fails on the 429\'s conne
     'one on another connection is not settled, and the call stays closed: the next, on the 429\'s own, fails')
 })
 
-t.test('ORB-071 an answer late by the judge\'s own stall is inconclusive; a fallback post counts, whatever Orb answered it', async (t) => {
+t.test('ORB-071 ORB-A14 an answer past 6 s is non-strict (the spec says about 6 s), inconclusive when late by the judge\'s own stall; a fallback post counts, whatever Orb answered it', async (t) => {
   const late = (ms: Millis, lag: number): string => {
     const j = new Journal()
     j.action(0, 'harness', 'bot-start')
@@ -133,7 +133,7 @@ t.test('ORB-071 an answer late by the judge\'s own stall is inconclusive; a fall
     return judge(check('ORB-071'), model(lag), j.entries, 20_000).verdict
   }
   t.equal(late(5000, 0), 'pass', 'answered 5 s after the bot had it')
-  t.equal(late(7000, 0), 'fail', '7 s after')
+  t.equal(late(7000, 0), 'non-strict', '7 s after: exactly 6 s is orbtest\'s')
   t.equal(late(6300, 500), 'inconclusive', '6.3 s after, with the judge 0.5 s late')
   const gone = new Journal()
   gone.action(0, 'harness', 'bot-start')
@@ -155,7 +155,7 @@ t.test('ORB-071 OBC-16 an answer late by no more than Orb took to answer the bot
     return judge(check('ORB-071'), model(), j.entries, 20_000).verdict
   }
   t.equal(late(1000), 'inconclusive', '6.5 s after, 1 s of it waiting on Orb\'s passport reply')
-  t.equal(late(100), 'fail', '6.5 s after, 0.1 s of it waiting on Orb')
+  t.equal(late(100), 'non-strict', '6.5 s after, 0.1 s of it waiting on Orb')
 })
 
 t.test('ORB-097 ORB-095 a delivery the suite stopped waiting for: a typed command late beyond doubt fails; another event, or a forgery\'s refusal, is not seen', async (t) => {

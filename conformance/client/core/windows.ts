@@ -140,9 +140,9 @@ export const WINDOWS = {
     n: 3
   },
   answer: {
-    kind: 'spec',
+    kind: 'decision',
     value: '6 s from receipt to the answer',
-    from: 'GET /events description: a bot answers within about 6 s (ORB-071); timed from when the bot had the command, not from invoked_at (ORB-A14)',
+    from: 'GET /events description: a bot answers within about 6 s (ORB-071); exactly 6 s is orbtest\'s (ORB-A14), timed from when the bot had the command, not from invoked_at',
     n: ORB_A14_MEMBER_WAIT_MS
   },
   fallback: {

@@ -206,7 +206,9 @@ const ORB_071: OrbCheck = {
     {
       key: 'answer',
       text: 'a respond within 6 s of the bot having the command',
-      level: 'MUST',
+      level: 'decision',
+      basis: 'ORB-A14',
+      why: 'the spec says about 6 s; exactly 6 s is orbtest\'s',
       exercise: 'a typed command fetched with GET /events (tour:basic)'
     },
     {
