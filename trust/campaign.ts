@@ -12,7 +12,9 @@ import { delimiter, join } from 'node:path'
 import type { CheckDef } from '../conformance/client/core/check.js'
 import { ORB_CLIENT_CHECKS } from '../conformance/client/orb/checks.js'
 import { CHECKS } from '../conformance/client/orbtile/checks/index.js'
+import { parse, parseFlags, type Flags, type FlagSpecs } from '../src/cli/flags.js'
 import { packageRoot } from '../src/shared/paths.js'
+import { UsageError } from '../src/shared/usage-error.js'
 import { CLIENTS, clientNamed, type CleanClient } from './clients.js'
 import { FAULTS, type ReferenceFault } from './faults.js'
 
@@ -299,39 +301,48 @@ const USAGE = `usage: npm run trust -- [--seeds N] [--seed FIRST] [--load] [--lo
   --jobs: runs at once (4); --scenarios: generated scenarios in each clean run, after the tours (8).
   Exit 0 when no clean client failed and every fault was caught every time; 1 otherwise; 2 for a bad argument.
 `
-const FLAGS = new Set(['--seeds', '--seed', '--jobs', '--scenarios', '--client', '--json'])
+const FLAGS = {
+  seeds: { type: 'string', help: 'seeds', default: '1', parse: parse.integer(1, 1000) },
+  seed: { type: 'string', help: 'the first seed', default: '20261201', parse: parse.integer(0, 2 ** 32 - 1) },
+  load: { type: 'boolean', help: 'beside a CPU hog on every core' },
+  long: { type: 'boolean', help: 'the long tours\' faults too' },
+  jobs: { type: 'string', help: 'runs at once', default: '4', parse: parse.integer(1, 64) },
+  scenarios: { type: 'string', help: 'generated scenarios a clean run', default: '8', parse: parse.integer(0, 1000) },
+  client: { type: 'string', help: 'only this clean client', multiple: true },
+  json: { type: 'string', help: 'the report as JSON', parse: parse.path },
+  help: { type: 'boolean', help: 'this text' }
+} as const satisfies FlagSpecs
 
 /** `npm run trust -- …`: resolves to the exit code (0 when the campaign holds). */
 export async function main (argv: readonly string[]): Promise<number> {
-  const bad = argv.find((a, i) => !FLAGS.has(a) && !FLAGS.has(argv[i - 1] ?? '') && a !== '--load' && a !== '--long')
-  if (bad !== undefined || argv.includes('--help')) {
-    ;(bad === undefined || bad === '--help' ? process.stdout : process.stderr).write(USAGE)
-    return bad === undefined || bad === '--help' ? 0 : 2
+  let flags: Flags<typeof FLAGS>
+  try {
+    flags = parseFlags(argv, FLAGS).flags
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err
+    process.stderr.write(`trust: ${err.message}\n${USAGE}`)
+    return 2
   }
-  const value = (flag: string): string | undefined => {
-    const i = argv.indexOf(flag)
-    return i < 0 ? undefined : argv[i + 1]
+  if (flags.help === true) {
+    process.stdout.write(USAGE)
+    return 0
   }
-  const n = Number(value('--seeds') ?? 1)
-  const first = Number(value('--seed') ?? 20261201)
   const root = packageRoot()
-  const clients = argv.flatMap((a, i) => argv[i - 1] === '--client' ? [a] : [])
   const report = await campaign({
     root,
     cli: join(root, 'dist', 'cli', 'orbtest.js'),
-    seeds: Array.from({ length: n }, (_, i) => first + i),
-    scenarios: Number(value('--scenarios') ?? 8),
-    load: argv.includes('--load'),
-    long: argv.includes('--long'),
-    jobs: Number(value('--jobs') ?? 4),
-    ...(clients.length === 0 ? {} : { clients }),
+    seeds: Array.from({ length: flags.seeds }, (_, i) => flags.seed + i),
+    scenarios: flags.scenarios,
+    load: flags.load === true,
+    long: flags.long === true,
+    jobs: flags.jobs,
+    ...(flags.client === undefined ? {} : { clients: flags.client }),
     onRun: (x) => {
       const what = x.kind === 'fault' ? `${x.fault!.fault} ${x.detected === true ? 'caught' : 'MISSED'}` : `clean, ${x.failed.length} failed`
       process.stderr.write(`${x.client} seed ${x.seed}: ${what} (${(x.ms / 1000).toFixed(1)} s)\n`)
     }
   })
   process.stdout.write(campaignText(report))
-  const json = value('--json')
-  if (json !== undefined) writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`)
+  if (flags.json !== undefined) writeFileSync(flags.json, `${JSON.stringify(report, null, 2)}\n`)
   return campaignHolds(report) ? 0 : 1
 }
