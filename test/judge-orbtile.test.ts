@@ -219,6 +219,24 @@ t.test('OT-002 a client that never reached the socket is non-strict (the window 
   t.equal(judge(check('OT-002'), model(), m.entries, 100).verdict, 'fail', 'bytes that are not HTTP')
 })
 
+t.test('OT-002 OTC-12 an adapter polling when the app moved must reach the new socket: a poll the app cut counts as polling, and so does one open across the move', async (t) => {
+  const moved = (polls: Array<[Millis, Millis]>, after?: Millis): number[] => {
+    const j = registered()
+    const move = 2900
+    // The journal files each poll at its end: one cut by the move comes after the move's action.
+    for (const [at, end] of polls.filter(([, end]) => end < move)) poll(j, at, end, { after: 0, ack: 0 })
+    j.action(move, 'app', 'move', { socketPath: '/run/new.sock' })
+    for (const [at, end] of polls.filter(([, end]) => end >= move)) poll(j, at, end, { after: 0, ack: 0 })
+    if (after !== undefined) session(j, after)
+    j.action(12_000, 'harness', 'stop')
+    return clause(judge(check('OT-002'), model(), j.entries, 12_100), 'moved')
+  }
+  t.same(moved([[100, 1300]]), [1, 1, 0], 'a poll the app ended 1.6 s before it (its lease ended), then nothing: late')
+  t.same(moved([[2000, 2905]]), [1, 1, 0], 'a poll open across the move, then nothing: late')
+  t.same(moved([[2000, 2905]], 3500), [1, 0, 0], 'a poll open across the move, then a request 0.6 s after it')
+  t.same(moved([[100, 300]]), [0, 0, 0], 'the last poll ended 2.6 s before: not known to be polling, not judged')
+})
+
 /** A question pending on s2 (id q1) and its decision delivered at `at`, with the picks given. */
 function decided (picks: unknown, at: Millis): Journal {
   const j = registered()

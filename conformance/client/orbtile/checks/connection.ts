@@ -1,5 +1,5 @@
 import { seconds, type Outcomes } from '../../core/check.js'
-import type { Millis } from '../../core/journal.js'
+import type { JournalExchange, Millis } from '../../core/journal.js'
 import { windowMs } from '../../core/windows.js'
 import { BASE_PATH } from '../../../../src/spec/orbtile.js'
 import { view, type OrbtileModel } from '../model.js'
@@ -40,8 +40,11 @@ const OT_002: OrbtileCheck = {
   judge: () => {
     let any = false
     let started = false
+    /** When the adapter's last poll that has completed ended (a poll cut by the app ends with the cut). */
     let lastPoll = -Infinity
-    /** When the app last came back on a new socket, while the adapter was polling and has not reached it yet. */
+    /** When the app last came back on a new socket. */
+    let move: Millis | undefined
+    /** That time, once the adapter is known to have been polling then and has not reached the new socket yet. */
     let movedAt: Millis | undefined
     const late = (model: OrbtileModel, out: Outcomes, moved: Millis, now: Millis, seq?: number): void => {
       const limit = windowMs('reconnect')
@@ -54,16 +57,32 @@ const OT_002: OrbtileCheck = {
         actual: seq === undefined ? `none in ${seconds(now - moved)}` : `the first after ${seconds(now - moved)}`
       }, now - moved <= limit + model.error(moved, now) ? 'within the judge\'s measurement error' : undefined)
     }
+    /** A request after the move, or a poll that tells the adapter was polling at it. */
+    const reached = (entry: JournalExchange, model: OrbtileModel, out: Outcomes): void => {
+      if (move !== undefined && entry.at > move) {
+        // The first request after the move (only the new socket is there to take it).
+        if (movedAt !== undefined) {
+          out.exercised('moved')
+          late(model, out, movedAt, entry.at, entry.seq)
+        }
+        move = movedAt = undefined
+      }
+      if (view(entry).route !== 'events') return
+      lastPoll = Math.max(lastPoll, entry.end)
+      // A poll that was open when the app moved: the adapter was polling then, whenever the journal files its end.
+      if (move !== undefined && movedAt === undefined && entry.at <= move && entry.end >= move) movedAt = move
+    }
     return {
       observe (entry, model, out) {
         if (entry.kind === 'action' && entry.name === 'start') started = true
         if (entry.kind === 'action' && typeof entry.data?.socketPath === 'string') {
+          move = entry.at
           movedAt = entry.at - lastPoll <= windowMs('recent-poll') ? entry.at : undefined
         }
         if (entry.kind === 'action' && entry.name === 'stop' && movedAt !== undefined) {
           out.exercised('moved')
           late(model, out, movedAt, entry.at)
-          movedAt = undefined
+          move = movedAt = undefined
         }
         if (entry.kind === 'malformed') {
           any = true
@@ -85,12 +104,7 @@ const OT_002: OrbtileCheck = {
             actual: `HTTP/${entry.httpVersion}`
           }))
         }
-        if (movedAt !== undefined && entry.at > movedAt) {
-          out.exercised('moved')
-          late(model, out, movedAt, entry.at, entry.seq)
-          movedAt = undefined
-        }
-        if (view(entry).route === 'events') lastPoll = Math.max(lastPoll, entry.at)
+        reached(entry, model, out)
       },
       open (_model, end, out) {
         if (!started) return
