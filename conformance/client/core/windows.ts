@@ -105,7 +105,7 @@ export const WINDOWS = {
   },
   'recent-poll': {
     kind: 'decision',
-    value: 'a poll in the 2.5 s before the move',
+    value: 'a poll open at the move, or one that ended in the 2.5 s before it',
     from: 'OTC-12: who counts as polling when the socket moves (a long poll lasts at most 2 s)',
     n: 2500
   },
