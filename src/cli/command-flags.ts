@@ -77,6 +77,15 @@ export const ORB_FLAGS = {
   }
 } as const satisfies FlagSpecs
 
+/** Flags of `orbtest proxy orbtile`. */
+export const PROXY_ORBTILE_FLAGS = {
+  upstream: { type: 'string', placeholder: 'PATH', parse: parse.path, help: "the upstream app's discovery file; else $ORBTILE_DISCOVERY, else ~/Library/Application Support/Orbtile/adapter-api.json" },
+  discovery: { type: 'string', placeholder: 'PATH', parse: parse.path, help: "the proxy's discovery file, for the adapter (ORBTILE_DISCOVERY); with a COMMAND and without this flag,\none in a private folder, named to COMMAND by ORBTILE_DISCOVERY" },
+  judge: ORBTILE_FLAGS.judge,
+  'ready-file': COMMON_FLAGS['ready-file'],
+  help: COMMON_FLAGS.help
+} as const satisfies FlagSpecs
+
 /** The flags of the command that runs every fake. */
 export const SERVE_FLAGS = { ...ORBTILE_FLAGS, ...ORB_FLAGS, ...COMMON_FLAGS }
 

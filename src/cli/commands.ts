@@ -4,9 +4,11 @@
  * suite, no fastify (ARCH-07).
  */
 import { TargetError } from '../../conformance/server/core/errors.js'
+import { StartupError } from '../shared/startup-error.js'
 import { command, type AnyCommand } from './command.js'
 import {
-  CLIENT_FLAGS, COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, SEND_FLAGS, SERVE_FLAGS, SERVER_FLAGS, SIGN_FLAGS, SUMMARY_FLAGS
+  CLIENT_FLAGS, COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, PROXY_ORBTILE_FLAGS, SEND_FLAGS, SERVE_FLAGS, SERVER_FLAGS,
+  SIGN_FLAGS, SUMMARY_FLAGS
 } from './command-flags.js'
 
 /** `orbtest --help`'s own words, around the table's lines. */
@@ -141,6 +143,27 @@ const webhookSend = command({
   run: async (input, out) => await (await import('./webhook.js')).send(input, out)
 })
 
+const proxyOrbtile = command({
+  name: 'proxy',
+  verb: 'orbtile',
+  summary: ['proxy orbtile', 'stand between an adapter and a real Orbtile app, and judge the adapter live'],
+  usage: 'orbtest proxy orbtile [--upstream PATH] [--discovery PATH] [--judge FILE] [--ready-file PATH] [-- COMMAND [ARGS…]]',
+  help: [
+    'Relays an adapter\'s traffic to a real Orbtile app (or any server of the protocol), byte for byte: the proxy',
+    'listens on a socket of its own (0600, in a private folder) and writes a discovery file that names it, with the',
+    "app's token, for the adapter to find; it follows the app's discovery file as the app changes it. With --judge,",
+    'the client rules are judged on every exchange, as `orbtest up --judge` does; rules that need a scenario (the',
+    'user, the app) stay not exercised. With a COMMAND, the adapter is started with ORBTILE_DISCOVERY naming the',
+    "proxy's file, and the proxy stops when it exits (or stops it, SIGTERM then SIGKILL, on Ctrl-C).",
+    'Exit 0 when no required rule was broken, 1 when one was, 2 for a usage error or an app that is not there.'
+  ].join('\n'),
+  flags: PROXY_ORBTILE_FLAGS,
+  runsCommand: true,
+  // No app to stand in front of: nothing was judged.
+  refuses: (err) => err instanceof StartupError && err.code === 'ORBTEST_UPSTREAM_MISSING',
+  run: async (input) => await (await import('./proxy.js')).proxyOrbtile(input)
+})
+
 const summary = command({
   name: 'summary',
   summary: ['summary REPORT.json', "a run's JSON report as Markdown (a CI job's summary page; --github for Actions)"],
@@ -160,5 +183,5 @@ const summary = command({
 
 /** In the order `orbtest --help` lists them. */
 export const COMMANDS: readonly AnyCommand[] = [
-  up, orbtile, orb, serverConformance, clientConformance, webhookSign, webhookSend, summary
+  up, orbtile, orb, serverConformance, clientConformance, proxyOrbtile, webhookSign, webhookSend, summary
 ]

@@ -103,8 +103,8 @@ function banner (fakes: Orbtest, judgeFile: string | undefined): string {
   return `${lines.join('\n')}\n`
 }
 
-// Written atomically, so a script polling for the file never reads half of it.
-function writeReadyFile (path: string, info: ReadyInfo): void {
+/** Writes a ready file atomically, so that a script polling for it never reads half of it. */
+export function writeReadyFile (path: string, info: ReadyInfo | { proxy: Record<string, string> }): void {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`)
   writeFileSync(temp, `${JSON.stringify(info, null, 2)}\n`)
   renameSync(temp, path)

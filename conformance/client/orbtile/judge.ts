@@ -36,7 +36,17 @@ export interface Judge {
   finish(): { passed: boolean, requests: number }
 }
 
-export function startJudge (file: string, token: () => string): Judge {
+/** What the judged traffic passed through, as the report names it. */
+export interface JudgedVia {
+  /** The command, in the report's title. */
+  command: string
+  /** What received the requests, in its summary and its end. */
+  receiver: string
+}
+
+const FAKE: JudgedVia = { command: 'orbtest up --judge', receiver: 'the fake' }
+
+export function startJudge (file: string, token: () => string, via: JudgedVia = FAKE): Judge {
   const since = new Date().toISOString()
   const release = stalls.hold()
   let observer: Observer | undefined
@@ -88,12 +98,20 @@ export function startJudge (file: string, token: () => string): Judge {
       const checks = summaries(findings)
       const report: ClientRunReport = {
         suite: 'orbtile',
-        title: 'Orbtile Adapter Protocol v1.2: client rules judged on live traffic (orbtest up --judge)',
+        title: `Orbtile Adapter Protocol v1.2: client rules judged on live traffic (${via.command})`,
         command: [],
         seed: 0,
         strict: false,
         checks,
-        scenarios: [{ name: 'judged', summary: `every request the fake received from ${since}`, ms: Math.round(performance.now() - started), exit: 'the fake stopped', findings, journal: o.journal.entries(), dropped: o.journal.dropped }],
+        scenarios: [{
+          name: 'judged',
+          summary: `every request ${via.receiver} received from ${since}`,
+          ms: Math.round(performance.now() - started),
+          exit: `${via.receiver} stopped`,
+          findings,
+          journal: o.journal.entries(),
+          dropped: o.journal.dropped
+        }],
         ms: Math.round(performance.now() - started)
       }
       const ext = extname(file).toLowerCase()

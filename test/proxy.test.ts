@@ -1,0 +1,121 @@
+// `orbtest proxy orbtile` in front of a fake Orbtile that stands in for the real app: the adapter runs through the
+// proxy (a real CLI process running the reference adapter), the fake judges the same traffic itself, and the two
+// judges must agree.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { startJudge } from '../conformance/client/orbtile/judge.js'
+import { CLI } from './helpers/cli.js'
+import { readDiscovery, scratch, startFake } from './helpers/fake.js'
+import { ROOT } from './helpers/root.js'
+
+const ADAPTER = join(ROOT, 'examples', 'orbtile-adapter-node', 'adapter.mjs')
+
+interface Report { checks: Array<{ id: string, verdict: string }> }
+const verdicts = (file: string): Record<string, string> =>
+  Object.fromEntries((JSON.parse(readFileSync(file, 'utf8')) as Report).checks.map((c) => [c.id, c.verdict]))
+
+/** Resolves once `ready` holds, looking every 100 ms for at most `ms`. */
+async function until (ready: () => boolean, ms: number): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += 100) {
+    if (ready()) return true
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return ready()
+}
+
+async function exitOf (child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode
+  return await new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+}
+
+/** The reference adapter (with `args`) through the proxy, in front of a fake judged in this process. */
+interface Through { proxy: Record<string, string>, direct: Record<string, string>, code: number | null, stderr: string }
+
+async function throughProxy (t: Test, args: string[]): Promise<Through> {
+  const dir = scratch(t)
+  const direct = join(dir, 'direct.json')
+  const judge = startJudge(direct, () => fake.token)
+  const fake = await startFake(t, { autoAllow: true, tap: judge.tap })
+  const report = join(dir, 'proxy.json')
+  const upstream = join(fake.dir, 'home', 'adapter-api.json')
+  const mine = join(dir, 'mine', 'adapter-api.json')
+  const proxy = spawn(process.execPath, [CLI, 'proxy', 'orbtile', '--upstream', upstream, '--discovery', mine,
+    '--judge', report, '--', process.execPath, ADAPTER, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+  t.teardown(() => { proxy.kill('SIGKILL') })
+  let stderr = ''
+  proxy.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  // A clean adapter has made its sessions; a faulty one has been refused a few times.
+  const busy = await until(() => judge.state().requests >= 6, 20_000)
+  t.ok(busy, `the adapter's requests reached the app through the proxy (${judge.state().requests})`)
+  proxy.kill('SIGTERM')
+  const code = await exitOf(proxy)
+  await fake.close()
+  judge.finish()
+  return { proxy: verdicts(report), direct: verdicts(direct), code, stderr }
+}
+
+t.test(
+  'PROXY-01 a clean adapter through the proxy: its verdicts are those of the app\'s own judge of the traffic, exit 0',
+  async (t) => {
+    const r = await throughProxy(t, [])
+    t.equal(r.code, 0, `exit 0 (${r.stderr.trim().split('\n').at(-1) ?? ''})`)
+    t.same(r.proxy, r.direct, 'every check has the verdict the app\'s own judge gave')
+    t.same(Object.entries(r.proxy).filter(([, v]) => v === 'fail'), [], 'no check failed')
+    t.ok(Object.values(r.proxy).filter((v) => v === 'pass').length >= 10, 'and checks were exercised')
+  }
+)
+
+t.test('PROXY-02 a faulty adapter through the proxy is caught under the rule it breaks (Origin: OT-014), exit 1', async (t) => {
+  const r = await throughProxy(t, ['--fault', 'origin'])
+  t.equal(r.proxy['OT-014'], 'fail', 'OT-014 fails')
+  t.equal(r.direct['OT-014'], 'fail', 'as the app\'s own judge says')
+  t.equal(r.code, 1, 'exit 1')
+})
+
+t.test(
+  'PROXY-03 the proxy\'s socket and file are private; the token passes through; a new token and the app\'s quitting follow',
+  async (t) => {
+    const fake = await startFake(t, { autoAllow: true })
+    const dir = scratch(t)
+    const mine = join(dir, 'adapter-api.json')
+    const ready = join(dir, 'ready.json')
+    const upstream = join(fake.dir, 'home', 'adapter-api.json')
+    const proxy = spawn(process.execPath, [CLI, 'proxy', 'orbtile', '--upstream', upstream, '--discovery', mine,
+      '--ready-file', ready], { stdio: 'ignore' })
+    t.teardown(() => { proxy.kill('SIGKILL') })
+    t.ok(await until(() => existsSync(ready), 10_000), 'the ready file is written')
+    const file = readDiscovery(mine)
+    t.equal(file.token, fake.token, 'the app\'s token, unchanged')
+    t.not(file.socketPath, readDiscovery(upstream).socketPath, 'the proxy\'s own socket')
+    t.equal(statSync(mine).mode & 0o777, 0o600, 'the discovery file is 0600')
+    t.equal(statSync(file.socketPath).mode & 0o777, 0o600, 'the socket is 0600')
+    t.equal(statSync(join(file.socketPath, '..')).mode & 0o777, 0o700, 'in a folder of its own, 0700')
+    fake.control.regenerateToken()
+    t.ok(await until(() => readDiscovery(mine).token === fake.token, 3000), 'a new token reaches the adapter\'s file')
+    await fake.close()
+    t.ok(await until(() => !existsSync(mine), 3000), 'the app quit: the adapter\'s file goes too')
+    proxy.kill('SIGTERM')
+    t.equal(await exitOf(proxy), 0, 'SIGTERM stops it, exit 0')
+    t.notOk(existsSync(file.socketPath), 'its socket is removed')
+    t.notOk(existsSync(ready), 'and the ready file')
+  }
+)
+
+t.test('PROXY-04 a usage mistake or an app that is not there: one line, exit 2', async (t) => {
+  const dir = scratch(t)
+  const run = async (args: string[]): Promise<{ code: number | null, stderr: string }> => {
+    const child = spawn(process.execPath, [CLI, 'proxy', 'orbtile', ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    return { code: await exitOf(child), stderr }
+  }
+  const nowhere = await run(['--upstream', join(dir, 'none.json'), '--discovery', join(dir, 'mine.json')])
+  t.equal(nowhere.code, 2, 'no app: exit 2')
+  t.match(nowhere.stderr, /^orbtest: no discovery file of an Orbtile app at .*none\.json/, nowhere.stderr)
+  t.equal(nowhere.stderr.trim().split('\n').length, 1, 'one line')
+  const neither = await run(['--upstream', join(dir, 'none.json')])
+  t.equal(neither.code, 2, 'neither --discovery nor a COMMAND: exit 2')
+  t.match(neither.stderr, /give --discovery PATH/)
+})
