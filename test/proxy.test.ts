@@ -5,16 +5,21 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import type { ServerFinding } from '../conformance/client/core/journal.js'
 import { startJudge } from '../conformance/client/orbtile/judge.js'
+import { serverFindings } from '../conformance/server/orbtile/passive.js'
+import type { Fault } from '../src/orbtile-mock/faults.js'
+import type { TapExchange } from '../src/shared/tap.js'
 import { CLI } from './helpers/cli.js'
 import { readDiscovery, scratch, startFake } from './helpers/fake.js'
 import { ROOT } from './helpers/root.js'
 
 const ADAPTER = join(ROOT, 'examples', 'orbtile-adapter-node', 'adapter.mjs')
 
-interface Report { checks: Array<{ id: string, verdict: string }> }
-const verdicts = (file: string): Record<string, string> =>
-  Object.fromEntries((JSON.parse(readFileSync(file, 'utf8')) as Report).checks.map((c) => [c.id, c.verdict]))
+interface Report { checks: Array<{ id: string, verdict: string }>, server?: ServerFinding[] }
+const read = (file: string): Report => JSON.parse(readFileSync(file, 'utf8')) as Report
+const verdicts = (report: Report): Record<string, string> =>
+  Object.fromEntries(report.checks.map((c) => [c.id, c.verdict]))
 
 /** Resolves once `ready` holds, looking every 100 ms for at most `ms`. */
 async function until (ready: () => boolean, ms: number): Promise<boolean> {
@@ -30,19 +35,25 @@ async function exitOf (child: ChildProcess): Promise<number | null> {
   return await new Promise((resolve) => child.once('exit', (code) => resolve(code)))
 }
 
-/** The reference adapter (with `args`) through the proxy, in front of a fake judged in this process. */
-interface Through { proxy: Record<string, string>, direct: Record<string, string>, code: number | null, stderr: string }
+interface Through {
+  proxy: Record<string, string>
+  direct: Record<string, string>
+  server: ServerFinding[] | undefined
+  code: number | null
+  stderr: string
+}
 
-async function throughProxy (t: Test, args: string[]): Promise<Through> {
+/** The reference adapter (with `args`) through the proxy (with `flags`), in front of a fake (with `faults`). */
+async function throughProxy (t: Test, args: string[], flags: string[] = [], faults: Fault[] = []): Promise<Through> {
   const dir = scratch(t)
   const direct = join(dir, 'direct.json')
   const judge = startJudge(direct, () => fake.token)
-  const fake = await startFake(t, { autoAllow: true, tap: judge.tap })
+  const fake = await startFake(t, { autoAllow: true, tap: judge.tap, faults })
   const report = join(dir, 'proxy.json')
   const upstream = join(fake.dir, 'home', 'adapter-api.json')
   const mine = join(dir, 'mine', 'adapter-api.json')
   const proxy = spawn(process.execPath, [CLI, 'proxy', 'orbtile', '--upstream', upstream, '--discovery', mine,
-    '--judge', report, '--', process.execPath, ADAPTER, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+    '--judge', report, ...flags, '--', process.execPath, ADAPTER, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
   t.teardown(() => { proxy.kill('SIGKILL') })
   let stderr = ''
   proxy.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
@@ -53,7 +64,8 @@ async function throughProxy (t: Test, args: string[]): Promise<Through> {
   const code = await exitOf(proxy)
   await fake.close()
   judge.finish()
-  return { proxy: verdicts(report), direct: verdicts(direct), code, stderr }
+  const proxied = read(report)
+  return { proxy: verdicts(proxied), direct: verdicts(read(direct)), server: proxied.server, code, stderr }
 }
 
 t.test(
@@ -64,6 +76,7 @@ t.test(
     t.same(r.proxy, r.direct, 'every check has the verdict the app\'s own judge gave')
     t.same(Object.entries(r.proxy).filter(([, v]) => v === 'fail'), [], 'no check failed')
     t.ok(Object.values(r.proxy).filter((v) => v === 'pass').length >= 10, 'and checks were exercised')
+    t.same(r.server, [], 'the app\'s replies gave no server finding')
   }
 )
 
@@ -119,3 +132,56 @@ t.test('PROXY-04 a usage mistake or an app that is not there: one line, exit 2',
   t.equal(neither.code, 2, 'neither --discovery nor a COMMAND: exit 2')
   t.match(neither.stderr, /give --discovery PATH/)
 })
+
+t.test(
+  'PROXY-05 an app that serves a request with an Origin header: a server finding, OT-015, fatal only with --strict-server',
+  async (t) => {
+    const r = await throughProxy(t, ['--fault', 'origin'], ['--strict-server'], ['origin-allowed'])
+    t.ok((r.server ?? []).some((f) => f.id === 'OT-015' && f.level === 'MUST'), 'OT-015, a MUST', { server: r.server })
+    t.match(r.stderr, /server finding\(s\)/, 'counted on a line of its own')
+    t.equal(r.code, 1, 'exit 1 (the adapter broke OT-014 as well)')
+  }
+)
+
+/** An exchange as the relay reports one: `GET /a/v1/info` answered 200 with `{}`, unless said otherwise. */
+function exchange (x: Partial<TapExchange>): TapExchange {
+  return {
+    request: 1,
+    connection: 1,
+    method: 'GET',
+    target: '/a/v1/info',
+    httpVersion: '1.1',
+    headers: {},
+    body: undefined,
+    contentLength: 0,
+    status: 200,
+    replyHeaders: {},
+    reply: '{}',
+    finished: true,
+    notes: [],
+    ...x
+  }
+}
+
+const EVENTS = '/a/v1/adapters/a.b/events'
+const ERROR = (code: string): string => JSON.stringify({ error: { code, message: 'm' } })
+const RATE = ERROR('rate_limited')
+
+t.test(
+  'PROXY-06 a reply is held to its route\'s schema, an error to the spec\'s Error; orbtest\'s tables give decisions',
+  async (t) => {
+    const ids = (x: Partial<TapExchange>): string[] => serverFindings(exchange(x)).map((f) => `${f.id} ${f.level}`)
+    const events = (list: unknown[]): string => JSON.stringify({ events: list, lastSequence: 0, acknowledged: 0 })
+    t.same(ids({}), ['OT-034 MUST'], 'an /info reply that is not an Info')
+    t.same(ids({ method: 'POST', target: EVENTS, reply: events([]) }), [], 'a well-formed EventsReply')
+    const zero = events([{ sequence: 0, type: 'tap', sessionId: 's' }])
+    t.same(ids({ method: 'POST', target: EVENTS, reply: zero }), ['OT-131 MUST'], 'an event numbered 0')
+    t.same(ids({ status: 404, reply: 'not found' }), ['OT-149 MUST'], 'an error that is not an Error')
+    t.same(ids({ status: 400, reply: ERROR('oops') }), ['OT-150 MUST'], 'a code the spec has not')
+    t.same(ids({ status: 400, reply: ERROR('not_found') }), ['OT-A01 decision'], 'not_found as 400')
+    t.same(ids({ status: 429, reply: RATE }), ['OT-A20 decision'], 'a 429 without Retry-After')
+    t.same(ids({ status: 429, reply: RATE, replyHeaders: { 'retry-after': '1' } }), [], 'with it')
+    t.same(ids({ headers: { origin: 'https://x' }, status: 403, reply: ERROR('forbidden_origin') }), [], 'Origin refused')
+    t.same(ids({ finished: false, status: 200, reply: '' }), [], 'a reply cut before it came: nothing to read')
+  }
+)

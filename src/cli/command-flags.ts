@@ -82,6 +82,7 @@ export const PROXY_ORBTILE_FLAGS = {
   upstream: { type: 'string', placeholder: 'PATH', parse: parse.path, help: "the upstream app's discovery file; else $ORBTILE_DISCOVERY, else ~/Library/Application Support/Orbtile/adapter-api.json" },
   discovery: { type: 'string', placeholder: 'PATH', parse: parse.path, help: "the proxy's discovery file, for the adapter (ORBTILE_DISCOVERY); with a COMMAND and without this flag,\none in a private folder, named to COMMAND by ORBTILE_DISCOVERY" },
   judge: ORBTILE_FLAGS.judge,
+  'strict-server': { type: 'boolean', help: 'a reply of the app that the spec does not allow (a server finding) fails the run too; else\nserver findings are reported and counted only' },
   'ready-file': COMMON_FLAGS['ready-file'],
   help: COMMON_FLAGS.help
 } as const satisfies FlagSpecs

@@ -2,7 +2,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { ServerFinding } from '../../conformance/client/core/journal.js'
 import type { Judge } from '../../conformance/client/orbtile/judge.js'
+import type { TapExchange, WireTap } from '../shared/tap.js'
 import { resolveDiscoveryPath, SPEC_DISCOVERY_SUFFIX } from '../spec/orbtile.js'
 import type { CommandInput, Outcome } from './command.js'
 import type { PROXY_ORBTILE_FLAGS } from './command-flags.js'
@@ -33,7 +35,10 @@ export async function proxyOrbtile (input: CommandInput<typeof PROXY_ORBTILE_FLA
     : (await import('../../conformance/client/orbtile/judge.js'))
         .startJudge(flags.judge, () => started.token?.() ?? '', VIA)
   const upstream = flags.upstream ?? resolveDiscoveryPath()
-  const proxy = await startOrbtileProxy({ upstream, discovery, tap: judge?.tap })
+  const { serverFindings } = await import('../../conformance/server/orbtile/passive.js')
+  const server: ServerFinding[] = []
+  const tap = readingServer(judge?.tap, (x) => { server.push(...serverFindings(x)) })
+  const proxy = await startOrbtileProxy({ upstream, discovery, tap })
   started.token = proxy.token
   try {
     if (flags['ready-file'] !== undefined) {
@@ -46,11 +51,39 @@ export async function proxyOrbtile (input: CommandInput<typeof PROXY_ORBTILE_FLA
     if (flags['ready-file'] !== undefined) rmSync(flags['ready-file'], { force: true })
     if (home !== undefined) rmSync(home, { recursive: true, force: true })
   }
-  if (judge === undefined) return 'ok'
-  const { passed, requests } = judge.finish()
+  process.stderr.write(serverLines(server))
+  const serverFailed = flags['strict-server'] === true && server.length > 0
+  if (judge === undefined) return serverFailed ? 'failed' : 'ok'
+  const { passed, requests } = judge.finish(server)
   const verdict = requests === 0 ? 'had no request to judge' : passed ? 'held' : 'were broken'
   process.stderr.write(`orbtest: the client rules ${verdict} (${requests} requests); the report is in ${flags.judge!}\n`)
-  return passed ? 'ok' : 'failed'
+  return passed && !serverFailed ? 'ok' : 'failed'
+}
+
+/** The judge's tap (when there is a judge), with each exchange also read for what the server answered. */
+function readingServer (tap: WireTap | undefined, read: (x: TapExchange) => void): WireTap {
+  return {
+    request: () => undefined,
+    malformed: () => undefined,
+    ...tap,
+    exchange: (x) => {
+      tap?.exchange(x)
+      read(x)
+    }
+  }
+}
+
+/** The server's findings in a few lines: how many, then the first of each rule. */
+function serverLines (server: readonly ServerFinding[]): string {
+  const first = new Map<string, ServerFinding>()
+  for (const f of server) if (!first.has(f.id)) first.set(f.id, f)
+  const note = server.length === 0 ? '' : ' (they fail the run only with --strict-server)'
+  const lines = [`orbtest: the app's replies: ${server.length} server finding(s)${note}`]
+  for (const f of first.values()) {
+    const n = server.filter((x) => x.id === f.id).length
+    lines.push(`  ${f.id} (${f.level}${n > 1 ? `, ${n} times` : ''}): ${f.what}: ${f.message}`)
+  }
+  return `${lines.join('\n')}\n`
 }
 
 /** Resolves at the first SIGINT or SIGTERM. */

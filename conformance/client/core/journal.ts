@@ -180,6 +180,19 @@ export interface CheckSummary {
 }
 
 /** A whole client run, as the reports (TAP, JUnit, JSON, HTML) show it. */
+/**
+ * What the server a client talked to answered that the spec does not allow (a MUST), or that breaks one of orbtest's
+ * decisions: read off the traffic by `orbtest proxy`, beside the client's verdicts.
+ */
+export interface ServerFinding {
+  id: string
+  level: 'MUST' | 'decision'
+  /** The request's number in the run, and what it was. */
+  request: number
+  what: string
+  message: string
+}
+
 export interface ClientRunReport {
   /** `orbtile`. */
   suite: string
@@ -191,4 +204,6 @@ export interface ClientRunReport {
   checks: CheckSummary[]
   scenarios: ScenarioReport[]
   ms: number
+  /** What the server answered that it may not (`orbtest proxy` only). */
+  server?: readonly ServerFinding[]
 }

@@ -140,6 +140,7 @@ export function clientJson (
     strict: r.strict,
     ms: r.ms,
     checks: shown,
+    ...(r.server === undefined ? {} : { server: r.server }),
     rules: rules.filter((d) => shown.some((c) => c.id === d.id)).map(ruleOf),
     scenarios: r.scenarios.map((s) => ({
       name: s.name,

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { renderHtml } from '../core/html.js'
-import type { CheckFinding, CheckSummary, ClientRunReport } from '../core/journal.js'
+import type { CheckFinding, CheckSummary, ClientRunReport, ServerFinding } from '../core/journal.js'
 import { clientJson, clientJunit, clientTapLine, clientTapSummary } from '../core/report.js'
 import { clientRunPassed, summarize } from '../core/verdict.js'
 import type { OrbtileTap } from '../../../src/orbtile-mock/index.js'
@@ -32,8 +32,11 @@ export interface Judge {
   tap: OrbtileTap
   /** The verdicts so far (`GET /control/judge`). */
   state(): { checks: CheckSummary[], requests: number, since: string }
-  /** Ends the run: writes the report (its form by FILE's extension) and says whether every required rule held. */
-  finish(): { passed: boolean, requests: number }
+  /**
+   * Ends the run: writes the report (its form by FILE's extension), with what the server answered that it may not
+   * when a proxy read that too, and says whether every required client rule held.
+   */
+  finish(server?: readonly ServerFinding[]): { passed: boolean, requests: number }
 }
 
 /** What the judged traffic passed through, as the report names it. */
@@ -90,7 +93,7 @@ export function startJudge (file: string, token: () => string, via: JudgedVia = 
     state: () => {
       return { checks: summaries(obs().peek()), requests, since }
     },
-    finish: () => {
+    finish: (server) => {
       release()
       const o = obs()
       const end = o.now()
@@ -112,7 +115,8 @@ export function startJudge (file: string, token: () => string, via: JudgedVia = 
           journal: o.journal.entries(),
           dropped: o.journal.dropped
         }],
-        ms: Math.round(performance.now() - started)
+        ms: Math.round(performance.now() - started),
+        ...(server === undefined ? {} : { server })
       }
       const ext = extname(file).toLowerCase()
       const text = ext === '.html' || ext === '.htm'
@@ -121,9 +125,16 @@ export function startJudge (file: string, token: () => string, via: JudgedVia = 
           ? clientJunit(report, checks)
           : ext === '.json'
             ? clientJson(report, checks, JUDGED)
-            : `TAP version 14\n# ${report.title}\n1..${checks.length}\n${checks.map((c, i) => clientTapLine(c, i + 1)).join('')}${clientTapSummary(report, checks)}`
+            : `TAP version 14\n# ${report.title}\n1..${checks.length}\n${checks.map((c, i) => clientTapLine(c, i + 1)).join('')}${clientTapSummary(report, checks)}${serverTap(server)}`
       writeFileSync(file, text)
       return { passed: clientRunPassed(report), requests }
     }
   }
+}
+
+/** The server's findings as TAP comments, after the client's verdicts. */
+function serverTap (server: readonly ServerFinding[] | undefined): string {
+  if (server === undefined) return ''
+  const lines = server.map((f) => `#   ${f.id} (${f.level}) ${f.what}: ${f.message}`)
+  return [`# the server: ${server.length} finding(s)`, ...lines].map((line) => `${line}\n`).join('')
 }
