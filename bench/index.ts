@@ -6,7 +6,8 @@
  * Tunables: BENCH_STARTS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WAKEUPS, BENCH_CLIENT_SUITE=0 (skip
  * the client suite run), BENCH_ONLY=judge (only the `--judge` row, every slice printed), BENCH_SLICE (the seconds
  * of its slices), BENCH_ONLY=startup (only the `orbtest up` start-up row), BENCH_ONLY=dashboard (only the
- * dashboard's rows), BENCH_DASHBOARD=0 (skip them: they need Chromium), BENCH_PROF=DIR (CPU profiles of the servers).
+ * dashboard's rows), BENCH_DASHBOARD=0 (skip them: they need Chromium), BENCH_ONLY=proxy (only `orbtest proxy`'s row),
+ * BENCH_PROF=DIR (CPU profiles of the servers).
  */
 import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -25,6 +26,7 @@ import { spread, upStartup, type Spread, type UpStartup } from './startup-up.js'
 import { clientSuiteSeconds, fakeStarts } from './client.js'
 import { judgeAlone } from './judge.js'
 import { memoryLines, memoryRows } from './memory.js'
+import { proxyLine, proxyRow } from './proxy.js'
 
 /** `orbtest orbtile` against one bare fastify on a socket (bench/baseline-server.ts): spawn to ready file. */
 const SESSION_PATH = `/a/v1/adapters/${ADAPTER}/sessions/s1`
@@ -539,6 +541,10 @@ try {
     process.stdout.write(`${[routeLine('GET /info', t.info, 'goal >= 90%'), routeLine('POST session update', t.sessions, 'goal >= 75% every round; CPU <= 1.3x'), routeLine('Orb POST /messages', o.post, 'goal >= 85%'), routeLine('Orb GET /messages (50)', o.read, 'goal >= 50%')].join('\n')}\n`)
     process.exit(0)
   }
+  if (process.env.BENCH_ONLY === 'proxy') {
+    process.stdout.write(`${proxyLine(await proxyRow(dir, SLICES, SLICE_S))}\n`)
+    process.exit(0)
+  }
   if (process.env.BENCH_ONLY === 'dashboard') {
     process.stdout.write(`${dashboardLine(await dashboardRows(dir)).join('\n')}\n`)
     process.exit(0)
@@ -560,6 +566,7 @@ try {
   const h = await webhookRate(dir)
   const j = await judgeThroughput(dir)
   const ja = judgeAlone()
+  const px = await proxyRow(dir, SLICES, SLICE_S)
   const d = process.env.BENCH_DASHBOARD === '0' ? undefined : await dashboardRows(dir)
   const m = await memoryRows(dir)
   const fs = await fakeStarts()
@@ -584,6 +591,7 @@ try {
     `${'Orb event fan-in'.padEnd(26)}${f.bots} bots long-polling: ${f.eventsPerSecond.toFixed(0)} events/s delivered; post sent → event held by its bot: median ${f.median.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms`,
     `${'Orb webhooks'.padEnd(26)}${h.deliveriesPerSecond.toFixed(0)} signed deliveries/s to a local receiver`,
     `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.ratio * 100).toFixed(0)}%  (goal >= 90%; slices ${(j.min * 100).toFixed(0)}–${(j.max * 100).toFixed(0)}%, a second unjudged fake ${(j.control * 100).toFixed(0)}%)  server CPU per request ${j.cpuUs.judged.toFixed(1)} vs ${j.cpuUs.plain.toFixed(1)} µs`,
+    proxyLine(px),
     `${'judge alone'.padEnd(26)}${ja.checks.toFixed(2)} µs per heartbeat with every check   ${ja.none.toFixed(2)} µs with none (journal, model and views)   ratio ${(ja.checks / ja.none).toFixed(2)}x`,
     ...(d === undefined ? [`${'dashboard'.padEnd(26)}skipped (BENCH_DASHBOARD=0)`] : dashboardLine(d)),
     ...memoryLines(m),
@@ -595,7 +603,7 @@ try {
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, dashboard: d, memory: m, upStartup: u, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, proxy: px, dashboard: d, memory: m, upStartup: u, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

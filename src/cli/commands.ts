@@ -147,7 +147,8 @@ const proxyOrbtile = command({
   name: 'proxy',
   verb: 'orbtile',
   summary: ['proxy orbtile', 'stand between an adapter and a real Orbtile app, and judge the adapter live'],
-  usage: 'orbtest proxy orbtile [--upstream PATH] [--discovery PATH] [--judge FILE] [--ready-file PATH] [-- COMMAND [ARGS…]]',
+  usage: 'orbtest proxy orbtile [--upstream PATH] [--discovery PATH] [--judge FILE] [--strict-server]\n' +
+    '                             [--ready-file PATH] [-- COMMAND [ARGS…]]',
   help: [
     'Relays an adapter\'s traffic to a real Orbtile app (or any server of the protocol), byte for byte: the proxy',
     'listens on a socket of its own (0600, in a private folder) and writes a discovery file that names it, with the',

@@ -6,7 +6,8 @@ import type { ServerFinding } from '../../conformance/client/core/journal.js'
 import type { Judge } from '../../conformance/client/orbtile/judge.js'
 import type { TapExchange, WireTap } from '../shared/tap.js'
 import { resolveDiscoveryPath, SPEC_DISCOVERY_SUFFIX } from '../spec/orbtile.js'
-import type { CommandInput, Outcome } from './command.js'
+import { EXIT_CODES, type CommandInput, type Outcome } from './command.js'
+import { UsageError } from '../shared/usage-error.js'
 import type { PROXY_ORBTILE_FLAGS } from './command-flags.js'
 import { writeReadyFile } from './serve.js'
 
@@ -16,48 +17,125 @@ const VIA = { command: 'orbtest proxy orbtile', receiver: 'the proxy' }
 /** How long the adapter has to exit after SIGTERM before SIGKILL: what process managers commonly allow. */
 const STOP_GRACE_MS = 10_000
 
+/** Server findings kept for the report; past them each rule is only counted (a long run against a faulty app). */
+const SERVER_KEPT = 1000
+
+/** What the app answered that it may not: the first SERVER_KEPT findings, and how many of each rule in all. */
+class ServerReading {
+  readonly kept: ServerFinding[] = []
+  readonly counts = new Map<string, number>()
+
+  add (found: readonly ServerFinding[]): void {
+    for (const f of found) {
+      this.counts.set(f.id, (this.counts.get(f.id) ?? 0) + 1)
+      if (this.kept.length < SERVER_KEPT) this.kept.push(f)
+    }
+  }
+
+  get total (): number {
+    return [...this.counts.values()].reduce((a, b) => a + b, 0)
+  }
+}
+
 /** Runs the proxy until SIGINT or SIGTERM, or until the COMMAND it started exits; then writes the judge's report. */
 export async function proxyOrbtile (input: CommandInput<typeof PROXY_ORBTILE_FLAGS>): Promise<Outcome> {
   const { flags, command } = input
-  const { startOrbtileProxy } = await import('../proxy/orbtile.js')
-  // Without --discovery, a COMMAND gets a private HOME with the file at the spec's path under it.
-  const home = flags.discovery === undefined && command.length > 0
-    ? mkdtempSync(join(tmpdir(), 'orbtest-proxy-home-'))
-    : undefined
-  const discovery = flags.discovery ?? (home === undefined ? undefined : join(home, SPEC_DISCOVERY_SUFFIX))
-  if (discovery === undefined) {
-    const { UsageError } = await import('../shared/usage-error.js')
+  if (flags.discovery === undefined && command.length === 0) {
     throw new UsageError('give --discovery PATH (where the adapter will look), or a COMMAND after --')
   }
+  const [{ startOrbtileProxy }, { serverFindings }] = await Promise.all([
+    import('../proxy/orbtile.js'), import('../../conformance/server/orbtile/passive.js')
+  ])
   const started: { token?: () => string } = {}
   const judge: Judge | undefined = flags.judge === undefined
     ? undefined
     : (await import('../../conformance/client/orbtile/judge.js'))
         .startJudge(flags.judge, () => started.token?.() ?? '', VIA)
-  const upstream = flags.upstream ?? resolveDiscoveryPath()
-  const { serverFindings } = await import('../../conformance/server/orbtile/passive.js')
-  const server: ServerFinding[] = []
-  const tap = readingServer(judge?.tap, (x) => { server.push(...serverFindings(x)) })
-  const proxy = await startOrbtileProxy({ upstream, discovery, tap })
-  started.token = proxy.token
+  const server = new ServerReading()
+  const tap = readingServer(judge?.tap, (x) => { server.add(serverFindings(x)) })
+  // Without --discovery, a COMMAND gets a private HOME with the file at the spec's path under it.
+  const home = flags.discovery === undefined ? mkdtempSync(join(tmpdir(), 'orbtest-proxy-home-')) : undefined
+  let ran: 'ran' | 'not-started' = 'ran'
   try {
-    if (flags['ready-file'] !== undefined) {
-      writeReadyFile(flags['ready-file'], { proxy: { socketPath: proxy.socketPath, discovery } })
+    const discovery = flags.discovery ?? join(home!, SPEC_DISCOVERY_SUFFIX)
+    const proxy = await startOrbtileProxy({ upstream: flags.upstream ?? resolveDiscoveryPath(), discovery, tap })
+    started.token = proxy.token
+    try {
+      if (flags['ready-file'] !== undefined) {
+        writeReadyFile(flags['ready-file'], { proxy: { socketPath: proxy.socketPath, discovery } })
+      }
+      process.stderr.write(`orbtest: proxy on ${proxy.socketPath}; the adapter's discovery file is ${discovery}\n`)
+      ran = command.length === 0
+        ? await stopped().then(() => 'ran' as const)
+        : await runCommand(command, discovery, home)
+    } finally {
+      await proxy.close()
+      if (flags['ready-file'] !== undefined) rmSync(flags['ready-file'], { force: true })
     }
-    process.stderr.write(`orbtest: proxy on ${proxy.socketPath}; the adapter's discovery file is ${discovery}\n`)
-    await (command.length === 0 ? stopped() : runCommand(command, discovery, home))
   } finally {
-    await proxy.close()
-    if (flags['ready-file'] !== undefined) rmSync(flags['ready-file'], { force: true })
     if (home !== undefined) rmSync(home, { recursive: true, force: true })
   }
+  return ran === 'not-started' ? 'refused' : verdicts(flags, judge, server)
+}
+
+type ProxyFlags = CommandInput<typeof PROXY_ORBTILE_FLAGS>['flags']
+
+/** The run's outcome from the client's verdicts and the server's findings; the report written, the counts said. */
+function verdicts (flags: ProxyFlags, judge: Judge | undefined, server: ServerReading): Outcome {
   process.stderr.write(serverLines(server))
-  const serverFailed = flags['strict-server'] === true && server.length > 0
+  const serverFailed = flags['strict-server'] === true && server.total > 0
   if (judge === undefined) return serverFailed ? 'failed' : 'ok'
-  const { passed, requests } = judge.finish(server)
+  const { passed, requests } = judge.finish(server.kept)
   const verdict = requests === 0 ? 'had no request to judge' : passed ? 'held' : 'were broken'
   process.stderr.write(`orbtest: the client rules ${verdict} (${requests} requests); the report is in ${flags.judge!}\n`)
   return passed && !serverFailed ? 'ok' : 'failed'
+}
+
+/** Resolves at the first SIGINT or SIGTERM; a second one runs `hurry` and exits at once (130), as `up` does. */
+async function stopped (hurry: () => void = () => undefined): Promise<void> {
+  await new Promise<void>((resolve) => {
+    let first = true
+    const stop = (): void => {
+      if (!first) {
+        hurry()
+        process.exit(EXIT_CODES.interrupted)
+      }
+      first = false
+      resolve()
+    }
+    // `on`, not `once`: a second signal must reach `stop` rather than kill the proxy with the adapter left running.
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}
+
+/** Runs the adapter with the proxy's discovery file, until it exits or the proxy is told to stop (then stops it). */
+async function runCommand (
+  command: readonly string[],
+  discovery: string,
+  home: string | undefined
+): Promise<'ran' | 'not-started'> {
+  const { ClientProcess } = await import('../../conformance/client/core/process.js')
+  const env = { ...process.env, ORBTILE_DISCOVERY: discovery, ...(home === undefined ? {} : { HOME: home }) }
+  const client = new ClientProcess(command, env, () => performance.now(), (stream, line) => {
+    ;(stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`)
+  })
+  const stop = stopped(() => { killGroup(client.pid) })
+  const ended = await Promise.race([client.exited, stop.then(() => undefined)])
+  if (ended === undefined) await client.stop(STOP_GRACE_MS)
+  if (ended?.how !== 'not-started') return 'ran'
+  process.stderr.write(`orbtest: cannot run ${command[0]!}: ${ended.error ?? ''}\n`)
+  return 'not-started'
+}
+
+/** SIGKILL to the adapter's process group, on a second Ctrl-C; a group already gone (ESRCH) is what was wanted. */
+function killGroup (pid: number | undefined): void {
+  if (pid === undefined) return
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err
+  }
 }
 
 /** The judge's tap (when there is a judge), with each exchange also read for what the server answered. */
@@ -74,40 +152,12 @@ function readingServer (tap: WireTap | undefined, read: (x: TapExchange) => void
 }
 
 /** The server's findings in a few lines: how many, then the first of each rule. */
-function serverLines (server: readonly ServerFinding[]): string {
-  const first = new Map<string, ServerFinding>()
-  for (const f of server) if (!first.has(f.id)) first.set(f.id, f)
-  const note = server.length === 0 ? '' : ' (they fail the run only with --strict-server)'
-  const lines = [`orbtest: the app's replies: ${server.length} server finding(s)${note}`]
-  for (const f of first.values()) {
-    const n = server.filter((x) => x.id === f.id).length
-    lines.push(`  ${f.id} (${f.level}${n > 1 ? `, ${n} times` : ''}): ${f.what}: ${f.message}`)
+function serverLines (server: ServerReading): string {
+  const note = server.total === 0 ? '' : ' (they fail the run only with --strict-server)'
+  const lines = [`orbtest: the app's replies: ${server.total} server finding(s)${note}`]
+  for (const [id, n] of server.counts) {
+    const f = server.kept.find((x) => x.id === id)!
+    lines.push(`  ${id} (${f.level}${n > 1 ? `, ${n} times` : ''}): ${f.what}: ${f.message}`)
   }
   return `${lines.join('\n')}\n`
-}
-
-/** Resolves at the first SIGINT or SIGTERM. */
-async function stopped (): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
-      resolve()
-    }
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
-  })
-}
-
-/** Runs the adapter with the proxy's discovery file, until it exits or the proxy is told to stop (then stops it). */
-async function runCommand (command: readonly string[], discovery: string, home: string | undefined): Promise<void> {
-  const { ClientProcess } = await import('../../conformance/client/core/process.js')
-  const env = { ...process.env, ORBTILE_DISCOVERY: discovery, ...(home === undefined ? {} : { HOME: home }) }
-  const client = new ClientProcess(command, env, () => performance.now(), (stream, line) => {
-    ;(stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`)
-  })
-  const stop = stopped()
-  const ended = await Promise.race([client.exited, stop.then(() => undefined)])
-  if (ended === undefined) await client.stop(STOP_GRACE_MS)
-  else if (ended.how === 'not-started') process.stderr.write(`orbtest: cannot run ${command[0]!}: ${ended.error ?? ''}\n`)
 }

@@ -49,13 +49,18 @@ export async function startOrbtileProxy (o: OrbtileProxyOptions): Promise<Orbtil
   }
   const folder = mkdtempSync(join(tmpdir(), 'orbtest-proxy-'))
   const socketPath = join(folder, 'orbtile.sock')
-  const server = createServer()
+  const server = createServer({ allowHalfOpen: true })
   const upstream = (): { path: string } | undefined => current === undefined ? undefined : { path: current.socketPath }
   const relayed = relay(server, { upstream, tap: o.tap })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    listenPrivately(() => server.listen(socketPath, () => resolve()))
-  })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      listenPrivately(() => server.listen(socketPath, () => resolve()))
+    })
+  } catch (err) {
+    rmSync(folder, { recursive: true, force: true })
+    throw err
+  }
   makeSocketPrivate(socketPath)
   const ours = (file: DiscoveryFile): DiscoveryFile => ({ ...file, socketPath })
   writeDiscoveryFile(o.discovery, ours(current))

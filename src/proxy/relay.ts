@@ -60,9 +60,11 @@ class Link {
   readonly #id: number
   readonly #queue: Pending[] = []
   readonly #replies = new HTTPParser(HTTPParser.RESPONSE)
-  /** A connection whose bytes could not be read as HTTP (or that upgraded) is relayed without being read. */
+  /** A connection whose replies could not be read as HTTP (or that switched protocols) is relayed unread. */
   #opaque = false
   #closed = false
+  /** The client has gone: what the upstream answers after that never reached it. */
+  #clientGone = false
 
   constructor (id: number, tap: WireTap | undefined) {
     this.#id = id
@@ -100,11 +102,21 @@ class Link {
     }
   }
 
-  /** Bytes of the client's that Node's parser could not read as HTTP: reported, and the rest relayed unread. */
+  /**
+   * Bytes of the client's that Node's parser could not read as HTTP: reported, and the rest of its bytes relayed
+   * unread. The replies to the requests read before them are still read.
+   */
   malformed (reason: string, bytes: Buffer | undefined): void {
-    if (this.#opaque) return
-    this.#opaque = true
-    this.#tap?.malformed(this.#id, reason, bytes)
+    try {
+      this.#tap?.malformed(this.#id, reason, bytes)
+    } catch (err) {
+      this.#tap?.failed?.('malformed', (err as Error).message)
+    }
+  }
+
+  /** The client's connection closed. */
+  clientClosed (): void {
+    this.#clientGone = true
   }
 
   /** What the upstream answered, once it has gone on to the client. */
@@ -139,7 +151,7 @@ class Link {
       const pending = this.#queue[0]
       if (pending?.status === undefined) return
       this.#queue.shift()
-      this.#report(pending, true)
+      this.#report(pending, !this.#clientGone)
     }
   }
 
@@ -148,7 +160,6 @@ class Link {
     if (this.#closed) return
     this.#closed = true
     for (const pending of this.#queue.splice(0)) this.#report(pending, false)
-    this.#tap?.connection?.(this.#id, false)
   }
 
   #report (pending: Pending, finished: boolean): void {
@@ -156,7 +167,8 @@ class Link {
     const length = Number(head.headers['content-length'] ?? 0)
     const x: TapExchange = {
       ...head,
-      body: pending.complete ? Buffer.concat(pending.chunks) : undefined,
+      // As the fake's tap: a body only when there was one, read whole.
+      body: pending.complete && pending.chunks.length > 0 ? Buffer.concat(pending.chunks) : undefined,
       contentLength: Number.isFinite(length) ? length : 0,
       // As a fake's tap reports a reply cut before its head: Node's default status.
       status: pending.status ?? 200,
@@ -205,9 +217,12 @@ export function relay (server: Server, options: RelayOptions): Relay {
     if (code.startsWith('HPE_')) links.get(copy)?.malformed(code, err.rawPacket)
     copy.destroy()
   })
-  for (const event of ['upgrade', 'connect']) {
-    reader.on(event, (_request: IncomingMessage, copy: Duplex) => { links.get(copy)?.malformed('upgrade', undefined) })
+  // As the fake's server does: an expectation is the upstream's to answer, so the request is read as any other; an
+  // Upgrade header is read as any other request (no listener), and CONNECT leaves the rest of the connection unread.
+  for (const event of ['checkContinue', 'checkExpectation']) {
+    reader.on(event, (request: IncomingMessage, response: ServerResponse) => reader.emit('request', request, response))
   }
+  reader.on('connect', (_request: IncomingMessage, copy: Duplex) => { copy.destroy() })
   server.on('connection', (client: Socket) => {
     open.set(client, join(client, ++connections, options, reader, links).then(() => { open.delete(client) }))
   })
@@ -233,14 +248,16 @@ async function join (
   links: WeakMap<Duplex, Link>
 ): Promise<void> {
   const where = options.upstream()
-  options.tap?.connection?.(id, true)
+  told(options.tap, id, true)
   const link = new Link(id, options.tap)
   if (where === undefined) {
     link.close()
+    told(options.tap, id, false)
     client.destroy()
     return
   }
-  const upstream = connect(where)
+  // Half-open both ways: a client that ends its side after a request still gets the reply.
+  const upstream = connect({ ...where, allowHalfOpen: true })
   const copy = new Copy()
   links.set(copy, link)
   reader.emit('connection', copy)
@@ -251,6 +268,8 @@ async function join (
   for (const socket of [client, upstream]) socket.once('error', () => { client.destroy(); upstream.destroy() })
   // The client gone, the upstream has a little while to finish what it was answering.
   client.once('close', () => {
+    link.clientClosed()
+    told(options.tap, id, false)
     const timer = setTimeout(() => upstream.destroy(), SETTLE_MS)
     upstream.once('close', () => clearTimeout(timer))
   })
@@ -261,6 +280,15 @@ async function join (
   link.close()
 }
 
+/** Tells the tap of a connection opening or closing; a listener that throws is told so, as the fake's tap does. */
+function told (tap: WireTap | undefined, id: number, open: boolean): void {
+  try {
+    tap?.connection?.(id, open)
+  } catch (err) {
+    tap?.failed?.('request', (err as Error).message)
+  }
+}
+
 /**
  * Relays `from`'s bytes to `to` as they come (pausing while `to` is full; dropping them once `to` is gone), then hands
  * each to `seen`.
@@ -269,7 +297,13 @@ function pipe (from: Socket, to: Socket, seen: (chunk: Buffer) => void): void {
   from.on('data', (chunk: Buffer) => {
     if (!to.destroyed && !to.write(chunk)) {
       from.pause()
-      to.once('drain', () => from.resume())
+      const resume = (): void => {
+        to.off('drain', resume)
+        to.off('close', resume)
+        from.resume()
+      }
+      to.once('drain', resume)
+      to.once('close', resume)
     }
     seen(chunk)
   })
