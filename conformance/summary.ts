@@ -35,6 +35,10 @@ export interface RunSummary {
   rows: SummaryRow[]
   /** True when no required rule failed (expected failures aside): the run's exit code was 0. */
   passed: boolean
+  /** A judged run's source of traffic: `orbtest up --judge` or `orbtest proxy orbtile`. */
+  via?: string
+  /** What the server answered that it may not, read by `orbtest proxy`. */
+  server?: Array<{ id: string, level: string, what: string, message: string }>
 }
 
 /** The counts a summary shows, by the words the reports use. */
@@ -121,15 +125,22 @@ function clientRun (json: Record<string, unknown>): RunSummary {
         : { replay: `${base} ${flags} -- ${command.map(shellWord).join(' ')}` })
     }
   })
+  const via = /\(orbtest proxy orbtile\)$/.test(str(json.title) ?? '') ? 'orbtest proxy orbtile' : 'orbtest up --judge'
   return {
     kind: judged ? 'judge' : 'client',
     title: str(json.title) ?? `${str(json.suite) ?? 'client'} client conformance`,
-    subject: judged ? 'live traffic (orbtest up --judge)' : command.join(' '),
+    subject: judged ? `live traffic (${via})` : command.join(' '),
+    ...(judged ? { via } : {}),
+    ...(Array.isArray(json.server) ? { server: json.server.filter(isObject).map(serverFinding) } : {}),
     ...(judged || typeof json.seed !== 'number' ? {} : { seed: json.seed }),
     ms: typeof json.ms === 'number' ? json.ms : 0,
     rows,
     passed: rows.every((r) => r.verdict !== 'fail' || r.expectedFailure !== undefined)
   }
+}
+
+function serverFinding (f: Record<string, unknown>): { id: string, level: string, what: string, message: string } {
+  return { id: str(f.id) ?? '?', level: str(f.level) ?? '', what: str(f.what) ?? '', message: str(f.message) ?? '' }
 }
 
 function optional<K extends string> (key: K, value: string | undefined): Partial<Record<K, string>> {
@@ -191,7 +202,7 @@ export function mdCode (text: string, max = 500): string {
 export function markdownSummary (run: RunSummary): string {
   const verdict = run.passed ? '✅ passed' : '❌ failed'
   const about = [
-    run.kind === 'judge' ? 'judged: live traffic (`orbtest up --judge`)' : `${run.kind === 'server' ? 'target' : 'client'}: ${mdCode(run.subject)}`,
+    run.kind === 'judge' ? `judged: live traffic (\`${run.via ?? 'orbtest up --judge'}\`)` : `${run.kind === 'server' ? 'target' : 'client'}: ${mdCode(run.subject)}`,
     ...(run.seed === undefined ? [] : [`seed ${run.seed}`]),
     `${(run.ms / 1000).toFixed(1)} s`
   ]
@@ -201,6 +212,7 @@ export function markdownSummary (run: RunSummary): string {
     ...countsTable(run),
     ...failureLines(run.rows.filter((r) => r.verdict === 'fail' && r.expectedFailure === undefined)),
     ...findingLines(run.rows),
+    ...serverLines(run),
     ...everyRowLines(run)
   ]
   return `${lines.join('\n')}\n`
@@ -245,6 +257,17 @@ function failureLines (failures: readonly SummaryRow[]): string[] {
 }
 
 /** The findings that do not fail the run: non-strict, inconclusive, and informational ones that say something. */
+/** Server findings shown, at most: a faulty app repeats itself. */
+const SERVER_SHOWN = 20
+
+/** What the server answered that it may not (`orbtest proxy`): reported, failing the run only with --strict-server. */
+function serverLines (run: RunSummary): string[] {
+  if (run.server === undefined) return []
+  const shown = run.server.slice(0, SERVER_SHOWN).map((f) => `- **${mdText(f.id)}** (${mdText(f.level)}) ${mdCode(f.what)}: ${mdText(f.message)}`)
+  const more = run.server.length > SERVER_SHOWN ? [`- and ${run.server.length - SERVER_SHOWN} more`] : []
+  return [`### The server: ${run.server.length} finding(s)`, '', ...shown, ...more, '']
+}
+
 function findingLines (rows: readonly SummaryRow[]): string[] {
   const findings = rows.filter((r) => r.verdict === 'non-strict' || r.verdict === 'inconclusive' ||
     (r.verdict === 'informational' && r.reason !== undefined && r.reason !== ''))

@@ -7,9 +7,12 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createServer as createHttpServer, request } from 'node:http'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import type { ServerFinding } from '../conformance/client/core/journal.js'
+import { renderHtml } from '../conformance/client/core/html.js'
+import type { ClientRunReport, ServerFinding } from '../conformance/client/core/journal.js'
+import { clientJson, clientJunit } from '../conformance/client/core/report.js'
 import { startJudge } from '../conformance/client/orbtile/judge.js'
 import { serverFindings } from '../conformance/server/orbtile/passive.js'
+import { markdownSummary, readRunReport } from '../conformance/summary.js'
 import type { Fault } from '../src/orbtile-mock/faults.js'
 import type { TapExchange } from '../src/shared/tap.js'
 import { CLI } from './helpers/cli.js'
@@ -220,3 +223,29 @@ t.test(
     t.same(ids({ finished: false, status: 200, reply: '' }), [], 'a reply cut before it came: nothing to read')
   }
 )
+
+t.test('PROXY-08 each form of the report shows the server\'s findings: JSON, HTML, JUnit, summary', async (t) => {
+  const finding = { what: 'GET /a/v1/info -> 200', message: 'the reply is not an Info: <b>' }
+  const server: ServerFinding[] = [{ id: 'OT-034', level: 'MUST', request: 3, ...finding }]
+  const report: ClientRunReport = {
+    suite: 'orbtile',
+    title: 'Orbtile Adapter Protocol v1.2: client rules judged on live traffic (orbtest proxy orbtile)',
+    command: [],
+    seed: 0,
+    strict: false,
+    checks: [],
+    scenarios: [],
+    ms: 10,
+    server
+  }
+  const json = JSON.parse(clientJson(report, [], [])) as { server?: ServerFinding[] }
+  t.same(json.server, server, 'JSON: the findings as they are')
+  const html = renderHtml(report)
+  t.match(html, /<h2 id="server">The server: 1 finding\(s\)<\/h2>/, 'HTML: a section of its own')
+  t.match(html, /the reply is not an Info: &lt;b&gt;/, 'its text escaped')
+  const junit = /<testsuite name="[^"]*: the server" tests="1" failures="0"[\s\S]*OT-034 request 3/
+  t.match(clientJunit(report, []), junit, 'JUnit: a testsuite of its own, no failure')
+  const markdown = markdownSummary(readRunReport(json))
+  t.match(markdown, /judged: live traffic \(`orbtest proxy orbtile`\)/, 'Markdown: judged through the proxy')
+  t.match(markdown, /### The server: 1 finding\(s\)\n\n- \*\*OT-034\*\* \(MUST\)/, 'Markdown: the findings listed')
+})

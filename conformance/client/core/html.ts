@@ -105,6 +105,7 @@ export function renderHtml (report: ClientRunReport): string {
     header(report),
     '<main>',
     verdictTable(report, places),
+    serverTable(report),
     '<fieldset id="filters" hidden><legend>Timeline filters</legend>',
     '<label><input type="checkbox" data-filter="only-violations"> only rows with violations</label>',
     '<label><input type="checkbox" data-filter="hide-output"> hide client output</label></fieldset>',
@@ -142,6 +143,20 @@ function header (report: ClientRunReport): string {
     `<ul class="counts" aria-label="Verdicts of the checks">${counts.join('')}</ul>`,
     nav.length === 0 ? '' : `<nav aria-label="Scenarios"><ul class="plain">${nav.join('')}</ul></nav>`,
     '</header>'
+  ].join('\n')
+}
+
+/** What the server answered that it may not (`orbtest proxy`), after the client's verdicts; nothing otherwise. */
+function serverTable (report: ClientRunReport): string {
+  if (report.server === undefined) return ''
+  const rows = report.server.map((f) => `<tr><th scope="row"><code>${esc(f.id)}</code></th><td>${esc(f.level)}</td>` +
+    `<td class="num">${esc(String(f.request))}</td><td><code>${esc(f.what)}</code></td><td>${esc(f.message)}</td></tr>`)
+  return [
+    `<section aria-labelledby="server"><h2 id="server">The server: ${report.server.length} finding(s)</h2>`,
+    '<div class="scroll" role="region" aria-label="Server findings" tabindex="0"><table>',
+    '<thead><tr><th scope="col">Rule</th><th scope="col">Level</th><th scope="col">Request</th>',
+    '<th scope="col">Exchange</th><th scope="col">Finding</th></tr></thead>',
+    `<tbody>${rows.join('')}</tbody></table></div></section>`
   ].join('\n')
 }
 

@@ -86,7 +86,21 @@ export function clientJunit (r: ClientRunReport, shown: readonly CheckSummary[])
     }
     return `${open}>\n      <system-out>${xml(`${c.expectedFailure === undefined ? c.verdict : `expected failure: ${c.expectedFailure}`}: ${c.reason ?? c.note ?? ''}\n${c.reason === undefined ? '' : detail}`)}</system-out>\n    </testcase>`
   })
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="${xml(r.title)}" tests="${shown.length}" failures="${failures}" skipped="${skipped}" time="${(r.ms / 1000).toFixed(3)}">\n${cases.join('\n')}\n  </testsuite>\n</testsuites>\n`
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="${xml(r.title)}" tests="${shown.length}" failures="${failures}" skipped="${skipped}" time="${(r.ms / 1000).toFixed(3)}">\n${cases.join('\n')}\n  </testsuite>\n${serverSuite(r)}</testsuites>\n`
+}
+
+/**
+ * The server's findings (`orbtest proxy`) as a testsuite of their own: each one a testcase with its finding in
+ * system-out, not a failure (they fail a run only with --strict-server, which the exit code says).
+ */
+function serverSuite (r: ClientRunReport): string {
+  if (r.server === undefined) return ''
+  const cases = r.server.map((f) => {
+    const name = xml(`${f.id} request ${f.request}`)
+    const text = xml(`${f.level}: ${f.what}: ${f.message}`)
+    return `    <testcase classname="${xml(`${r.suite}-server`)}" name="${name}">\n      <system-out>${text}</system-out>\n    </testcase>`
+  })
+  return `  <testsuite name="${xml(`${r.title}: the server`)}" tests="${r.server.length}" failures="0" skipped="0">\n${cases.join('\n')}${cases.length === 0 ? '' : '\n'}  </testsuite>\n`
 }
 
 /** A check's definition as the JSON report gives it: the rule, its clauses and the windows it rests on. */
