@@ -3,7 +3,9 @@
 // (OTC-25, the client's own waits for a CPU, is in run-queue.test.ts.)
 import t from 'tap'
 import { stalls } from '../conformance/client/core/stall.js'
+import { playOrbScenario } from '../conformance/client/orb/play.js'
 import { Observer } from '../conformance/client/orbtile/observer.js'
+import { EVENTS_BOT } from './helpers/client-run.js'
 import { exchange } from './helpers/tap-exchange.js'
 
 const busy = (ms: number): void => {
@@ -39,4 +41,14 @@ t.test('OTC-17 OT-027 a request stamped 700 ms after a 429 breaks Retry-After, a
   t.teardown(release)
   t.equal(judged(0), 1, 'no stall: 0.7 s after Retry-After: 1 is a violation')
   t.equal(judged(400), 0, 'a 400 ms stall of the judge in between: the stamp may be that late, inconclusive')
+})
+
+t.test('OTC-17 a bot scenario measures the judge\'s stalls while it plays, as an adapter scenario does', async (t) => {
+  t.notOk(stalls.held, 'no one holds the monitor before')
+  let heldWhilePlaying = false
+  const watch = setInterval(() => { heldWhilePlaying ||= stalls.held }, 50)
+  await playOrbScenario({ mode: 'events', durationMs: 1500, steps: [] }, [process.execPath, EVENTS_BOT], { name: 'quiet', only: ['ORB-001'] })
+  clearInterval(watch)
+  t.ok(heldWhilePlaying, 'held while the scenario played')
+  t.notOk(stalls.held, 'let go once it ended')
 })

@@ -11,8 +11,10 @@ const TOKEN = 'orb-app-token-0123456789'
 const AUTH = { authorization: `Bearer ${TOKEN}` }
 const check = (id: string): (typeof ORB_CLIENT_CHECKS)[number] => ORB_CLIENT_CHECKS.find((c) => c.id === id)!
 
-function model (lag = 0): OrbModel {
-  return new OrbModel(TOKEN, new Map([['ch_general', { kind: 'text', readOnly: false }]]), Date.now(), () => lag)
+/** A model whose judge stalled: `lag` its longest stall, `stalled` every stall summed (one stall by default). */
+function model (lag = 0, stalled = lag): OrbModel {
+  const channels = new Map([['ch_general', { kind: 'text' as const, readOnly: false }]])
+  return new OrbModel(TOKEN, channels, Date.now(), () => lag, () => stalled)
 }
 
 const command = (id: string, cursor: number): Record<string, unknown> =>
@@ -159,15 +161,16 @@ t.test('ORB-071 OBC-16 an answer late by no more than Orb took to answer the bot
 })
 
 t.test('ORB-097 ORB-095 a delivery the suite stopped waiting for: a typed command late beyond doubt fails; another event, or a forgery\'s refusal, is not seen', async (t) => {
-  const delivered = (data: Record<string, unknown>, lag = 0, stopAt?: Millis): { notice: string, refuse: string } => {
+  type Verdicts = { notice: string, refuse: string }
+  const delivered = (data: Record<string, unknown>, lag = 0, stopAt?: Millis, stalled = lag): Verdicts => {
     const j = new Journal()
     j.action(0, 'harness', 'bot-start')
     j.action(1000, 'wire', 'delivery-sent', { eventId: 'evt_1', marks: ['evt_1'], ...data })
     if (stopAt !== undefined) j.action(stopAt, 'harness', 'stop')
     j.action(1000 + Number(data.ms), 'wire', 'delivery', { event: { id: 'evt_1' }, sentAt: 1000, ...data })
     return {
-      notice: judge(check('ORB-097'), model(lag), j.entries, 20_000).verdict,
-      refuse: clause(judge(check('ORB-095'), model(lag), j.entries, 20_000), 'refuse').join()
+      notice: judge(check('ORB-097'), model(lag, stalled), j.entries, 20_000).verdict,
+      refuse: clause(judge(check('ORB-095'), model(lag, stalled), j.entries, 20_000), 'refuse').join()
     }
   }
   const timeout = { error: 'no complete reply within 5000 ms', ms: 5010 }
@@ -184,6 +187,10 @@ t.test('ORB-097 ORB-095 a delivery the suite stopped waiting for: a typed comman
     'inconclusive', 'refused as the bot was stopped: it never had the command')
   t.equal(delivered({ ...command, status: 200, notice: true, ms: 4100 }, 200).notice, 'inconclusive',
     'a notice 0.1 s past 4 s, with the judge 0.2 s late')
+  t.equal(delivered({ ...command, status: 200, notice: true, ms: 4600 }, 300, undefined, 900).notice, 'inconclusive',
+    'a notice 0.6 s past 4 s while the judge stalled 0.9 s in all (0.3 s at most at once): it sent and read the trip itself')
+  t.equal(delivered({ ...command, status: 200, notice: true, ms: 4600 }, 300, undefined, 500).notice, 'fail',
+    'the same with 0.5 s of stalls in all: late beyond them')
   t.equal(delivered({ ...command, status: 200, notice: false, ms: 100 }).notice, 'fail',
     'a 2xx without a notice, in time')
   t.equal(delivered({ genuine: true, kind: 'genuine', type: 'message.mention', ...timeout }).notice, 'inconclusive',

@@ -9,15 +9,18 @@ export type Measure = (from: Millis, to: Millis) => Millis
  * the suites' models extend it, and their observers set what they can watch.
  */
 export class Measured {
-  /** How long, within [from, to], the judging process itself could not run on time (OTC-17). */
+  /** How long, within [from, to], the judging process itself could not run on time (OTC-17): its longest stall. */
   readonly lag: Measure
+  /** Every stall of the judging process within [from, to], summed (OTC-17). */
+  readonly stalled: Measure
   /** How long, within [from, to], a thread of the client waited for a CPU (OTC-25): nothing unless it is watched. */
   clientWait: Measure = () => 0
   /** How long, within [from, to], a thread of the client was running or waiting for a CPU (OTC-25). */
   clientBusy: Measure = () => 0
 
-  constructor (lag: Measure = () => 0) {
+  constructor (lag: Measure = () => 0, stalled: Measure = () => 0) {
     this.lag = lag
+    this.stalled = stalled
   }
 
   /**
@@ -26,6 +29,16 @@ export class Measured {
    */
   error (from: Millis, to: Millis): Millis {
     return Math.min(windowMs('measurement-error'), this.lag(from, to) + this.clientWait(from, to))
+  }
+
+  /**
+   * The judge's measurement error over a round trip it made itself, from its request at `from` to the client's reply
+   * at `to` (a webhook delivery): every stall of the judge in it plus the client's longest wait for a CPU, at most
+   * 5 s. Not only the longest stall, as for one stamp: the judge takes part in the trip more than once (it connects,
+   * writes, then reads the reply), and each of its stalls in the trip may have delayed one of those steps.
+   */
+  roundTripError (from: Millis, to: Millis): Millis {
+    return Math.min(windowMs('measurement-error'), this.stalled(from, to) + this.clientWait(from, to))
   }
 
   /**

@@ -23,6 +23,11 @@ class StallMonitor {
   #timer: NodeJS.Timeout | undefined
   #last = 0
 
+  /** Whether anyone holds the monitor: a scenario playing, a live judge. */
+  get held (): boolean {
+    return this.#holders > 0
+  }
+
   /** Starts the monitor (if no one else has); the returned function lets go of it. */
   hold (): () => void {
     if (this.#holders++ === 0) {
@@ -59,9 +64,9 @@ class StallMonitor {
   }
 
   /**
-   * How long, in all, this process could not run on time within [from, to]: the sum of its stalls. A measure of how
-   * starved of CPU the machine was, for checks that judge a client's progress over a stretch (OT-008), not a bound
-   * on one stamp's error (that is `within`).
+   * How long, in all, this process could not run on time within [from, to]: the sum of its stalls. The error of a
+   * round trip the judge makes itself (it sends, then reads the reply: each of its stalls in between may have delayed
+   * one of its steps), not of one stamp (that is `within`).
    */
   total (from: number, to: number): number {
     this.#tick()

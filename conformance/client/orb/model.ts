@@ -124,9 +124,10 @@ export class OrbModel extends Measured {
     token: string,
     channels: ReadonlyMap<string, ChannelInfo>,
     epochStart: number,
-    lag?: Measure
+    lag?: Measure,
+    stalled?: Measure
   ) {
-    super(lag)
+    super(lag, stalled)
     this.tokens = [token]
     this.channels = channels
     this.epochStart = epochStart

@@ -29,8 +29,8 @@ export class OrbObserver {
 
   constructor (token: string, channels: ReadonlyMap<string, ChannelInfo>, only?: readonly string[]) {
     const origin = this.journal.origin
-    this.model = new OrbModel(token, channels, Date.now() - this.journal.now(), (from, to) =>
-      stalls.within(origin + from, origin + to))
+    this.model = new OrbModel(token, channels, Date.now() - this.journal.now(),
+      (from, to) => stalls.within(origin + from, origin + to), (from, to) => stalls.total(origin + from, origin + to))
     this.secrets.add(token, 'app token')
     const selected = only === undefined ? ORB_CLIENT_CHECKS : ORB_CLIENT_CHECKS.filter((c) => only.includes(c.id))
     this.checks = selected.map((c) => new CheckRun(c))

@@ -237,7 +237,7 @@ function unsureNotice (a: JournalAction, command: boolean, model: OrbModel): str
   const sentAt = Number(a.data?.sentAt ?? a.at - ms)
   const status = a.data?.status
   const slow = typeof status === 'number' && status >= 200 && status < 300 && a.data?.notice === true
-  const excused = model.error(sentAt, a.at) + model.serving.within(sentAt, a.at)
+  const excused = model.roundTripError(sentAt, a.at) + model.serving.within(sentAt, a.at)
   if ((missed === undefined && !slow) || ms > windowMs('notice') + excused) return undefined
   return missed ?? 'late by less than the judge\'s measurement error and the time Orb took to answer the bot (OBC-16)'
 }

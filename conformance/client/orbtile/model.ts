@@ -236,8 +236,8 @@ export class OrbtileModel extends Measured {
   /** The journal entry that noted too many connections, for OTC-04 to cite. */
   connectionsCited: number | undefined
 
-  constructor (discoveryToken: string, epochStart: number, lag?: Measure) {
-    super(lag)
+  constructor (discoveryToken: string, epochStart: number, lag?: Measure, stalled?: Measure) {
+    super(lag, stalled)
     this.discoveryTokens.push(discoveryToken)
     this.epochStart = epochStart
   }

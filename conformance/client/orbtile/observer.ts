@@ -40,8 +40,8 @@ export class Observer {
   constructor (discoveryToken: string, options: { keep?: number, first?: number, only?: readonly string[] } = {}) {
     this.journal = new JournalRecorder(this.secrets, options.keep ?? SCENARIO_KEEP, options.first ?? 0)
     const origin = this.journal.origin
-    this.model = new OrbtileModel(discoveryToken, Date.now() - this.journal.now(), (from, to) =>
-      stalls.within(origin + from, origin + to))
+    this.model = new OrbtileModel(discoveryToken, Date.now() - this.journal.now(),
+      (from, to) => stalls.within(origin + from, origin + to), (from, to) => stalls.total(origin + from, origin + to))
     this.secrets.add(discoveryToken, 'discovery token')
     const selected = options.only === undefined ? CHECKS : CHECKS.filter((c) => options.only!.includes(c.id))
     this.checks = selected.map((c) => new CheckRun(c))
