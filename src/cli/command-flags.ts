@@ -82,8 +82,25 @@ export const PROXY_ORBTILE_FLAGS = {
   upstream: { type: 'string', placeholder: 'PATH', parse: parse.path, help: "the upstream app's discovery file; else $ORBTILE_DISCOVERY, else ~/Library/Application Support/Orbtile/adapter-api.json" },
   discovery: { type: 'string', placeholder: 'PATH', parse: parse.path, help: "the proxy's discovery file, for the adapter (ORBTILE_DISCOVERY); with a COMMAND and without this flag,\none in a private folder, named to COMMAND by ORBTILE_DISCOVERY" },
   judge: ORBTILE_FLAGS.judge,
+  record: { type: 'string', placeholder: 'FILE', parse: parse.path, help: 'write every exchange to FILE (0600), tokens, proofs and signatures replaced by placeholders before\nanything is written; orbtest parity FILE replays it against a fake' },
   'strict-server': { type: 'boolean', help: 'a reply of the app that the spec does not allow (a server finding) fails the run too; else\nserver findings are reported and counted only' },
   'ready-file': COMMON_FLAGS['ready-file'],
+  help: COMMON_FLAGS.help
+} as const satisfies FlagSpecs
+
+/**
+ * Flags of `orbtest parity`: where the report goes, and the fake's own flags, so that it is set up as the recorded
+ * server was.
+ */
+export const PARITY_FLAGS = {
+  json: { type: 'string', placeholder: 'FILE', parse: parse.path, help: 'write the report as JSON (every difference)' },
+  html: { type: 'string', placeholder: 'FILE', parse: parse.path, help: 'write the report as an HTML page' },
+  'auto-allow': ORBTILE_FLAGS['auto-allow'],
+  'lease-silence': ORBTILE_FLAGS['lease-silence'],
+  'pid-check': { ...ORBTILE_FLAGS['pid-check'], default: 'off', help: "a session's pid must be a live process of this user; off (the default here) accepts any pid: the\nrecorded adapter's processes are gone" },
+  world: ORB_FLAGS.world,
+  app: { type: 'string', placeholder: 'ID', help: "the fake Orb's app whose token replaces the recorded bot's (default: the world's first app)" },
+  'rate-limit': COMMON_FLAGS['rate-limit'],
   help: COMMON_FLAGS.help
 } as const satisfies FlagSpecs
 

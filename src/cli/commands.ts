@@ -7,8 +7,8 @@ import { TargetError } from '../../conformance/server/core/errors.js'
 import { StartupError } from '../shared/startup-error.js'
 import { command, type AnyCommand } from './command.js'
 import {
-  CLIENT_FLAGS, COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, PROXY_ORBTILE_FLAGS, SEND_FLAGS, SERVE_FLAGS, SERVER_FLAGS,
-  SIGN_FLAGS, SUMMARY_FLAGS
+  CLIENT_FLAGS, COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, PARITY_FLAGS, PROXY_ORBTILE_FLAGS, SEND_FLAGS, SERVE_FLAGS,
+  SERVER_FLAGS, SIGN_FLAGS, SUMMARY_FLAGS
 } from './command-flags.js'
 
 /** `orbtest --help`'s own words, around the table's lines. */
@@ -148,14 +148,15 @@ const proxyOrbtile = command({
   verb: 'orbtile',
   summary: ['proxy orbtile', 'stand between an adapter and a real Orbtile app, and judge the adapter live'],
   usage: 'orbtest proxy orbtile [--upstream PATH] [--discovery PATH] [--judge FILE] [--strict-server]\n' +
-    '                             [--ready-file PATH] [-- COMMAND [ARGS…]]',
+    '                             [--record FILE] [--ready-file PATH] [-- COMMAND [ARGS…]]',
   help: [
     'Relays an adapter\'s traffic to a real Orbtile app (or any server of the protocol), byte for byte: the proxy',
     'listens on a socket of its own (0600, in a private folder) and writes a discovery file that names it, with the',
     "app's token, for the adapter to find; it follows the app's discovery file as the app changes it. With --judge,",
     'the client rules are judged on every exchange, as `orbtest up --judge` does; rules that need a scenario (the',
     'user, the app) stay not exercised. With a COMMAND, the adapter is started with ORBTILE_DISCOVERY naming the',
-    "proxy's file, and the proxy stops when it exits (or stops it, SIGTERM then SIGKILL, on Ctrl-C).",
+    "proxy's file, and the proxy stops when it exits (or stops it, SIGTERM then SIGKILL, on Ctrl-C). With --record,",
+    'every exchange is written to a file, secrets taken out, for `orbtest parity` to replay against a fake.',
     'Exit 0 when no required rule was broken, 1 when one was, 2 for a usage error or an app that is not there.'
   ].join('\n'),
   flags: PROXY_ORBTILE_FLAGS,
@@ -163,6 +164,25 @@ const proxyOrbtile = command({
   // No app to stand in front of: nothing was judged.
   refuses: (err) => err instanceof StartupError && err.code === 'ORBTEST_UPSTREAM_MISSING',
   run: async (input) => await (await import('./proxy.js')).proxyOrbtile(input)
+})
+
+const parity = command({
+  name: 'parity',
+  summary: ['parity RECORDING', 'replay a recording (proxy --record) against a fresh fake: where it answers otherwise'],
+  usage: 'orbtest parity RECORDING [--json FILE] [--html FILE] [FAKE FLAGS]',
+  help: [
+    "Replays a recording's requests, in their order and with their overlap, against a fresh fake of the same API",
+    'started with the FAKE FLAGS below (set it up as the recorded server was), and compares each reply with the',
+    'recorded one: status, error code, body shape (keys and types, not values) and the headers the specs name. The',
+    'tokens and ids the recorded server made are put back as the fake makes them. Each difference is one of',
+    'behaviour, of the world (a thing or setting one server has and the other lacks), or one that follows an',
+    'earlier difference. docs/proxy.md says how to read the report.'
+  ].join('\n'),
+  column: 26,
+  flags: PARITY_FLAGS,
+  operands: true,
+  footer: 'Exit 0 when no difference of behaviour was found, 1 when one was, 2 for a usage error.\n',
+  run: async (input, out) => await (await import('./parity.js')).parity(input, out)
 })
 
 const summary = command({
@@ -184,5 +204,5 @@ const summary = command({
 
 /** In the order `orbtest --help` lists them. */
 export const COMMANDS: readonly AnyCommand[] = [
-  up, orbtile, orb, serverConformance, clientConformance, proxyOrbtile, webhookSign, webhookSend, summary
+  up, orbtile, orb, serverConformance, clientConformance, proxyOrbtile, parity, webhookSign, webhookSend, summary
 ]

@@ -10,6 +10,7 @@ import { EXIT_CODES, type CommandInput, type Outcome } from './command.js'
 import { UsageError } from '../shared/usage-error.js'
 import type { PROXY_ORBTILE_FLAGS } from './command-flags.js'
 import { writeReadyFile } from './serve.js'
+import { Recorder } from '../proxy/recording.js'
 
 /** What the judge's report says the traffic passed through. */
 const VIA = { command: 'orbtest proxy orbtile', receiver: 'the proxy' }
@@ -52,14 +53,24 @@ export async function proxyOrbtile (input: CommandInput<typeof PROXY_ORBTILE_FLA
     : (await import('../../conformance/client/orbtile/judge.js'))
         .startJudge(flags.judge, () => started.token?.() ?? '', VIA)
   const server = new ServerReading()
-  const tap = readingServer(judge?.tap, (x) => { server.add(serverFindings(x)) })
+  const recorded: { recorder?: Recorder } = {}
+  const tap = readingServer(judge?.tap, (x) => {
+    server.add(serverFindings(x))
+    recorded.recorder?.exchange(x)
+  })
   // Without --discovery, a COMMAND gets a private HOME with the file at the spec's path under it.
   const home = flags.discovery === undefined ? mkdtempSync(join(tmpdir(), 'orbtest-proxy-home-')) : undefined
   let ran: 'ran' | 'not-started' = 'ran'
   try {
     const discovery = flags.discovery ?? join(home!, SPEC_DISCOVERY_SUFFIX)
-    const proxy = await startOrbtileProxy({ upstream: flags.upstream ?? resolveDiscoveryPath(), discovery, tap })
+    const proxy = await startOrbtileProxy({
+      upstream: flags.upstream ?? resolveDiscoveryPath(),
+      discovery,
+      tap,
+      onUpstream: (change) => { if (change.kind !== 'away') recorded.recorder?.credential(change.file.token) }
+    })
     started.token = proxy.token
+    if (flags.record !== undefined) recorded.recorder = new Recorder(flags.record, 'orbtile', proxy.token(), tap.now!())
     try {
       if (flags['ready-file'] !== undefined) {
         writeReadyFile(flags['ready-file'], { proxy: { socketPath: proxy.socketPath, discovery } })
@@ -70,6 +81,7 @@ export async function proxyOrbtile (input: CommandInput<typeof PROXY_ORBTILE_FLA
         : await runCommand(command, discovery, home)
     } finally {
       await proxy.close()
+      recorded.recorder?.close()
       if (flags['ready-file'] !== undefined) rmSync(flags['ready-file'], { force: true })
     }
   } finally {
@@ -143,6 +155,7 @@ function readingServer (tap: WireTap | undefined, read: (x: TapExchange) => void
   return {
     request: () => undefined,
     malformed: () => undefined,
+    now: () => performance.now(),
     ...tap,
     exchange: (x) => {
       tap?.exchange(x)
