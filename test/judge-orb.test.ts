@@ -188,7 +188,7 @@ t.test('ORB-097 ORB-095 a delivery the suite stopped waiting for: a typed comman
   t.equal(delivered({ ...command, status: 200, notice: true, ms: 4100 }, 200).notice, 'inconclusive',
     'a notice 0.1 s past 4 s, with the judge 0.2 s late')
   t.equal(delivered({ ...command, status: 200, notice: true, ms: 4600 }, 300, undefined, 900).notice, 'inconclusive',
-    'a notice 0.6 s past 4 s while the judge stalled 0.9 s in all (0.3 s at most at once): it sent and read the trip itself')
+    'a notice 0.6 s past 4 s while the judge stalled 0.9 s in all (0.3 s at most at once), no write seen: every stall counts')
   t.equal(delivered({ ...command, status: 200, notice: true, ms: 4600 }, 300, undefined, 500).notice, 'fail',
     'the same with 0.5 s of stalls in all: late beyond them')
   t.equal(delivered({ ...command, status: 200, notice: false, ms: 100 }).notice, 'fail',
@@ -199,6 +199,28 @@ t.test('ORB-097 ORB-095 a delivery the suite stopped waiting for: a typed comman
     'a forgery unanswered within 5 s: its refusal is not seen')
   t.equal(delivered({ genuine: false, kind: 'unsigned', type: 'message.mention', status: 200, ms: 10 }).refuse, '0,1,0',
     'a forgery answered 200')
+})
+
+t.test('ORB-097 a delivery\'s trip: every stall of the judge until the request was written, then its longest until the reply', async (t) => {
+  // The judge stalled 300 ms three times: once before the request was written whole (at 1400), twice after.
+  const stalls = [[1050, 1350], [2000, 2300], [3000, 3300]] as const
+  const overlap = (from: Millis, to: Millis): number[] =>
+    stalls.map(([a, b]) => Math.max(0, Math.min(b, to) - Math.max(a, from)))
+  const judged = (ms: number, writtenAt?: Millis): string => {
+    const j = new Journal()
+    j.action(0, 'harness', 'bot-start')
+    const data = { genuine: true, kind: 'genuine', type: 'application_command', status: 200, notice: true, ms }
+    j.action(1000, 'wire', 'delivery-sent', { eventId: 'evt_1', marks: ['evt_1'], ...data })
+    const written = writtenAt === undefined ? {} : { writtenAt }
+    j.action(1000 + ms, 'wire', 'delivery', { event: { id: 'evt_1' }, sentAt: 1000, ...data, ...written })
+    const channels = new Map([['ch_general', { kind: 'text' as const, readOnly: false }]])
+    const m = new OrbModel(TOKEN, channels, Date.now(), (a, b) => Math.max(0, ...overlap(a, b)),
+      (a, b) => overlap(a, b).reduce((x, y) => x + y, 0))
+    return judge(check('ORB-097'), m, j.entries, 20_000).verdict
+  }
+  t.equal(judged(4500, 1400), 'inconclusive', '0.5 s late: within the 0.3 s before the write and the 0.3 s after')
+  t.equal(judged(4700, 1400), 'fail', '0.7 s late: beyond them (the two stalls after the write delayed one read at most)')
+  t.equal(judged(4700), 'inconclusive', 'the same with no write seen: every stall of the trip counts (0.9 s)')
 })
 
 t.test('ORB-036 judged against the twin: an exit after the encrypted mention that the twin given it in clear does not make fails', async (t) => {

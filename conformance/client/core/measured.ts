@@ -32,13 +32,16 @@ export class Measured {
   }
 
   /**
-   * The judge's measurement error over a round trip it made itself, from its request at `from` to the client's reply
-   * at `to` (a webhook delivery): every stall of the judge in it plus the client's longest wait for a CPU, at most
-   * 5 s. Not only the longest stall, as for one stamp: the judge takes part in the trip more than once (it connects,
-   * writes, then reads the reply), and each of its stalls in the trip may have delayed one of those steps.
+   * The judge's measurement error over a round trip it made itself (a webhook delivery): from its decision to send at
+   * `from`, through the request handed to the connection whole at `written`, to the reply read at `to`. Until the
+   * request is written every stall of the judge delays it (it connects, then writes, each a step of its own); after,
+   * the reply is read late by the stall it came in, as one stamp is. Plus the client's longest wait for a CPU, at
+   * most 5 s. Without `written` (nothing was written), every stall to `to`.
    */
-  roundTripError (from: Millis, to: Millis): Millis {
-    return Math.min(windowMs('measurement-error'), this.stalled(from, to) + this.clientWait(from, to))
+  roundTripError (from: Millis, written: Millis | undefined, to: Millis): Millis {
+    const sending = this.stalled(from, written ?? to)
+    const reading = written === undefined ? 0 : this.lag(written, to)
+    return Math.min(windowMs('measurement-error'), sending + reading + this.clientWait(from, to))
   }
 
   /**

@@ -247,7 +247,7 @@ export const WINDOWS = {
   },
   'measurement-error': {
     kind: 'excuse',
-    value: 'the judge\'s longest stall (every stall, summed, over a round trip the judge made itself: a webhook delivery) plus the client\'s longest wait for a CPU in the interval, 5 s at most',
+    value: 'the judge\'s longest stall (over a webhook delivery, a trip the judge makes itself: every stall until the request was written, then the longest) plus the client\'s longest wait for a CPU in the interval, 5 s at most',
     from: 'OTC-17, OTC-25: a finding within the judge\'s own error is inconclusive, never a failure',
     n: 5000
   }

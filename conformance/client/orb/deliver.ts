@@ -38,7 +38,11 @@ export async function send (
     ? { error: result.error }
     : { status: result.status, notice: hasNotice(result.body), reply: result.body.slice(0, 300) }
   o.action('wire', 'delivery', `the ${data.kind} ${data.type} delivery: ${'error' in result ? result.error : `${result.status} in ${result.ms} ms`}`, {
-    ...data, ...reply, ms: result.ms, sentAt
+    ...data,
+    ...reply,
+    ms: result.ms,
+    sentAt,
+    ...(result.written === undefined ? {} : { writtenAt: sentAt + result.written })
   })
 }
 

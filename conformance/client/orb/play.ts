@@ -57,6 +57,7 @@ export async function playOrbScenario (
     const ended = await playUntilTheEnd(scene, scenario, options.signal)
     return await endRun(scene, fake, ended, options, folders)
   } finally {
+    release()
     if (scene !== undefined) {
       for (const t of scene.timers) clearTimeout(t)
       scene.sending.abort()
@@ -64,7 +65,6 @@ export async function playOrbScenario (
     }
     await fake?.close()
     rmSync(folders.root, { recursive: true, force: true })
-    release()
   }
 }
 

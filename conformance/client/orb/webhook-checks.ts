@@ -225,6 +225,13 @@ function unseen (a: JournalAction, model: OrbModel): string | undefined {
   return stopped ? 'the bot was stopped while the delivery was in flight' : undefined
 }
 
+/** How late a delivery's reply may be through no fault of the bot's: the judge's error over its trip, Orb's time. */
+function excusedTrip (a: JournalAction, ms: number, model: OrbModel): number {
+  const sentAt = Number(a.data?.sentAt ?? a.at - ms)
+  const written = typeof a.data?.writtenAt === 'number' ? a.data.writtenAt : undefined
+  return model.roundTripError(sentAt, written, a.at) + model.serving.within(sentAt, a.at)
+}
+
 /**
  * Why a delivery's reply may not break ORB-097, if it may not: a typed command's reply not seen, or late, by no more
  * than the judge's error and Orb's own time answering the bot (OBC-16); another event's reply not seen (OBC-17).
@@ -234,11 +241,9 @@ function unsureNotice (a: JournalAction, command: boolean, model: OrbModel): str
   // Refused as the bot was being stopped (a connect a busy judge made late): the bot never had it.
   if (!command || (missed !== undefined && String(a.data?.error ?? '').includes('ECONNREFUSED'))) return missed
   const ms = Number(a.data?.ms ?? 0)
-  const sentAt = Number(a.data?.sentAt ?? a.at - ms)
   const status = a.data?.status
   const slow = typeof status === 'number' && status >= 200 && status < 300 && a.data?.notice === true
-  const excused = model.roundTripError(sentAt, a.at) + model.serving.within(sentAt, a.at)
-  if ((missed === undefined && !slow) || ms > windowMs('notice') + excused) return undefined
+  if ((missed === undefined && !slow) || ms > windowMs('notice') + excusedTrip(a, ms, model)) return undefined
   return missed ?? 'late by less than the judge\'s measurement error and the time Orb took to answer the bot (OBC-16)'
 }
 

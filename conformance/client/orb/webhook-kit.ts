@@ -277,9 +277,13 @@ export function hasNotice (body: string): boolean {
 }
 
 /** What became of one POST of a delivery: the reply (status, text up to REPLY_TEXT_CAP, time) or why none came. */
+/**
+ * What became of a delivery: its reply, or why there was none; `ms` from the call to the end, and `written`, when
+ * the request had been handed to the connection whole (ms from the call), if it was.
+ */
 export type SendOutcome =
-  | { status: number, body: string, ms: number }
-  | { error: string, ms: number }
+  | { status: number, body: string, ms: number, written?: number }
+  | { error: string, ms: number, written?: number }
 
 /** Reply text kept at most (a `notice` is far shorter). */
 export const REPLY_TEXT_CAP = 64 * 1024
@@ -298,9 +302,11 @@ export async function sendDelivery (
   const { request } = target.protocol === 'https:' ? await import('node:https') : await import('node:http')
   return await new Promise<SendOutcome>((resolve) => {
     let settled = false
+    let written: number | undefined
     const settle = (outcome: SendOutcome): void => {
       if (settled) return
       settled = true
+      if (written !== undefined) outcome.written = written
       clearTimeout(timer)
       // A scenario sends many deliveries on one signal: each takes its listener away when it is over.
       signal?.removeEventListener('abort', onAbort)
@@ -319,6 +325,7 @@ export async function sendDelivery (
     if (signal?.aborted === true) onAbort()
     signal?.addEventListener('abort', onAbort, { once: true })
     req.on('error', (err) => { settle({ error: err.message, ms: ms() }) })
+    req.on('finish', () => { written = ms() })
     req.on('response', (res) => {
       const chunks: Buffer[] = []
       let size = 0
