@@ -244,6 +244,13 @@ t.test('OBC-13 ORB-095 ORB-096 a write that carries a forged event\'s marks is p
     'a post that carries nothing of the forgery, 0.1 s after it: put down to it by time alone (OBC-04)')
   t.equal(verdict('ORB-095', (j) => { mention(j, 1000, 1); forged(j, 7000, 2); post(j, 7100) }), 'non-strict',
     'a mention is owed its reply for 5 s, no longer')
+  const answered = (j: Journal, at: number, n: number): void => {
+    j.action(at, 'wire', 'delivery', { event: { id: `evt_${n}` }, genuine: true, type: 'message.mention', status: 200 })
+  }
+  t.equal(verdict('ORB-095', (j) => { mention(j, 1000, 1); answered(j, 4700, 1); forged(j, 7000, 2); post(j, 7100) }),
+    'pass', 'a mention answered late (3.7 s) is owed its reply for 5 s from the answer: a slowed bot writes later too')
+  t.equal(verdict('ORB-095', (j) => { mention(j, 1000, 1); answered(j, 1100, 1); forged(j, 7000, 2); post(j, 7100) }),
+    'non-strict', 'one answered at once: 5 s from the delivery')
   t.equal(verdict('ORB-096', (j) => { mention(j, 1000, 1); mention(j, 2300, 1, true); post(j, 2500, 1) }), 'pass',
     'the first delivery\'s reply, late, after the retry: its first handling')
   t.equal(verdict('ORB-096', (j) => { mention(j, 1000, 1); post(j, 1100, 1); mention(j, 2300, 1, true); post(j, 2500, 1) }), 'fail',

@@ -182,7 +182,7 @@ export const WINDOWS = {
   },
   owed: {
     kind: 'decision',
-    value: '5 s owed to a genuine mention',
+    value: '5 s owed to a genuine mention, from its delivery or from the bot\'s answer to it, whichever is later',
     from: 'OBC-13: a slow bot\'s reply to a genuine mention may follow the next delivery; it is the mention\'s, not the next one\'s',
     n: 5000
   },

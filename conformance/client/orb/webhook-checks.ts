@@ -39,6 +39,12 @@ function proof (w: Watched): 'act' | 'unsure' | undefined {
   return w.after === 2 ? 'unsure' : undefined
 }
 
+/** A genuine mention the bot has answered is owed its write until OWED_MS after the answer. */
+function answered (owed: Array<{ event: string, until: Millis }>, a: JournalAction): void {
+  const event = (a.data?.event as { id?: unknown } | undefined)?.id
+  for (const o of owed) if (o.event === event) o.until = Math.max(o.until, a.at + OWED_MS)
+}
+
 /**
  * Follows deliveries for ORB-095 and ORB-096. A write that carries the marks of a forged event (its id, its
  * message's id, its text) is certain proof the bot acted on it. For an event the bot had before (a retry, a replay),
@@ -54,12 +60,15 @@ function listener (
   const watched: Watched[] = []
   /** Each delivered event's marks, whether a genuine delivery carried it, and the writes so far that carry them. */
   const marked = new Map<string, { marks: string[], genuine: boolean, writes: number }>()
-  /** When each genuine mention still owed its reply was sent, oldest first. */
-  const owed: Millis[] = []
+  /**
+   * Each genuine mention still owed its reply, oldest first: when it was sent, and until when it is owed (OWED_MS after
+   * it was sent, or after the bot answered it, if later: a bot the machine slowed answers late and writes later).
+   */
+  const owed: Array<{ event: string, sent: Millis, until: Millis }> = []
   const timed = (e: JournalExchange, out: Outcomes): void => {
-    while (owed.length > 0 && e.at > owed[0]! + OWED_MS) owed.shift()
-    if (owed.length > 0 && e.at >= owed[0]!) {
-      owed.shift()
+    const due = owed.findIndex((o) => e.at >= o.sent && e.at <= o.until)
+    if (due !== -1) {
+      owed.splice(0, due + 1)
       return
     }
     const l = listening
@@ -86,8 +95,10 @@ function listener (
   const sent = (a: JournalAction): void => {
     listening = undefined
     const d = a.data
-    if (d?.genuine === true && d.duplicate !== true && d.type === 'message.mention') owed.push(a.at)
     const id = String(d?.eventId ?? '')
+    if (d?.genuine === true && d.duplicate !== true && d.type === 'message.mention') {
+      owed.push({ event: id, sent: a.at, until: a.at + OWED_MS })
+    }
     const known = marked.get(id) ?? { marks: marksOf(a), genuine: false, writes: 0 }
     marked.set(id, known)
     const what = listens(a)
@@ -100,7 +111,10 @@ function listener (
   return {
     observe (entry: JournalEntry, model: OrbModel, out: Outcomes) {
       if (isAction(entry, 'delivery-sent')) sent(entry)
-      if (isAction(entry, 'delivery')) onResult?.(entry, model, out)
+      if (isAction(entry, 'delivery')) {
+        answered(owed, entry)
+        onResult?.(entry, model, out)
+      }
       if (entry.kind === 'exchange' && isWrite(entry)) write(entry, out)
     },
     open (_model, _end, out) {
