@@ -7,7 +7,8 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { bodyShape, differencesOf } from '../conformance/parity/compare.js'
-import { Bindings, type Replayed } from '../conformance/parity/replay.js'
+import { Bindings } from '../conformance/parity/bindings.js'
+import type { Replayed } from '../conformance/parity/replay.js'
 import { parity } from '../conformance/parity/run.js'
 import type { ParityReport } from '../conformance/parity/report.js'
 import type { Fault } from '../src/orbtile-mock/faults.js'
@@ -17,6 +18,7 @@ import type { TapExchange, WireTap } from '../src/shared/tap.js'
 import { defaultWorld } from '../src/orb-mock/world.js'
 import { startOrbMock } from '../src/orb-mock/index.js'
 import { CLI } from './helpers/cli.js'
+import { exchange as tapExchange } from './helpers/tap-exchange.js'
 import { DEMO, OrbClient } from './helpers/orb.js'
 import { SocketClient } from './helpers/client.js'
 import { scratch, startFake } from './helpers/fake.js'
@@ -73,6 +75,14 @@ async function script (client: SocketClient): Promise<void> {
   for (const sid of ['s1', 's2']) await post(`/sessions/${sid}`, { title: sid, activity: 'working', pid: process.pid })
   await post('/sessions/s1', {})
   await post('/events', { after: 0, ack: 0, waitSeconds: 0 })
+  // A long poll on a connection of its own, then a second poll on the first connection while it waits: 409.
+  const other = new SocketClient(client.socketPath, client.token)
+  const held = other.request({ method: 'POST', path: `${ID}/events`, headers, body: { after: 0, waitSeconds: 1 } })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const second = await post('/events', { after: 0, waitSeconds: 0 }) as { status: number }
+  await held
+  other.close()
+  if (second.status !== 409) throw new Error(`the second poll got ${second.status}, not 409 poll_pending`)
   await post('/sessions/nope', { title: 7 })
   await client.request({ method: 'DELETE', path: ID, headers })
 }
@@ -128,7 +138,7 @@ t.test('PARITY-01 a clean adapter recorded through the proxy replays against a f
   t.ok(secrets.length >= 2, `the app's token and ${secrets.length - 1} token(s) or proof(s) it made`)
   // The adapter's token is random: every request after the registration needed the fake's own put back (PARITY-05).
   t.same(secrets.filter((s) => bytes.includes(s)), [], 'no token or proof is in the recording, in any form')
-  t.match(bytes, /orbtest-secret-1/, 'each stands as a placeholder')
+  t.match(bytes, /orbtest-secret-[0-9a-f]{6}-1\b/, 'each stands as a placeholder')
 
   const out = join(dir, 'parity.json')
   const r = await cli(['parity', recording, '--auto-allow', '--json', out])
@@ -174,19 +184,28 @@ t.test('PARITY-04 usage: not a recording, another version, a flag of the other A
   const notOne = join(dir, 'not.jsonl')
   writeFileSync(notOne, '{"hello":1}\n')
   const later = join(dir, 'later.jsonl')
-  writeFileSync(later, '{"orbtest":"recording","version":9,"api":"orbtile","credential":"orbtest-secret-1","started":""}\n')
+  const p = 'orbtest-secret-abcdef-'
+  const head = { orbtest: 'recording', version: 1, api: 'orbtile', placeholders: p, credential: `${p}1`, started: '' }
+  writeFileSync(later, `${JSON.stringify({ ...head, version: 9 })}\n`)
   const orbtile = join(dir, 'ok.jsonl')
-  writeFileSync(orbtile, '{"orbtest":"recording","version":1,"api":"orbtile","credential":"orbtest-secret-1","started":""}\n')
+  writeFileSync(orbtile, `${JSON.stringify(head)}\n`)
+  const oneExchange = `${JSON.stringify(head)}\n${JSON.stringify(exchange({}))}\n`
+  const withOne = join(dir, 'one.jsonl')
+  writeFileSync(withOne, oneExchange)
+  const cutOnly = join(dir, 'cut.jsonl')
+  writeFileSync(cutOnly, `${JSON.stringify(head)}\n${JSON.stringify(exchange({ finished: false, end: 5 }))}\n`)
   for (const [args, says] of [
     [['parity'], /give one recording/],
     [['parity', join(dir, 'missing.jsonl')], /cannot read/],
     [['parity', notOne], /is not an orbtest recording/],
     [['parity', later], /version 9/],
-    [['parity', orbtile, '--world', 'w.json'], /--world is a flag of the other API/]
+    [['parity', orbtile], /holds no exchange/],
+    [['parity', withOne, '--world', 'w.json'], /--world is a flag of the other API/],
+    [['parity', cutOnly], /nothing was compared/]
   ] as const) {
     const r = await cli([...args])
     t.equal(r.code, 2, `${args.slice(1).join(' ')}: exit 2`)
-    t.match(r.stderr, says, 'says why')
+    t.match(r.stderr + r.stdout, says, 'says why')
     t.notMatch(r.stderr, /\n\s+at /, 'no stack trace')
   }
 })
@@ -209,18 +228,26 @@ const exchange = (over: Partial<RecordedExchange>): RecordedExchange => ({
 })
 
 t.test('PARITY-05 bindings: a placeholder and a value the recorded server made are put back as the replayed one made them', async (t) => {
-  const b = new Bindings(['orbtest-secret-1'], 'live-token')
-  b.learn({ adapterToken: 'orbtest-secret-2', message: { id: 'msg-recorded-1' } },
-    { adapterToken: 'fresh-adapter-token', message: { id: 'msg-9' } })
-  t.equal(b.header('Bearer orbtest-secret-1'), 'Bearer live-token', 'the credential')
-  t.equal(b.header('orbtest-secret-2'), 'fresh-adapter-token', 'a token learnt from a reply')
+  const p = 'orbtest-secret-abcdef-'
+  const b = new Bindings(p, [`${p}1`], 'live-token')
+  b.learn({ adapterToken: `${p}2`, message: { id: 'msg-recorded-1' }, activities: ['starting', 'idle'] },
+    { adapterToken: 'fresh-adapter-token', message: { id: 'msg-9' }, activities: ['idle', 'starting'] })
+  t.equal(b.header(`Bearer ${p}1`), 'Bearer live-token', 'the credential')
+  t.equal(b.header(`${p}2`), 'fresh-adapter-token', 'a token learnt from a reply')
+  t.equal(b.body('{"activity":"starting"}'), '{"activity":"starting"}', 'a value no server made (an enum) is not bound')
+  b.learn({ message: { id: 'msg-9' } }, { message: { id: 'msg-10' } })
+  t.equal(b.target('/messages/msg-recorded-1'), '/messages/msg-9', 'one pass: a value put back is not rewritten again')
+  t.equal(b.body('"orbtest-secret-1 is text"'), '"orbtest-secret-1 is text"',
+    'text like another recording\'s placeholder')
   t.equal(b.target('/messages/msg-recorded-1?x=msg-recorded-1'), '/messages/msg-9?x=msg-9', 'an id in path and query')
   t.equal(b.target('/messages/msg-recorded-12'), '/messages/msg-recorded-12', 'not a part of another id')
   t.equal(b.body('{"reply_to":"msg-recorded-1","text":"see msg-recorded-1"}'),
     '{"reply_to":"msg-9","text":"see msg-recorded-1"}', 'a whole JSON string only')
-  t.same(b.unbound('orbtest-secret-3 orbtest-secret-2'), ['orbtest-secret-3'], 'a placeholder never learnt is unbound')
+  t.same(b.unbound('/x', [`Bearer ${p}3`, `${p}2`], ''), [`${p}3`], 'a placeholder never learnt is unbound')
   b.learn({ id: 'only-recorded' }, { error: { code: 'x' } })
-  t.same(b.unbound('/x/only-recorded'), ['only-recorded'], 'a value the replay never made is unbound')
+  t.same(b.unbound('/x/only-recorded', [], ''), ['only-recorded'], 'a value the replay never made is unbound')
+  t.same(b.unbound('/x/only-recorded-too', ['agent only-recorded'], '{"a":"only-recorded and more"}'), [],
+    'but only where it stands whole')
 })
 
 t.test('PARITY-06 shapes: keys and types, lists merged, an empty list not compared; a request with an unbound value follows', async (t) => {
@@ -284,4 +311,46 @@ t.test('PARITY-07 a bot\'s session on a fake Orb replays with no difference; a c
   t.same(report.differences.map((x) => [x.route, x.kind, x.cause, x.recorded, x.replayed]),
     [['POST /api/bot/v1/messages', 'status', 'world', '200', '404 404']], 'the post to ch_two, told as the world\'s')
   t.match(d.stdout, /0 difference\(s\) of behaviour/, 'said in words')
+})
+
+t.test('PARITY-08 the replay keeps the client\'s pace: 66 requests at 60 ms apart, under the limit when recorded, are under it replayed', async (t) => {
+  const dir = scratch(t)
+  const file = join(dir, 'paced.jsonl')
+  const holder: { token?: string } = {}
+  const rec = recordingTap(file, () => holder.token!)
+  const fake = await startFake(t, { tap: rec.tap })
+  holder.token = fake.token
+  const client = new SocketClient(fake.socketPath, fake.token)
+  const started = performance.now()
+  for (let i = 0; i < 66; i++) {
+    const r = await client.request({ path: '/info' })
+    if (r.status !== 200) throw new Error(`request ${i} got ${r.status}: the recording itself met the limit`)
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 60 * (i + 1) - performance.now())))
+  }
+  client.close()
+  await fake.close()
+  rec.close()
+  const report = await againstFresh(t, file)
+  t.equal(report.compared, 66, 'every request replayed')
+  t.same(report.differences, [], 'none refused: sent at its recorded pace, not all at once (burst 60)')
+})
+
+t.test('PARITY-09 secrets a reply carries are taken out too: a cookie set, and a token in a reply cut short', async (t) => {
+  const dir = scratch(t)
+  const file = join(dir, 'cut.jsonl')
+  const recorder = new Recorder(file, 'orbtile', 'discovery-token-0123', 0)
+  recorder.exchange({
+    ...tapExchange(1, 200),
+    headers: { authorization: 'Bearer discovery-token-0123', cookie: 'sid=request-cookie-777' },
+    replyHeaders: { 'set-cookie': 'sid=reply-cookie-4242; Path=/; HttpOnly' },
+    reply: '{"adapter":{"id":"dev.example.a"},"adapterToken":"adapter-token-cut-short-9',
+    finished: false
+  })
+  recorder.close()
+  const bytes = readFileSync(file, 'utf8')
+  const secrets = ['discovery-token-0123', 'request-cookie-777', 'reply-cookie-4242', 'adapter-token-cut-short-9']
+  for (const secret of secrets) {
+    t.notOk(bytes.includes(secret), `${secret} is not in the recording`)
+  }
+  t.match(bytes, /Path=\/; HttpOnly/, 'what is not the secret stays')
 })

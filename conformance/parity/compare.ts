@@ -23,12 +23,14 @@ export interface Difference {
 
 /**
  * What makes a difference one of the world, by API: an answer that says the thing named is not in this server's world
- * (the Orb: no such channel, member or message for this app, 404; a scope or a community's rule, 403), or the user's
- * switch (Orbtile: the Adapter API turned off).
+ * (the Orb: no such channel, member or message for this app, 404; a scope or a community's rule, 403), the user's
+ * switch (Orbtile: the Adapter API turned off), or a member that says what the user chose (Orbtile: a registration's
+ * `reason`, there while the user has not allowed the adapter, and its `keypadDecisions`).
  */
-const WORLD: Record<RecordedApi, { statuses: readonly number[], codes: readonly string[] }> = {
-  orbtile: { statuses: [], codes: ['api_disabled'] },
-  orb: { statuses: [403, 404], codes: [] }
+interface World { statuses: readonly number[], codes: readonly string[], members: readonly string[] }
+const WORLD: Record<RecordedApi, World> = {
+  orbtile: { statuses: [], codes: ['api_disabled'], members: ['$.reason', '$.keypadDecisions'] },
+  orb: { statuses: [403, 404], codes: [], members: [] }
 }
 
 /** The differences of one exchange; none for an exchange whose recorded reply was cut (nothing to compare). */
@@ -41,9 +43,15 @@ export function differencesOf (api: RecordedApi, x: Replayed): Difference[] {
     ? [{ kind: 'status' as const, recorded: recordedStatus, replayed: `no reply (${replayed.error})` }]
     : replyDifferences(recorded, replayed)
   const cause = causeOf(api, x)
-  return found.map((d) => ({ n: recorded.n, route, ...d, cause }))
+  return found.map((d) => ({
+    n: recorded.n,
+    route,
+    ...d,
+    cause: cause === 'behaviour' && d.where !== undefined && WORLD[api].members.includes(d.where) ? 'world' : cause
+  }))
 }
 
+/** The cause of every difference of an exchange, but for a member of the world (WORLD.members). */
 function causeOf (api: RecordedApi, x: Replayed): DifferenceCause {
   if (x.unbound.length > 0) return 'follows'
   const world = WORLD[api]

@@ -1,9 +1,13 @@
-// Replays a recording's requests against a server, in the order they came and with the overlap they had: a request
-// goes once every exchange that had ended before it started (in the recording) has ended here too, so a long poll
-// that was open while the client did other things does not hold those things back. Values the recorded server made
-// (tokens, ids) are put back as this server made them: each is learnt from the reply at the same place.
-import { Agent, request as httpRequest, type OutgoingHttpHeaders } from 'node:http'
-import { PLACEHOLDER, type Recording, type RecordedExchange } from '../../src/proxy/recording.js'
+// Replays a recording's requests against a server as the client sent them: in their order, never sooner after the
+// start than they came (a rate limit sees the client's own pace), each once every exchange that had ended before it
+// started has ended here too (so a long poll that was open while the client did other things holds nothing back),
+// and each written whole before the next goes. A request whose reply the client did not wait for (cut in the
+// recording) is given up as it was. Values the recorded server made (tokens, ids) are put back as this server made
+// them (bindings.ts).
+import { Agent, request as httpRequest, type ClientRequest, type OutgoingHttpHeaders } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Recording, RecordedExchange } from '../../src/proxy/recording.js'
+import { Bindings } from './bindings.js'
 
 /** What the server replayed against answered. `error` when it did not answer (a refused or cut connection). */
 export interface ReplayedReply {
@@ -26,77 +30,6 @@ export type ReplayAddress = { socketPath: string } | { host: string, port: numbe
 /** A request with no answer after this long is given up (the Orb's longest wait is 25 s, Orbtile's 2 s). */
 const REPLY_TIMEOUT_MS = 40_000
 
-/** Strings shorter than this are not bound: a short value (a count, a flag) would be put back where it is not an id. */
-const SHORTEST_BOUND = 4
-
-/**
- * The values the recorded server made and this one made instead, learnt reply by reply; the credential's
- * placeholders are bound to this server's credential from the start.
- */
-export class Bindings {
-  readonly #values = new Map<string, string>()
-  readonly #missed = new Set<string>()
-
-  constructor (credentials: readonly string[], credential: string) {
-    for (const c of credentials) this.#values.set(c, credential)
-  }
-
-  /** Walks the recorded reply and this server's side by side: each string that differs is bound to this one's. */
-  learn (recorded: unknown, replayed: unknown): void {
-    if (typeof recorded === 'string') {
-      if (recorded.length < SHORTEST_BOUND || recorded === replayed) return
-      if (typeof replayed === 'string') this.#values.set(recorded, replayed)
-      else this.#missed.add(recorded)
-      return
-    }
-    if (Array.isArray(recorded)) {
-      recorded.forEach((v, i) => { this.learn(v, Array.isArray(replayed) ? replayed[i] : undefined) })
-    } else if (recorded !== null && typeof recorded === 'object') {
-      const other = replayed !== null && typeof replayed === 'object' ? replayed as Record<string, unknown> : {}
-      for (const [k, v] of Object.entries(recorded)) this.learn(v, other[k])
-    }
-  }
-
-  /** The recorded values a text carries that have no counterpart here: placeholders never bound, values missed. */
-  unbound (text: string): string[] {
-    const placeholders = [...text.matchAll(PLACEHOLDER)].map((m) => m[0]).filter((p) => !this.#values.has(p))
-    const missed = [...this.#missed].filter((v) => text.includes(v))
-    return [...new Set([...placeholders, ...missed])]
-  }
-
-  /** A request target with each bound value put back where it is a whole path segment or query value. */
-  target (t: string): string {
-    let out = t.replace(PLACEHOLDER, (p) => this.#values.get(p) ?? p)
-    for (const [from, to] of this.#values) {
-      for (const [f, r] of [[from, to], [encodeURIComponent(from), encodeURIComponent(to)]] as const) {
-        if (!out.includes(f)) continue
-        out = out.replace(new RegExp(`(^|[/?=&])${escapeRegExp(f)}(?=$|[/?&#])`, 'g'), `$1${r}`)
-      }
-    }
-    return out
-  }
-
-  /** A header's value: placeholders put back, and a value that is wholly a bound one replaced. */
-  header (v: string): string {
-    const whole = this.#values.get(v)
-    return whole ?? v.replace(PLACEHOLDER, (p) => this.#values.get(p) ?? p)
-  }
-
-  /** A body: placeholders put back, and each bound value where it is a whole JSON string. */
-  body (text: string): string {
-    let out = text.replace(PLACEHOLDER, (p) => JSON.stringify(this.#values.get(p) ?? p).slice(1, -1))
-    for (const [from, to] of this.#values) {
-      const quoted = JSON.stringify(from)
-      if (out.includes(quoted)) out = out.split(quoted).join(JSON.stringify(to))
-    }
-    return out
-  }
-}
-
-function escapeRegExp (s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-}
-
 /** Headers the replay sets itself: the body's framing and the connection's handling. */
 const OWN_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive'])
 
@@ -107,20 +40,24 @@ export async function replay (
   credential: string,
   host?: string
 ): Promise<Replayed[]> {
-  const bindings = new Bindings(recording.credentials, credential)
+  const bindings = new Bindings(recording.head.placeholders, recording.credentials, credential)
   const connections = new Connections(recording.exchanges)
   const played: Array<Promise<Replayed>> = []
   // The exchanges under way, by their recorded end: each is waited for by the first request that came after it ended.
   const underWay = new Map<RecordedExchange, Promise<Replayed>>()
+  const start = performance.now()
   try {
     for (const x of recording.exchanges) {
       const ended = [...underWay].filter(([y]) => y.end <= x.at)
       for (const [y] of ended) underWay.delete(y)
       await Promise.all(ended.map(([, p]) => p))
-      const one = playOne(x, bindings, { address, agent: connections.agent(x), host })
-        .finally(() => { connections.done(x) })
+      const early = start + x.at - performance.now()
+      if (early > 0) await sleep(early)
+      const { written, done } = playOne(x, bindings, { address, agent: connections.agent(x), host })
+      const one = done.finally(() => { connections.done(x) })
       played.push(one)
       underWay.set(x, one)
+      await written
     }
     return await Promise.all(played)
   } finally {
@@ -166,7 +103,12 @@ interface Route {
   host: string | undefined
 }
 
-async function playOne (x: RecordedExchange, bindings: Bindings, route: Route): Promise<Replayed> {
+/** Sends one recorded request; `written` once it is on its connection whole (or failed), `done` with its reply. */
+function playOne (
+  x: RecordedExchange,
+  bindings: Bindings,
+  route: Route
+): { written: Promise<void>, done: Promise<Replayed> } {
   const body = x.body !== undefined
     ? Buffer.from(bindings.body(x.body))
     : x.bodyBase64 !== undefined ? Buffer.from(x.bodyBase64, 'base64') : undefined
@@ -178,10 +120,16 @@ async function playOne (x: RecordedExchange, bindings: Bindings, route: Route): 
   if (route.host !== undefined) headers.host = route.host
   if (body !== undefined) headers['content-length'] = body.length
   const target = bindings.target(x.target)
-  const unbound = bindings.unbound(`${target}\n${JSON.stringify(headers)}\n${body?.toString('utf8') ?? ''}`)
-  const replayed = await send(route, { method: x.method, path: target, headers, body })
-  bindings.learn(parseJson(x.reply), parseJson(replayed.text))
-  return { recorded: x, replayed, unbound }
+  const values = Object.values(headers).flatMap((v) => Array.isArray(v) ? v : [String(v)])
+  const unbound = bindings.unbound(target, values, body?.toString('utf8') ?? '')
+  // A reply the client did not wait for: the request is given up when the client gave it up.
+  const giveUpMs = x.finished ? undefined : Math.max(1, x.end - x.at)
+  const sent = send(route, { method: x.method, path: target, headers, body }, giveUpMs)
+  const done = sent.reply.then((replayed) => {
+    bindings.learn(parseJson(x.reply), parseJson(replayed.text))
+    return { recorded: x, replayed, unbound }
+  })
+  return { written: sent.written, done }
 }
 
 /** The JSON a text holds, or undefined for one that holds none. */
@@ -193,14 +141,16 @@ export function parseJson (text: string): unknown {
   }
 }
 
-async function send (
+function send (
   route: Route,
-  r: { method: string, path: string, headers: OutgoingHttpHeaders, body: Buffer | undefined }
-): Promise<ReplayedReply> {
-  return await new Promise((resolve) => {
+  r: { method: string, path: string, headers: OutgoingHttpHeaders, body: Buffer | undefined },
+  giveUpMs: number | undefined
+): { written: Promise<void>, reply: Promise<ReplayedReply> } {
+  const options = { ...route.address, agent: route.agent, method: r.method, path: r.path, headers: r.headers }
+  let req: ClientRequest | undefined
+  const reply = new Promise<ReplayedReply>((resolve) => {
     const failed = (error: string): void => { resolve({ status: 0, headers: {}, text: '', error }) }
-    const options = { ...route.address, agent: route.agent, method: r.method, path: r.path, headers: r.headers }
-    const req = httpRequest(options, (res) => {
+    req = httpRequest(options, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('error', (err) => { failed(err.message) })
@@ -212,8 +162,15 @@ async function send (
         resolve({ status: res.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') })
       })
     })
-    req.setTimeout(REPLY_TIMEOUT_MS, () => { req.destroy(new Error(`no reply in ${REPLY_TIMEOUT_MS / 1000} s`)) })
+    const timeout = giveUpMs ?? REPLY_TIMEOUT_MS
+    const why = giveUpMs === undefined ? `no reply in ${timeout / 1000} s` : 'given up, as the client did'
+    req.setTimeout(timeout, () => { req!.destroy(new Error(why)) })
     req.on('error', (err) => { failed(err.message) })
     req.end(r.body)
   })
+  const written = new Promise<void>((resolve) => {
+    req!.once('finish', () => resolve())
+    req!.once('close', () => resolve())
+  })
+  return { written, reply }
 }

@@ -20,6 +20,7 @@ export async function parity (input: CommandInput<typeof PARITY_FLAGS>, out: Nod
   const { flags, operands } = input
   if (operands.length !== 1) throw new UsageError('give one recording, for example: orbtest parity session.jsonl')
   const recording = readRecording(operands[0]!)
+  if (recording.exchanges.length === 0) throw new UsageError(`${operands[0]!} holds no exchange: there is nothing to replay`)
   const misplaced = recording.head.api === 'orbtile' ? (['world', 'app'] as const) : (['auto-allow'] as const)
   for (const f of misplaced) {
     if (flags[f] !== undefined) {
@@ -39,6 +40,10 @@ export async function parity (input: CommandInput<typeof PARITY_FLAGS>, out: Nod
   if (flags.json !== undefined) writeFileSync(flags.json, `${JSON.stringify(result, null, 2)}\n`)
   if (flags.html !== undefined) writeFileSync(flags.html, report.parityHtml(result))
   out.write(report.parityText(result))
+  if (result.compared === 0) {
+    out.write('nothing was compared: every reply in the recording was cut before it came whole\n')
+    return 'refused'
+  }
   return report.parityHeld(result) ? 'ok' : 'failed'
 }
 

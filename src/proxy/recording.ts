@@ -1,6 +1,7 @@
 // A recording of what a proxy passed on: the exchanges in the order their requests came, each secret replaced by a
 // placeholder before a byte is written. `orbtest parity` replays one against a fake. The file is JSON Lines: a head,
 // then one exchange a line, so that a run cut short still leaves every exchange recorded so far.
+import { randomBytes } from 'node:crypto'
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
 import type { TapExchange } from '../shared/tap.js'
 import { UsageError } from '../shared/usage-error.js'
@@ -13,6 +14,8 @@ export interface RecordingHead {
   orbtest: 'recording'
   version: typeof RECORDING_VERSION
   api: RecordedApi
+  /** What every placeholder of this recording starts with (`orbtest-secret-3f9a2c-`), a number after it. */
+  placeholders: string
   /** The placeholder that stands for the app's own credential (Orbtile's discovery token, an Orb app's token). */
   credential: string
   /** When the recording started (ISO 8601), for the reader. */
@@ -58,17 +61,29 @@ const SHORTEST_SECRET = 8
 /** JSON members whose string value is a secret, wherever they sit: tokens, proofs, signatures, keys. */
 const SECRET_MEMBER = /token|secret|proof|signature|password|passphrase|^key$/i
 
-/** Headers that carry a secret: what of their value is the secret. */
+/**
+ * A member named for a secret with a string value, in a text that is not whole JSON (a reply cut short); the value
+ * runs to the text's end when the cut came inside it.
+ */
+const SECRET_NAME = '[^"\\\\]*(?:token|secret|proof|signature|password|passphrase)[^"\\\\]*|key'
+const SECRET_MEMBER_TEXT = new RegExp(`"(${SECRET_NAME})"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)"?`, 'gi')
+
+/** Headers that carry a secret, in a request or a reply: what of their value is the secret. */
 const SECRET_HEADERS: Record<string, (value: string) => string> = {
   authorization: (v) => v.replace(/^\s*(Bearer|Bot|Basic)\s+/i, ''),
   'x-orbtile-adapter-token': (v) => v,
   'x-orb-signature': (v) => v,
   cookie: (v) => v,
-  'set-cookie': (v) => v
+  'set-cookie': (v) => v.split(';', 1)[0]!.replace(/^[^=]*=/, '')
 }
 
-/** The placeholder form: plain letters, digits and dashes, so that it fits a header, a path and a JSON string. */
-export const PLACEHOLDER = /orbtest-secret-(\d+)(?!\d)/g
+/**
+ * The placeholders of a recording: its prefix (plain letters, digits and dashes, so that it fits a header, a path and
+ * a JSON string; with a random part, so that no text a client sent reads as one), then a number.
+ */
+export function placeholderPattern (prefix: string): RegExp {
+  return new RegExp(`${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\d+(?!\\d)`, 'g')
+}
 
 /**
  * Every secret seen so far, each with its placeholder (`orbtest-secret-1`, …), numbered in the order first seen, so
@@ -76,23 +91,30 @@ export const PLACEHOLDER = /orbtest-secret-(\d+)(?!\d)/g
  */
 export class Redactor {
   readonly #placeholders = new Map<string, string>()
+  /** `orbtest-secret-3f9a2c-`: what each placeholder starts with. */
+  readonly prefix = `orbtest-secret-${randomBytes(3).toString('hex')}-`
 
   /** The placeholder of a secret, made the first time the value is seen. */
   placeholder (secret: string): string {
     let p = this.#placeholders.get(secret)
     if (p === undefined) {
-      p = `orbtest-secret-${this.#placeholders.size + 1}`
+      p = `${this.prefix}${this.#placeholders.size + 1}`
       this.#placeholders.set(secret, p)
     }
     return p
   }
 
-  /** Learns the secrets an exchange carries: in the headers that hold one, in JSON members named for one. */
+  /**
+   * Learns the secrets an exchange carries: in the headers that hold one (the request's and the reply's), in JSON
+   * members named for one (found in a text that is not whole JSON too: a reply cut short).
+   */
   learn (x: TapExchange, requestText: string | undefined): void {
-    for (const [name, value] of Object.entries(x.headers)) {
-      const secretOf = SECRET_HEADERS[name.toLowerCase()]
-      if (secretOf === undefined || value === undefined) continue
-      for (const v of Array.isArray(value) ? value : [value]) this.#learnValue(secretOf(v))
+    for (const headers of [x.headers, x.replyHeaders]) {
+      for (const [name, value] of Object.entries(headers)) {
+        const secretOf = SECRET_HEADERS[name.toLowerCase()]
+        if (secretOf === undefined || value === undefined) continue
+        for (const v of Array.isArray(value) ? value : [value]) this.#learnValue(secretOf(v))
+      }
     }
     for (const text of [requestText, x.reply]) this.#learnJson(text)
   }
@@ -132,7 +154,9 @@ export class Redactor {
     try {
       parsed = JSON.parse(text)
     } catch {
-      return // not JSON: only the headers' secrets and the ones already known are taken out of it
+      // Not whole JSON: its members named for a secret, as text.
+      for (const m of text.matchAll(SECRET_MEMBER_TEXT)) this.#learnValue(jsonString(m[2]!))
+      return
     }
     this.#walk(parsed)
   }
@@ -146,6 +170,15 @@ export class Redactor {
         else this.#walk(v)
       }
     }
+  }
+}
+
+/** A JSON string's value from its text between the quotes (the text itself when it does not read). */
+function jsonString (inner: string): string {
+  try {
+    return JSON.parse(`"${inner}"`) as string
+  } catch {
+    return inner
   }
 }
 
@@ -163,6 +196,7 @@ export class Recorder {
       orbtest: 'recording',
       version: RECORDING_VERSION,
       api,
+      placeholders: this.#redactor.prefix,
       credential: this.#redactor.placeholder(credential),
       started: new Date().toISOString()
     }
@@ -248,7 +282,7 @@ export function readRecording (path: string): Recording {
   if (head?.orbtest !== 'recording' || (head.api !== 'orbtile' && head.api !== 'orb')) {
     throw new UsageError(`${path} is not an orbtest recording (orbtest proxy … --record FILE writes one)`)
   }
-  if (head.version !== RECORDING_VERSION) {
+  if (head.version !== RECORDING_VERSION || typeof head.placeholders !== 'string') {
     throw new UsageError(`${path} is a recording of version ${String(head.version)}; this orbtest reads version ${RECORDING_VERSION}`)
   }
   const rest = parsed.slice(1) as Array<RecordedExchange | CredentialLine>
