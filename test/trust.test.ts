@@ -1,6 +1,7 @@
-// The trust campaign, bounded (trust/campaign.ts; `npm run trust` plays it whole): every clean client under a fixed
-// seed, the reference ones with --strict, none failing any check; and every reference fault caught, on the clause it
-// is a fault of. The faults of the long tour (tour:voice, 93 s) are played beside the suite's other long runs, in
+// The trust campaign, bounded (trust/campaign.ts; `npm run trust` plays it whole, and CI plays every fault under one
+// seed after npm test, in .ci/run): every clean client under a fixed seed, the reference ones with --strict, none
+// failing any check; and, of each reference client, one fault for each tour it plays, caught on the clause it is a
+// fault of. The faults of the long tour (tour:voice, 93 s) are played beside the suite's other long runs, in
 // test/client-start.test.ts.
 import t from 'tap'
 import { join } from 'node:path'
@@ -18,6 +19,7 @@ const report: Promise<CampaignReport> = campaign({
   scenarios: 0,
   load: false,
   long: false,
+  faults: 'one-per-tour',
   jobs: 12
 })
 
@@ -37,11 +39,14 @@ t.test('TRUST-01 no clean client fails a check: the reference clients with --str
   }
 })
 
-t.test('TRUST-02 every reference fault fails the clause it is a fault of', async (t) => {
+t.test('TRUST-02 of each reference client, a fault of each tour fails the clause it is a fault of', async (t) => {
   const r = await report
   const faults = r.runs.filter((x) => x.kind === 'fault')
   const ready = FAULTS.filter((f) => f.long !== true && !r.unavailable.some((u) => u.client === f.client))
-  t.equal(faults.length, ready.length, `${ready.length} faults played`)
+  const tours = new Set(ready.map((f) => `${f.client} ${f.tour}`))
+  t.equal(faults.length, tours.size, `${tours.size} faults played, one for each reference client's tour`)
+  const played = new Set(faults.map((x) => `${x.fault!.client} ${x.fault!.tour}`))
+  t.same(played, tours, 'every tour of every reference client')
   for (const x of faults) {
     const f = x.fault!
     t.ok(x.detected, `${f.client} --fault ${f.fault} (tour:${f.tour}): ${f.clauses.join(', ')} broken and failed`, { args: x.args.join(' '), failed: x.failed, inconclusive: x.inconclusive })

@@ -33,8 +33,11 @@ export interface CampaignOptions {
   jobs: number
   /** Only these clean clients (and their faults), when given. */
   clients?: readonly string[]
-  /** Play the reference faults (default true). */
-  faults?: boolean
+  /**
+   * Which reference faults to play: every one (the default), none, or one of each reference client for each tour it
+   * plays (the first listed): a bounded run that still shows every tour's situation catching a fault.
+   */
+  faults?: 'all' | 'none' | 'one-per-tour'
   /** `long`: only the faults the long tours catch, and no clean run (the rest is played elsewhere). */
   only?: 'long'
   onRun?: (r: RunResult) => void
@@ -150,15 +153,27 @@ function plan (o: CampaignOptions, ready: ReadonlyMap<string, string[]>): Plan[]
   for (const seed of o.only === undefined ? o.seeds : []) {
     for (const [name, command] of ready) plans.push({ kind: 'clean', client: clientNamed(name), command, seed })
   }
-  if (o.faults === false) return plans
+  if (o.faults === 'none') return plans
   const played = (f: ReferenceFault): boolean => o.only === 'long' ? f.long === true : o.long || f.long !== true
+  const chosen = FAULTS.filter((f) => played(f) && ready.has(f.client))
   for (const seed of o.seeds) {
-    for (const f of FAULTS.filter((f) => played(f) && ready.has(f.client))) {
+    for (const f of o.faults === 'one-per-tour' ? onePerTour(chosen) : chosen) {
       plans.push({ kind: 'fault', client: clientNamed(f.client), command: [...ready.get(f.client)!, '--fault', f.fault], seed, fault: f })
     }
   }
   // The longest first, so that a long tour does not start last.
   return plans.sort((a, b) => Number(b.fault?.long === true) - Number(a.fault?.long === true))
+}
+
+/** The first fault of each reference client for each tour. */
+function onePerTour (faults: readonly ReferenceFault[]): ReferenceFault[] {
+  const seen = new Set<string>()
+  return faults.filter((f) => {
+    const key = `${f.client} ${f.tour}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
 }
 
 /** One run of the CLI, and what its report says. */
@@ -294,10 +309,11 @@ export function campaignHolds (r: CampaignReport): boolean {
 }
 
 const USAGE = `usage: npm run trust -- [--seeds N] [--seed FIRST] [--load] [--long] [--jobs N] [--scenarios N]
-                       [--client NAME]... [--json FILE]
+                       [--faults all|one-per-tour|none] [--client NAME]... [--json FILE]
   Judges every clean client (trust/clients.ts) under N seeds from FIRST (default 1 from 20261201), with --load beside
-  one busy process per core; plays every reference fault (trust/faults.ts) under each seed; --long adds those of
-  the long tours (tour:voice).
+  one busy process per core; plays every reference fault (trust/faults.ts) under each seed (--faults one-per-tour:
+  the first of each reference client for each tour; none: no fault); --long adds those of the long tours
+  (tour:voice).
   --jobs: runs at once (4); --scenarios: generated scenarios in each clean run, after the tours (8).
   Exit 0 when no clean client failed and every fault was caught every time; 1 otherwise; 2 for a bad argument.
 `
@@ -308,6 +324,7 @@ const FLAGS = {
   long: { type: 'boolean', help: 'the long tours\' faults too' },
   jobs: { type: 'string', help: 'runs at once', default: '4', parse: parse.integer(1, 64) },
   scenarios: { type: 'string', help: 'generated scenarios a clean run', default: '8', parse: parse.integer(0, 1000) },
+  faults: { type: 'string', help: 'which faults', default: 'all', parse: parse.oneOf('all', 'one-per-tour', 'none') },
   client: { type: 'string', help: 'only this clean client', multiple: true },
   json: { type: 'string', help: 'the report as JSON', parse: parse.path },
   help: { type: 'boolean', help: 'this text' }
@@ -336,6 +353,7 @@ export async function main (argv: readonly string[]): Promise<number> {
     load: flags.load === true,
     long: flags.long === true,
     jobs: flags.jobs,
+    faults: flags.faults,
     ...(flags.client === undefined ? {} : { clients: flags.client }),
     onRun: (x) => {
       const what = x.kind === 'fault' ? `${x.fault!.fault} ${x.detected === true ? 'caught' : 'MISSED'}` : `clean, ${x.failed.length} failed`
