@@ -181,7 +181,8 @@ const parity = command({
   column: 26,
   flags: PARITY_FLAGS,
   operands: true,
-  footer: 'Exit 0 when no difference of behaviour was found, 1 when one was, 2 for a usage error.\n',
+  footer: 'Exit 0 when no difference of behaviour was found, 1 when one was, 2 for a usage error, a recording with no\n' +
+    'exchange, or one whose every reply was cut (nothing to compare).\n',
   run: async (input, out) => await (await import('./parity.js')).parity(input, out)
 })
 
