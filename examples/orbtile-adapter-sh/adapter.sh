@@ -42,7 +42,9 @@ call () {
   if ! IFS=$'\t' read -r sock base bearer < <(jq -r '[.socketPath,.basePath,.token]|@tsv' "$DISC" 2>/dev/null); then
     STATUS=000; REPLY=''; CODE=no-discovery; return                    # no file: the API is off (OT-A03)
   fi
-  args=(-sS --max-time "${MAXT:-5}" --unix-socket "$sock" -X "$method"          # OT-002: the file's socket, HTTP/1.1
+  # A generous limit: on a busy machine a reply can be seconds late, and a registration's reply given up is its
+  # adapter token lost until the lease ends (a new registration needs it while the lease lives).
+  args=(-sS --max-time "${MAXT:-30}" --unix-socket "$sock" -X "$method"         # OT-002: the file's socket, HTTP/1.1
         -H 'Host: localhost' -H 'Content-Type: application/json'     # OT-011, OT-012 (GET and DELETE too)
         -H 'Accept:' -H 'User-Agent: orbtile-adapter-sh' -K -)       # OT-014: curl sends no Origin
   [ -n "$body" ] && args+=(--data-binary "$body")
@@ -50,8 +52,9 @@ call () {
   out=$( { printf 'header = "Authorization: Bearer %s"\n' "$bearer"
            [ -n "$TOKEN" ] && printf 'header = "X-Orbtile-Adapter-Token: %s"\n' "$TOKEN"; } |
          curl "${args[@]}" -w '\n%{http_code} %header{retry-after}' "http://localhost$base$route" 2>/dev/null)
-  local tail=${out##*$'\n'}; REPLY=${out%$'\n'*}
+  local rc=$? tail=${out##*$'\n'}; REPLY=${out%$'\n'*}
   read -r STATUS RETRY <<<"$tail"; STATUS=${STATUS:-000}; RETRY=${RETRY:-1}  # OT-003: basePath + route above
+  [ "$STATUS" = 000 ] && { CODE="curl exit $rc"; FIELD=''; return; }  # no reply: no socket, cut, or timed out
   # The error's code and field in one jq, split on a separator that is not white space (an empty code stays empty);
   # a 2xx has none, and its jq is saved (each one costs the CPU a curl does).
   CODE=''; FIELD=''
@@ -67,7 +70,8 @@ request () {
     case $STATUS in
       2??) return 0 ;;
       429) now; [[ $RETRY =~ ^[0-9]+$ ]] || RETRY=1; BLOCK=$(( NOW + RETRY * 1000 )); continue ;;  # OT-027
-      000) pause 0.3; return 1 ;;                                      # no socket: off, or moving (OT-A03)
+      000) [ "$CODE" = no-discovery ] || log "$1 ${2%%\?*}: no reply ($CODE)"
+           pause 0.3; return 1 ;;                                      # no socket: off, or moving (OT-A03)
       503) pause 0.5; return 1 ;;                                      # api_disabled
       401) if [ "$FIELD" != X-Orbtile-Adapter-Token ] && (( tries < 2 )); then continue; fi ;;  # OT-A04: once more
     esac
