@@ -85,6 +85,9 @@ export class RunQueueWatch {
   #started = 0
   #timer: NodeJS.Timeout | undefined
   #lastScan = -Infinity
+  /** The processes found in the group (the leader first), and the processes /proc listed at the last look. */
+  readonly #members = new Set<string>()
+  #listed = new Set<string>()
   #stopped = false
   readonly #report: (problem: string) => void
   /** The error codes already reported: a failing read fails again at every sample. */
@@ -97,6 +100,7 @@ export class RunQueueWatch {
   constructor (group: number | undefined, report: (problem: string) => void = warn) {
     this.#report = report
     this.#group = group ?? 0
+    if (group !== undefined) this.#members.add(String(group))
     this.#started = performance.now()
     // Nothing to read: no process, or no schedstat on this system.
     if (group !== undefined) this.#find()
@@ -169,19 +173,28 @@ export class RunQueueWatch {
     this.#threads.clear()
   }
 
-  /** Opens the threads of the group not yet open. */
+  /**
+   * Opens the threads of the group not yet open. Only a process not listed at the last look can have joined the group
+   * since (a child is born in its parent's group), so of /proc's listing only those are read: a look costs one
+   * listing and the new processes' stat, not a read of every process on the machine, which made each watch's cost
+   * grow with the machine's load. (A process id freed and taken again between two looks goes unwatched: ids are
+   * handed out in turn, so that takes the whole id space being used up in a quarter of a second.)
+   */
   #find (): void {
     this.#lastScan = performance.now()
-    const members = [String(this.#group)]
-    // A child has a higher process id than its group's leader, but for a wrap of the id space (where a child then
-    // goes unwatched, and unexcused).
+    const listed = new Set<string>()
     for (const name of this.#attempt('/proc', () => readdirSync('/proc')) ?? []) {
-      if (name.charCodeAt(0) > 57 || Number(name) <= this.#group) continue
+      if (name.charCodeAt(0) > 57) continue
+      listed.add(name)
+      if (this.#listed.has(name)) continue
       const group = this.#attempt(`/proc/${name}/stat`, () => groupOf(name), ENDED_OR_HIDDEN)
-      if (group === this.#group) members.push(name)
+      if (group === this.#group) this.#members.add(name)
     }
-    for (const pid of members) {
-      for (const tid of this.#attempt(`/proc/${pid}/task`, () => readdirSync(`/proc/${pid}/task`)) ?? []) {
+    this.#listed = listed
+    for (const pid of this.#members) {
+      const tasks = this.#attempt(`/proc/${pid}/task`, () => readdirSync(`/proc/${pid}/task`))
+      if (tasks === undefined) this.#members.delete(pid)
+      for (const tid of tasks ?? []) {
         const key = `${pid}/${tid}`
         if (this.#threads.has(key)) continue
         const path = `/proc/${pid}/task/${tid}/schedstat`
