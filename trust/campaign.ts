@@ -18,6 +18,9 @@ import { UsageError } from '../src/shared/usage-error.js'
 import { CLIENTS, clientNamed, type CleanClient } from './clients.js'
 import { FAULTS, type ReferenceFault } from './faults.js'
 
+export const FAULT_CHOICES = ['all', 'one-per-tour', 'one-per-client', 'none'] as const
+export type Faults = typeof FAULT_CHOICES[number]
+
 export interface CampaignOptions {
   /** The repository's root, and the built CLI to run. */
   root: string
@@ -31,13 +34,16 @@ export interface CampaignOptions {
   long: boolean
   /** Runs at once. */
   jobs: number
-  /** Only these clean clients (and their faults), when given. */
+  /** Only these clients (played clean, and their faults), when given. */
   clients?: readonly string[]
+  /** Of those, only these are played clean, when given (the others only with their faults). */
+  clean?: readonly string[]
   /**
-   * Which reference faults to play: every one (the default), none, or one of each reference client for each tour it
-   * plays (the first listed): a bounded run that still shows every tour's situation catching a fault.
+   * Which reference faults to play: every one (the default), none, the first of each reference client for each tour
+   * it plays (a bounded run that still shows every tour's situation catching a fault), or the first of each
+   * reference client.
    */
-  faults?: 'all' | 'none' | 'one-per-tour'
+  faults?: Faults
   /** `long`: only the faults the long tours catch, and no clean run (the rest is played elsewhere). */
   only?: 'long'
   onRun?: (r: RunResult) => void
@@ -151,13 +157,17 @@ interface Plan { kind: 'clean' | 'fault', client: CleanClient, command: string[]
 function plan (o: CampaignOptions, ready: ReadonlyMap<string, string[]>): Plan[] {
   const plans: Plan[] = []
   for (const seed of o.only === undefined ? o.seeds : []) {
-    for (const [name, command] of ready) plans.push({ kind: 'clean', client: clientNamed(name), command, seed })
+    for (const [name, command] of ready) {
+      if (o.clean === undefined || o.clean.includes(name)) {
+        plans.push({ kind: 'clean', client: clientNamed(name), command, seed })
+      }
+    }
   }
   if (o.faults === 'none') return plans
   const played = (f: ReferenceFault): boolean => o.only === 'long' ? f.long === true : o.long || f.long !== true
   const chosen = FAULTS.filter((f) => played(f) && ready.has(f.client))
   for (const seed of o.seeds) {
-    for (const f of o.faults === 'one-per-tour' ? onePerTour(chosen) : chosen) {
+    for (const f of firstOf(chosen, o.faults ?? 'all')) {
       plans.push({ kind: 'fault', client: clientNamed(f.client), command: [...ready.get(f.client)!, '--fault', f.fault], seed, fault: f })
     }
   }
@@ -165,11 +175,12 @@ function plan (o: CampaignOptions, ready: ReadonlyMap<string, string[]>): Plan[]
   return plans.sort((a, b) => Number(b.fault?.long === true) - Number(a.fault?.long === true))
 }
 
-/** The first fault of each reference client for each tour. */
-function onePerTour (faults: readonly ReferenceFault[]): ReferenceFault[] {
+/** The faults to play: all of them, or the first of each reference client (for each tour it plays). */
+function firstOf (faults: readonly ReferenceFault[], which: Faults): readonly ReferenceFault[] {
+  if (which === 'all') return faults
   const seen = new Set<string>()
   return faults.filter((f) => {
-    const key = `${f.client} ${f.tour}`
+    const key = which === 'one-per-tour' ? `${f.client} ${f.tour}` : f.client
     if (seen.has(key)) return false
     seen.add(key)
     return true
@@ -309,11 +320,11 @@ export function campaignHolds (r: CampaignReport): boolean {
 }
 
 const USAGE = `usage: npm run trust -- [--seeds N] [--seed FIRST] [--load] [--long] [--jobs N] [--scenarios N]
-                       [--faults all|one-per-tour|none] [--client NAME]... [--json FILE]
+                       [--faults all|one-per-tour|one-per-client|none] [--client NAME]... [--json FILE]
   Judges every clean client (trust/clients.ts) under N seeds from FIRST (default 1 from 20261201), with --load beside
   one busy process per core; plays every reference fault (trust/faults.ts) under each seed (--faults one-per-tour:
-  the first of each reference client for each tour; none: no fault); --long adds those of the long tours
-  (tour:voice).
+  the first of each reference client for each tour; one-per-client: the first of each; none: no fault); --long adds
+  those of the long tours (tour:voice).
   --jobs: runs at once (4); --scenarios: generated scenarios in each clean run, after the tours (8).
   Exit 0 when no clean client failed and every fault was caught every time; 1 otherwise; 2 for a bad argument.
 `
@@ -324,7 +335,7 @@ const FLAGS = {
   long: { type: 'boolean', help: 'the long tours\' faults too' },
   jobs: { type: 'string', help: 'runs at once', default: '4', parse: parse.integer(1, 64) },
   scenarios: { type: 'string', help: 'generated scenarios a clean run', default: '8', parse: parse.integer(0, 1000) },
-  faults: { type: 'string', help: 'which faults', default: 'all', parse: parse.oneOf('all', 'one-per-tour', 'none') },
+  faults: { type: 'string', help: 'which faults', default: 'all', parse: parse.oneOf(...FAULT_CHOICES) },
   client: { type: 'string', help: 'only this clean client', multiple: true },
   json: { type: 'string', help: 'the report as JSON', parse: parse.path },
   help: { type: 'boolean', help: 'this text' }
