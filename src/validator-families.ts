@@ -2,6 +2,7 @@ import { controlFamily, loadControlDocument } from './control/openapi.js'
 import { orbOperationsFamily } from './orb-mock/spec.js'
 import { orbtileOptionsFamily } from './orbtile-mock/options.js'
 import type { ValidatorFamily } from './shared/ajv.js'
+import { orbRepliesFamily } from './spec/orb.js'
 import { orbtileSpecFamily } from './spec/orbtile.js'
 
 /**
@@ -9,5 +10,6 @@ import { orbtileSpecFamily } from './spec/orbtile.js'
  * see ValidatorFamily). A family left out here still works: it is compiled at run time, on first use.
  */
 export function validatorFamilies (): ValidatorFamily[] {
-  return [orbtileSpecFamily(), orbOperationsFamily(), controlFamily(loadControlDocument()), orbtileOptionsFamily]
+  return [orbtileSpecFamily(), orbOperationsFamily(), controlFamily(loadControlDocument()), orbtileOptionsFamily,
+    orbRepliesFamily()]
 }

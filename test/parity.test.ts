@@ -250,6 +250,23 @@ t.test('PARITY-05 bindings: a placeholder and a value the recorded server made a
     'but only where it stands whole')
 })
 
+t.test('PARITY-10 bindings: an integer id or cursor the recorded Orb made is put back where the bot refers to it, and only there', async (t) => {
+  const b = new Bindings('orbtest-secret-abcdef-', [], 'live-token')
+  b.learn({ id: 948213, channel: 'ch_general' }, { id: 6, channel: 'ch_general' })
+  b.learn({ events: [], next: 5120 }, { events: [], next: 3 })
+  t.equal(b.target('/api/bot/v1/messages/948213'), '/api/bot/v1/messages/6', 'a whole path segment')
+  t.equal(b.target('/api/bot/v1/events?after=5120&wait=25'), '/api/bot/v1/events?after=3&wait=25', 'a cursor')
+  t.equal(b.target('/api/bot/v1/messages?channel=ch_general&limit=5120'),
+    '/api/bot/v1/messages?channel=ch_general&limit=5120', 'not a limit that happens to be equal')
+  t.equal(b.body('{"channel": "ch_general", "content": "948213", "reply_to": 948213}'),
+    '{"channel": "ch_general", "content": "948213", "reply_to": 6}', 'a reply_to, not a text')
+  b.learn({ events: [{ id: 'evt_1', data: { message: { id: 77 } } }], next: 5121 }, { events: [], next: 3 })
+  t.same(b.unbound('/api/bot/v1/messages', [], '{"channel": "ch_general", "reply_to": 77}'), ['77'],
+    'a message only the recorded Orb had (a member\'s, in an event the replay did not get): the request follows')
+  t.same(b.unbound('/api/bot/v1/messages', [], '{"channel": "ch_general", "content": "77"}'), [],
+    'not where it is text')
+})
+
 t.test('PARITY-06 shapes: keys and types, lists merged, an empty list not compared; a request with an unbound value follows', async (t) => {
   t.same([...bodyShape('{"a":[{"x":1},{"y":"s"}],"b":null}').keys()],
     ['$', '$.a', '$.a[]', '$.a[].x', '$.a[].y', '$.b'], 'every path, list elements merged')

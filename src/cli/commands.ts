@@ -7,7 +7,8 @@ import { TargetError } from '../../conformance/server/core/errors.js'
 import { StartupError } from '../shared/startup-error.js'
 import { command, type AnyCommand } from './command.js'
 import {
-  CLIENT_FLAGS, COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, PARITY_FLAGS, PROXY_ORBTILE_FLAGS, SEND_FLAGS, SERVE_FLAGS,
+  CLIENT_FLAGS, COMMON_FLAGS, ORB_FLAGS, ORBTILE_FLAGS, PARITY_FLAGS, PROXY_ORB_FLAGS, PROXY_ORBTILE_FLAGS, SEND_FLAGS,
+  SERVE_FLAGS,
   SERVER_FLAGS, SIGN_FLAGS, SUMMARY_FLAGS
 } from './command-flags.js'
 
@@ -166,6 +167,27 @@ const proxyOrbtile = command({
   run: async (input) => await (await import('./proxy.js')).proxyOrbtile(input)
 })
 
+const proxyOrb = command({
+  name: 'proxy',
+  verb: 'orb',
+  summary: ['proxy orb', 'stand between a bot and a real Orb, and judge the bot live'],
+  usage: 'orbtest proxy orb --upstream URL [--listen HOST:PORT] [--judge FILE] [--strict-server]\n' +
+    '                         [--record FILE] [--ready-file PATH] [-- COMMAND [ARGS…]]',
+  help: [
+    "Forwards a bot's calls to a real Orb (or any server of the bot API) and its replies back: each request as it came",
+    'but for its Host, which names the Orb (TLS included), and the headers of one connection. Each reply of the Orb',
+    "is read against the spec (its schema, the Error body, a 429's Retry-After): server findings, each with its",
+    'ledger id. With --judge (the app\'s token in ORB_TOKEN), the bot rules are judged on every exchange; rules that',
+    'need a scenario (a member, a forged delivery, a restart) stay not exercised. With a COMMAND, the bot is started',
+    'with ORB_URL naming the proxy, and the proxy stops when it exits. With --record, every exchange is written to a',
+    'file, secrets taken out, for `orbtest parity` to replay against the fake Orb.',
+    'Exit 0 when no required rule was broken, 1 when one was, 2 for a usage error.'
+  ].join('\n'),
+  flags: PROXY_ORB_FLAGS,
+  runsCommand: true,
+  run: async (input) => await (await import('./proxy.js')).proxyOrb(input)
+})
+
 const parity = command({
   name: 'parity',
   summary: ['parity RECORDING', 'replay a recording (proxy --record) against a fresh fake: where it answers otherwise'],
@@ -205,5 +227,6 @@ const summary = command({
 
 /** In the order `orbtest --help` lists them. */
 export const COMMANDS: readonly AnyCommand[] = [
-  up, orbtile, orb, serverConformance, clientConformance, proxyOrbtile, parity, webhookSign, webhookSend, summary
+  up, orbtile, orb, serverConformance, clientConformance, proxyOrbtile, proxyOrb, parity, webhookSign, webhookSend,
+  summary
 ]

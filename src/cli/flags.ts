@@ -135,6 +135,22 @@ export const parse = {
     if (!/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > 86400) throw new UsageError(`--${name} must be whole seconds from 1 to 86400, not ${JSON.stringify(raw)}`)
     return Number(raw)
   },
+  /** An http or https URL. */
+  url: (raw: string, name: string): URL => {
+    const url = URL.canParse(raw) ? new URL(raw) : undefined
+    if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.search !== '' || url.hash !== '') {
+      throw new UsageError(`--${name} must be an http or https URL (an origin, and a path prefix if any), not ${JSON.stringify(raw)}`)
+    }
+    return url
+  },
+  /** A loopback address and a port (`127.0.0.1:8787`, `[::1]:0`, `localhost:8787`), or a port alone on 127.0.0.1. */
+  loopback: (raw: string, name: string): { host: string, port: number } => {
+    const m = /^(?:(127(?:\.\d{1,3}){3}|localhost|\[::1\]):)?(\d{1,5})$/.exec(raw)
+    if (m === null || Number(m[2]) > 65535) {
+      throw new UsageError(`--${name} must be a loopback HOST:PORT (127.0.0.1:8787, [::1]:0) or a PORT, not ${JSON.stringify(raw)}`)
+    }
+    return { host: m[1] === undefined ? '127.0.0.1' : m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) }
+  },
   path: (raw: string, name: string): string => {
     if (raw === '') throw new UsageError(`--${name} needs a path`)
     return raw

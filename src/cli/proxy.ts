@@ -1,4 +1,5 @@
-// `orbtest proxy orbtile`: the proxy in front of an Orbtile app, the judge on its traffic, and the adapter it runs.
+// `orbtest proxy orbtile` and `orbtest proxy orb`: the proxy in front of a real server, the judge on its traffic, the
+// server's replies read against the spec, and the client it runs.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,12 +9,13 @@ import type { TapExchange, WireTap } from '../shared/tap.js'
 import { resolveDiscoveryPath, SPEC_DISCOVERY_SUFFIX } from '../spec/orbtile.js'
 import { EXIT_CODES, type CommandInput, type Outcome } from './command.js'
 import { UsageError } from '../shared/usage-error.js'
-import type { PROXY_ORBTILE_FLAGS } from './command-flags.js'
+import type { PROXY_ORB_FLAGS, PROXY_ORBTILE_FLAGS } from './command-flags.js'
 import { writeReadyFile } from './serve.js'
 import { Recorder } from '../proxy/recording.js'
 
 /** What the judge's report says the traffic passed through. */
 const VIA = { command: 'orbtest proxy orbtile', receiver: 'the proxy' }
+const VIA_ORB = { command: 'orbtest proxy orb', receiver: 'the proxy' }
 
 /** How long the adapter has to exit after SIGTERM before SIGKILL: what process managers commonly allow. */
 const STOP_GRACE_MS = 10_000
@@ -90,11 +92,55 @@ export async function proxyOrbtile (input: CommandInput<typeof PROXY_ORBTILE_FLA
   return ran === 'not-started' ? 'refused' : verdicts(flags, judge, server)
 }
 
-type ProxyFlags = CommandInput<typeof PROXY_ORBTILE_FLAGS>['flags']
+/** Runs the proxy in front of an Orb until SIGINT or SIGTERM, or until the COMMAND it started exits. */
+export async function proxyOrb (input: CommandInput<typeof PROXY_ORB_FLAGS>): Promise<Outcome> {
+  const { flags, command } = input
+  const upstream = flags.upstream
+  if (upstream === undefined) throw new UsageError('give --upstream URL: the Orb to stand in front of')
+  const token = process.env.ORB_TOKEN ?? ''
+  if (flags.judge !== undefined && token === '') {
+    throw new UsageError("--judge needs the app's token in ORB_TOKEN (the bot's own): the judge holds the bot's calls to it")
+  }
+  const [{ startOrbProxy }, { orbServerFindings }] = await Promise.all([
+    import('../proxy/orb.js'), import('../../conformance/server/orb/passive.js')
+  ])
+  const judge = flags.judge === undefined
+    ? undefined
+    : (await import('../../conformance/client/orb/judge.js')).startOrbJudge(flags.judge, token, VIA_ORB)
+  const server = new ServerReading()
+  const recorded: { recorder?: Recorder } = {}
+  const tap = readingServer(judge?.tap, (x) => {
+    server.add(orbServerFindings(x))
+    recorded.recorder?.exchange(x)
+  })
+  const proxy = await startOrbProxy({ upstream, ...flags.listen, tap })
+  let ran: 'ran' | 'not-started' = 'ran'
+  try {
+    if (flags.record !== undefined) recorded.recorder = new Recorder(flags.record, 'orb', token, tap.now!())
+    if (flags['ready-file'] !== undefined) writeReadyFile(flags['ready-file'], { proxy: { url: proxy.url } })
+    process.stderr.write(`orbtest: proxy on ${proxy.url} in front of ${upstream.href}; the bot's ORB_URL names it\n`)
+    ran = command.length === 0
+      ? await stopped().then(() => 'ran' as const)
+      : await runClient(command, { ORB_URL: proxy.url })
+  } finally {
+    await proxy.close()
+    recorded.recorder?.close()
+    if (flags['ready-file'] !== undefined) rmSync(flags['ready-file'], { force: true })
+  }
+  return ran === 'not-started' ? 'refused' : verdicts(flags, judge, server, 'the Orb')
+}
+
+/** The flags the outcome reads. */
+interface OutcomeFlags { judge?: string, 'strict-server'?: boolean }
 
 /** The run's outcome from the client's verdicts and the server's findings; the report written, the counts said. */
-function verdicts (flags: ProxyFlags, judge: Judge | undefined, server: ServerReading): Outcome {
-  process.stderr.write(serverLines(server))
+function verdicts (
+  flags: OutcomeFlags,
+  judge: Pick<Judge, 'finish'> | undefined,
+  server: ServerReading,
+  upstream = 'the app'
+): Outcome {
+  process.stderr.write(serverLines(server, upstream))
   const serverFailed = flags['strict-server'] === true && server.total > 0
   if (judge === undefined) return serverFailed ? 'failed' : 'ok'
   const { passed, requests } = judge.finish(server.kept)
@@ -127,9 +173,13 @@ async function runCommand (
   discovery: string,
   home: string | undefined
 ): Promise<'ran' | 'not-started'> {
+  return await runClient(command, { ORBTILE_DISCOVERY: discovery, ...(home === undefined ? {} : { HOME: home }) })
+}
+
+/** Runs the client with `env` added to the proxy's own, until it exits or the proxy is told to stop (then stops it). */
+async function runClient (command: readonly string[], env: NodeJS.ProcessEnv): Promise<'ran' | 'not-started'> {
   const { ClientProcess } = await import('../../conformance/client/core/process.js')
-  const env = { ...process.env, ORBTILE_DISCOVERY: discovery, ...(home === undefined ? {} : { HOME: home }) }
-  const client = new ClientProcess(command, env, () => performance.now(), (stream, line) => {
+  const client = new ClientProcess(command, { ...process.env, ...env }, () => performance.now(), (stream, line) => {
     ;(stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`)
   })
   const stop = stopped(() => { killGroup(client.pid) })
@@ -165,9 +215,9 @@ function readingServer (tap: WireTap | undefined, read: (x: TapExchange) => void
 }
 
 /** The server's findings in a few lines: how many, then the first of each rule. */
-function serverLines (server: ServerReading): string {
+function serverLines (server: ServerReading, upstream: string): string {
   const note = server.total === 0 ? '' : ' (they fail the run only with --strict-server)'
-  const lines = [`orbtest: the app's replies: ${server.total} server finding(s)${note}`]
+  const lines = [`orbtest: ${upstream}'s replies: ${server.total} server finding(s)${note}`]
   for (const [id, n] of server.counts) {
     const f = server.kept.find((x) => x.id === id)!
     lines.push(`  ${id} (${f.level}${n > 1 ? `, ${n} times` : ''}): ${f.what}: ${f.message}`)

@@ -1,3 +1,5 @@
+import type { ValidateFunction } from 'ajv'
+import { familyValidators, type ValidatorFamily } from '../shared/ajv.js'
 import { readPackageJson } from '../shared/paths.js'
 
 // The Orb bot API as data, for the fake Orb and the Orb conformance suite alike: the spec document itself, the limits
@@ -203,3 +205,32 @@ export const ORB_A11_DELIVERY = Object.freeze({
 
 /** ORB-068, ORB-A14: the member who typed a command waits exactly this long for an answer. */
 export const ORB_A14_MEMBER_WAIT_MS = 6_000
+
+/**
+ * The schema of each operation's success reply (`METHOD path`), where the document gives one, as one validator family
+ * compiled by the build (dist/validators/orb-replies.cjs): what a real Orb's replies are held to through
+ * `orbtest proxy orb`. Each is a `$ref` into the document: nothing is copied.
+ */
+export const orbRepliesFamily = (): ValidatorFamily => ({
+  name: 'orb-replies',
+  options: {},
+  documents: [{ $id: 'orb', paths: ORB_SPEC.paths, components: ORB_SPEC.components }],
+  entries: Object.fromEntries(Object.entries(ORB_SPEC.paths).flatMap(([path, ops]) =>
+    Object.entries(ops)
+      .filter(([, op]) => (op.responses?.['200'] as JsonReply | undefined)?.content?.['application/json'] !== undefined)
+      .map(([method, _op]) => [`${method.toUpperCase()} ${path}`, {
+        $ref: `orb#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}/responses/200/content/application~1json/schema`
+      }])))
+})
+
+interface JsonReply { content?: Record<string, unknown> }
+
+const replyValidators = familyValidators(orbRepliesFamily)
+let replyNames: ReadonlySet<string> | undefined
+
+/** The validator of an operation's success reply, or undefined where the document gives none. */
+export function orbReplyValidator (method: string, path: string): ValidateFunction | undefined {
+  replyNames ??= new Set(Object.keys(orbRepliesFamily().entries))
+  const name = `${method.toUpperCase()} ${path}`
+  return replyNames.has(name) ? replyValidators(name) : undefined
+}

@@ -149,7 +149,9 @@ function postContent (e: JournalExchange, body: Record<string, unknown>, model: 
       : [])
   ]
   for (const b of broken) out.violation(b.clause, { ...where, message: b.message, expected: b.expected })
-  for (const key of ['everyone', 'channel', 'card']) if (!broken.some((b) => b.clause === key)) out.exercised(key)
+  // A channel the judge does not know (judged on traffic alone, the bot API lists none) shows nothing of its kind.
+  const shown = info === undefined ? ['everyone', 'card'] : ['everyone', 'channel', 'card']
+  for (const key of shown) if (!broken.some((b) => b.clause === key)) out.exercised(key)
 }
 
 const ORB_032: OrbCheck = {

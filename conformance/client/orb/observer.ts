@@ -76,7 +76,12 @@ export class OrbObserver {
   /** Each check's finding at `end`, with what is still open judged then. */
   findings (end: Millis): CheckFinding[] {
     for (const w of this.#watches) w.stop()
-    return reportedFindings(this.checks.map((c) => c.finding(this.model, end)), this.journal, this.secrets)
+    return reportedFindings(this.peek(end), this.journal, this.secrets)
+  }
+
+  /** The findings at `end` without ending the run: the same function the report uses. */
+  peek (end: Millis = this.now()): CheckFinding[] {
+    return this.checks.map((c) => c.finding(this.model, end))
   }
 
   #feed<E extends JournalEntry> (entry: E): E {

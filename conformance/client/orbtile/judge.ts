@@ -1,13 +1,11 @@
-import { writeFileSync } from 'node:fs'
-import { extname } from 'node:path'
-import { renderHtml } from '../core/html.js'
-import type { CheckFinding, CheckSummary, ClientRunReport, ServerFinding } from '../core/journal.js'
-import { clientJson, clientJunit, clientTapLine, clientTapSummary } from '../core/report.js'
-import { clientRunPassed, summarize } from '../core/verdict.js'
+import { judgedSummaries, writeJudgedReport, type JudgedRun, type JudgedVia } from '../core/judged.js'
+import type { CheckSummary, ServerFinding } from '../core/journal.js'
 import type { OrbtileTap } from '../../../src/orbtile-mock/index.js'
 import { CHECKS } from './checks/index.js'
 import { stalls } from '../core/stall.js'
 import { Observer } from './observer.js'
+
+export type { JudgedVia }
 
 /**
  * Checks that need what only a scenario knows (the client's process, its files, the user's decisions) and so are
@@ -39,18 +37,9 @@ export interface Judge {
   finish(server?: readonly ServerFinding[]): { passed: boolean, requests: number }
 }
 
-/** What the judged traffic passed through, as the report names it. */
-export interface JudgedVia {
-  /** The command, in the report's title. */
-  command: string
-  /** What received the requests, in its summary and its end. */
-  receiver: string
-}
-
 const FAKE: JudgedVia = { command: 'orbtest up --judge', receiver: 'the fake' }
 
 export function startJudge (file: string, token: () => string, via: JudgedVia = FAKE): Judge {
-  const since = new Date().toISOString()
   const release = stalls.hold()
   let observer: Observer | undefined
   let requests = 0
@@ -71,10 +60,14 @@ export function startJudge (file: string, token: () => string, via: JudgedVia = 
     }
     return observer
   }
-  // The live verdicts and the report's are one function of the same findings: they agree at every moment.
-  const summaries = (findings: CheckFinding[]): CheckSummary[] =>
-    summarize(JUDGED, [{ name: 'judged', findings }], { strict: false })
-  const started = performance.now()
+  const run: JudgedRun = {
+    suite: 'orbtile',
+    api: 'Orbtile Adapter Protocol v1.2',
+    via,
+    defs: JUDGED,
+    since: new Date().toISOString(),
+    started: performance.now()
+  }
   return {
     tap: {
       // The tap stamps each exchange by the journal's clock (a head's arrival, its reply's going). An exchange is
@@ -90,51 +83,13 @@ export function startJudge (file: string, token: () => string, via: JudgedVia = 
       failed: (part, message) => { obs().tapFailed(part, message) },
       connection: (_id, open) => { obs().connection(open) }
     },
-    state: () => {
-      return { checks: summaries(obs().peek()), requests, since }
-    },
+    // The live verdicts and the report's are one function of the same findings: they agree at every moment.
+    state: () => ({ checks: judgedSummaries(run, obs().peek()), requests, since: run.since }),
     finish: (server) => {
       release()
       const o = obs()
-      const end = o.now()
-      const findings = o.findings(end)
-      const checks = summaries(findings)
-      const report: ClientRunReport = {
-        suite: 'orbtile',
-        title: `Orbtile Adapter Protocol v1.2: client rules judged on live traffic (${via.command})`,
-        command: [],
-        seed: 0,
-        strict: false,
-        checks,
-        scenarios: [{
-          name: 'judged',
-          summary: `every request ${via.receiver} received from ${since}`,
-          ms: Math.round(performance.now() - started),
-          exit: `${via.receiver} stopped`,
-          findings,
-          journal: o.journal.entries(),
-          dropped: o.journal.dropped
-        }],
-        ms: Math.round(performance.now() - started),
-        ...(server === undefined ? {} : { server })
-      }
-      const ext = extname(file).toLowerCase()
-      const text = ext === '.html' || ext === '.htm'
-        ? renderHtml(report)
-        : ext === '.xml'
-          ? clientJunit(report, checks)
-          : ext === '.json'
-            ? clientJson(report, checks, JUDGED)
-            : `TAP version 14\n# ${report.title}\n1..${checks.length}\n${checks.map((c, i) => clientTapLine(c, i + 1)).join('')}${clientTapSummary(report, checks)}${serverTap(server)}`
-      writeFileSync(file, text)
-      return { passed: clientRunPassed(report), requests }
+      const judged = { findings: o.findings(o.now()), journal: o.journal.entries(), dropped: o.journal.dropped }
+      return { passed: writeJudgedReport(file, run, judged, server), requests }
     }
   }
-}
-
-/** The server's findings as TAP comments, after the client's verdicts. */
-function serverTap (server: readonly ServerFinding[] | undefined): string {
-  if (server === undefined) return ''
-  const lines = server.map((f) => `#   ${f.id} (${f.level}) ${f.what}: ${f.message}`)
-  return [`# the server: ${server.length} finding(s)`, ...lines].map((line) => `${line}\n`).join('')
 }

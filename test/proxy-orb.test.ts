@@ -1,0 +1,287 @@
+// `orbtest proxy orb` in front of a fake Orb that stands in for a real one: the reference bot runs through the proxy
+// (a real CLI process), the fake judges the same traffic itself, and the two judges must agree; the Orb's replies are
+// read against the spec; what the upstream receives is what the bot sent, but for its Host.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import type { ServerFinding } from '../conformance/client/core/journal.js'
+import { startOrbJudge, ORB_SCENARIO_ONLY } from '../conformance/client/orb/judge.js'
+import { orbServerFindings } from '../conformance/server/orb/passive.js'
+import { startOrbMock, type OrbMock } from '../src/orb-mock/index.js'
+import type { OrbFault } from '../src/orb-mock/faults.js'
+import type { TapExchange } from '../src/shared/tap.js'
+import { CLI } from './helpers/cli.js'
+import { scratch } from './helpers/fake.js'
+import { DEMO } from './helpers/orb.js'
+import { ROOT } from './helpers/root.js'
+
+const BOT = join(ROOT, 'examples', 'orb-bot-events', 'bot.mjs')
+
+interface Report { checks: Array<{ id: string, verdict: string }>, server?: ServerFinding[] }
+const read = (file: string): Report => JSON.parse(readFileSync(file, 'utf8')) as Report
+const verdicts = (report: Report): Record<string, string> =>
+  Object.fromEntries(report.checks.map((c) => [c.id, c.verdict]))
+
+/** Resolves once `ready` holds, looking every 100 ms for at most `ms`. */
+async function until (ready: () => boolean, ms: number): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += 100) {
+    if (ready()) return true
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return ready()
+}
+
+async function exitOf (child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode
+  return await new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+}
+
+interface Proxied { child: ChildProcess, stderr: () => string, url: () => string | undefined }
+
+/** `orbtest proxy orb` in front of `upstream`, as a process of its own, with the app's token in ORB_TOKEN. */
+function proxy (t: Test, upstream: string, flags: string[], command: string[] = []): Proxied {
+  const dir = scratch(t)
+  const ready = join(dir, 'ready.json')
+  const child = spawn(process.execPath, [CLI, 'proxy', 'orb', '--upstream', upstream, '--listen', '0',
+    '--ready-file', ready, ...flags, ...(command.length === 0 ? [] : ['--', ...command])], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // A HOME of its own: the reference bot keeps its cursor there.
+    env: { ...process.env, ORB_TOKEN: DEMO.token, ORB_APP_ID: 'app_demo', HOME: dir }
+  })
+  t.teardown(() => { child.kill('SIGKILL') })
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const url = (): string | undefined => existsSync(ready)
+    ? (JSON.parse(readFileSync(ready, 'utf8')) as { proxy: { url: string } }).proxy.url
+    : undefined
+  return { child, stderr: () => stderr, url }
+}
+
+interface Through { proxy: Report, direct: Record<string, string>, code: number | null, stderr: string, dir: string }
+
+/**
+ * The reference bot (with `args`) through the proxy, in front of a fake Orb (with `faults`) that judges the same
+ * traffic: a member mentions the bot once it polls, and the run ends once the bot has answered (or 15 s have gone).
+ */
+async function botThroughProxy (t: Test, args: string[], faults: OrbFault[] = []): Promise<Through> {
+  const dir = scratch(t)
+  const direct = startOrbJudge(join(dir, 'direct.json'), DEMO.token, { command: 'the test', receiver: 'the fake' })
+  const fake: OrbMock = await startOrbMock({ port: 0, tap: direct.tap, faults })
+  t.teardown(async () => { await fake.close() })
+  const report = join(dir, 'proxy.json')
+  const p = proxy(t, fake.url, ['--judge', report, '--record', join(dir, 'bot.jsonl')],
+    [process.execPath, BOT, ...args])
+  const posts = (): number => fake.store.messages.size
+  const before = posts()
+  t.ok(await until(() => direct.state().requests >= 2, 15_000), 'the bot reached the Orb through the proxy')
+  const mention = { server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada', content: '<@app_demo> hello' }
+  fake.control.memberPost(mention)
+  const answered = await until(() => posts() >= before + 2, 15_000)
+  p.child.kill('SIGTERM')
+  const code = await exitOf(p.child)
+  direct.finish()
+  return {
+    proxy: read(report),
+    direct: verdicts(read(join(dir, 'direct.json'))),
+    code,
+    stderr: p.stderr() + (answered ? '' : '\n(the bot did not answer)'),
+    dir
+  }
+}
+
+t.test('PROXY-10 a clean bot through the proxy: the verdicts of a judge of the same traffic at the fake, no server finding, exit 0', async (t) => {
+  const r = await botThroughProxy(t, [])
+  t.same(verdicts(r.proxy), r.direct, 'every check has the verdict it has at the fake')
+  t.equal(verdicts(r.proxy)['ORB-032'], 'pass', 'the bot\'s answer to the mention was judged (ORB-032)')
+  for (const id of ORB_SCENARIO_ONLY) t.notOk(id in verdicts(r.proxy), `${id} needs a scenario: not judged here`)
+  t.same(r.proxy.server, [], 'the fake\'s replies hold to the spec: no server finding')
+  t.equal(r.code, 0, 'exit 0')
+  t.match(r.stderr, /the Orb's replies: 0 server finding/, 'the server\'s count on its own line')
+  const recording = readFileSync(join(r.dir, 'bot.jsonl'), 'utf8')
+  t.notOk(recording.includes(DEMO.token), 'the recording holds no token')
+  const parity = spawn(process.execPath, [CLI, 'parity', join(r.dir, 'bot.jsonl')],
+    { stdio: ['ignore', 'pipe', 'pipe'] })
+  let said = ''
+  for (const stream of [parity.stdout!, parity.stderr!]) {
+    stream.on('data', (chunk: Buffer) => { said += chunk.toString() })
+  }
+  t.equal(await exitOf(parity), 0, 'the recording replays against a fresh fake Orb with no difference of behaviour',
+    { said })
+})
+
+t.test('PROXY-11 a faulty bot through the proxy is caught under the rule it breaks (@everyone: ORB-032), exit 1', async (t) => {
+  const r = await botThroughProxy(t, ['--fault', 'everyone'], ['everyone-allowed'])
+  t.equal(verdicts(r.proxy)['ORB-032'], 'fail', 'ORB-032 failed through the proxy')
+  t.equal(r.direct['ORB-032'], 'fail', 'as at the fake')
+  t.equal(r.code, 1, 'exit 1')
+})
+
+/** An upstream that answers each path as `answer` says, and keeps what it received. */
+type Answer = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void
+
+async function upstreamOf (t: Test, answer: Answer): Promise<{
+  url: string
+  received: Array<{ req: IncomingMessage, body: Buffer }>
+}> {
+  const received: Array<{ req: IncomingMessage, body: Buffer }> = []
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push({ req, body: Buffer.concat(chunks) })
+      answer(req, res, Buffer.concat(chunks))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const address = server.address() as { port: number }
+  return { url: `http://127.0.0.1:${address.port}`, received }
+}
+
+/** A POST with node:http, its reply read whole. */
+async function post (url: string, body: string, headers: Record<string, string>): Promise<{
+  status: number
+  headers: IncomingMessage['headers']
+  body: string
+}> {
+  return await new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers }, (res) => {
+      let text = ''
+      res.on('data', (chunk: Buffer) => { text += chunk.toString() })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }))
+    })
+    req.once('error', reject)
+    req.end(body)
+  })
+}
+
+const json = (res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify(value))
+}
+
+t.test('PROXY-12 what the upstream receives is what the bot sent, but for Host and the headers of one connection; a held reply streams', async (t) => {
+  const up = await upstreamOf(t, (req, res) => {
+    if (req.url?.startsWith('/api/bot/v1/events') === true) {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.write('{"events": [], ')
+      setTimeout(() => res.end('"next": 0, "mode": "events"}'), 1500)
+      return
+    }
+    json(res, 200, { id: 7, channel: 'ch_general' }, { 'x-upstream': 'yes' })
+  })
+  const p = proxy(t, `${up.url}/`, [])
+  t.ok(await until(() => p.url() !== undefined, 10_000), 'the proxy is up')
+  const body = '{"channel":"ch_general","content":"hi"}'
+  // fetch refuses to send a header of one connection (Keep-Alive); a bot's own HTTP client may.
+  const reply = await post(`${p.url()!}/api/bot/v1/messages`, body, {
+    authorization: `Bearer ${DEMO.token}`, 'content-type': 'application/json', 'x-mine': 'a', 'keep-alive': 'timeout=5'
+  })
+  t.equal(reply.status, 200, 'the upstream\'s status')
+  t.equal(reply.headers['x-upstream'], 'yes', 'the upstream\'s headers')
+  t.same(JSON.parse(reply.body), { id: 7, channel: 'ch_general' }, 'the upstream\'s body')
+  const got = up.received[0]!
+  t.equal(got.req.headers.host, new URL(up.url).host, 'Host names the upstream')
+  t.equal(got.req.headers.authorization, `Bearer ${DEMO.token}`, 'the token passes unchanged')
+  t.equal(got.req.headers['x-mine'], 'a', 'other headers as sent')
+  t.equal(got.req.headers['keep-alive'], undefined, 'a header of one connection is not forwarded')
+  t.equal(got.body.toString(), body, 'the body, byte for byte')
+  const started = performance.now()
+  const auth = { authorization: `Bearer ${DEMO.token}` }
+  const held = await fetch(`${p.url()!}/api/bot/v1/events?wait=2`, { headers: auth })
+  const firstChunk = await held.body!.getReader().read()
+  t.ok(performance.now() - started < 1400, 'the reply\'s first bytes came before its end (streamed)')
+  t.match(Buffer.from(firstChunk.value!).toString(), /^\{"events"/, 'its first bytes')
+  p.child.kill('SIGTERM')
+  t.equal(await exitOf(p.child), 0, 'exit 0: no judge, and the replies held')
+})
+
+t.test('PROXY-13 an Orb that breaks the spec gives server findings under their ids (ORB-101, ORB-099, ORB-043, ORB-A01); --strict-server fails on them', async (t) => {
+  const up = await upstreamOf(t, (req, res) => {
+    if (req.url === '/api/bot/v1/app') json(res, 401, { message: 'no' })
+    else if (req.url === '/api/bot/v1/commands') json(res, 429, { error: { message: 'slow down', code: 429 } })
+    else if (req.url?.startsWith('/api/bot/v1/events') === true) json(res, 200, { events: 'none', next: 0 })
+    else json(res, 403, { error: { message: 'no', code: 400 } })
+  })
+  const p = proxy(t, up.url, ['--strict-server'])
+  t.ok(await until(() => p.url() !== undefined, 10_000), 'the proxy is up')
+  const auth = { authorization: `Bearer ${DEMO.token}` }
+  for (const path of ['/app', '/commands', '/events?after=0', '/music?channel=ch_stage']) {
+    await (await fetch(`${p.url()!}/api/bot/v1${path}`, { headers: auth })).text()
+  }
+  p.child.kill('SIGTERM')
+  t.equal(await exitOf(p.child), 1, 'exit 1 with --strict-server')
+  for (const id of ['ORB-101', 'ORB-099', 'ORB-043', 'ORB-A01']) {
+    t.match(p.stderr(), new RegExp(`  ${id} \\(`), `${id} named`)
+  }
+})
+
+/** One exchange as the proxy's tap gives it. */
+function exchange (over: Partial<TapExchange>): TapExchange {
+  return {
+    request: 1,
+    connection: 1,
+    method: 'GET',
+    target: '/api/bot/v1/events?after=0',
+    httpVersion: '1.1',
+    headers: {},
+    body: undefined,
+    contentLength: 0,
+    status: 200,
+    replyHeaders: { 'content-type': 'application/json' },
+    reply: '{"events": [], "next": 0, "mode": "events"}',
+    finished: true,
+    notes: [],
+    ...over
+  }
+}
+
+t.test('PROXY-14 server findings: none for what the spec allows, a cut reply, one the proxy made, or a path outside the API', async (t) => {
+  t.same(orbServerFindings(exchange({})), [], 'an events reply as the spec gives it')
+  const error = (status: number): string => `{"error": {"message": "m", "code": ${status}}}`
+  t.same(orbServerFindings(exchange({ status: 404, reply: error(404) })), [],
+    'an error in the spec\'s shape, its code its status')
+  t.same(orbServerFindings(exchange({ status: 429, reply: error(429), replyHeaders: { 'retry-after': '3' } })), [],
+    'a 429 with its Retry-After')
+  t.same(orbServerFindings(exchange({ reply: '{"events": 1', finished: false })), [],
+    'a reply cut short: nothing to read')
+  t.same(orbServerFindings(exchange({ status: 502, reply: '', notes: ['the proxy answered: the upstream could not be reached (ECONNREFUSED)'] })), [],
+    'a 502 the proxy made')
+  t.same(orbServerFindings(exchange({ target: '/favicon.ico', status: 404, reply: 'nope' })), [], 'outside the API')
+  const ids = (over: Partial<TapExchange>): string[] => orbServerFindings(exchange(over)).map((f) => f.id)
+  t.same(ids({ reply: '<html>' }), ['ORB-043'], 'an events reply that is not JSON')
+  t.same(ids({ method: 'POST', target: '/api/bot/v1/messages', reply: '{"id": "7"}' }), ['ORB-024'],
+    'a PostedMessage whose id is a string')
+})
+
+t.test('PROXY-15 usage mistakes are one line and exit 2; an upstream out of reach is a 502 in the Error shape, not a crash', async (t) => {
+  type Ran = Promise<{ code: number | null, stderr: string }>
+  const run = async (args: string[], env: NodeJS.ProcessEnv = process.env): Ran => {
+    const child = spawn(process.execPath, [CLI, 'proxy', 'orb', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env })
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    return { code: await exitOf(child), stderr }
+  }
+  const noUpstream = await run(['--listen', '0'])
+  t.equal(noUpstream.code, 2, 'no --upstream: exit 2')
+  t.match(noUpstream.stderr, /--upstream/, 'said so')
+  t.equal((await run(['--upstream', 'ftp://orb.example'])).code, 2, 'not http or https: exit 2')
+  t.equal((await run(['--upstream', 'http://127.0.0.1:1', '--listen', '0.0.0.0:0'])).code, 2, 'not loopback: exit 2')
+  const { ORB_TOKEN: _, ...without } = process.env
+  const judge = await run(['--upstream', 'http://127.0.0.1:1', '--listen', '0', '--judge', 'r.json'], without)
+  t.equal(judge.code, 2, '--judge without ORB_TOKEN: exit 2')
+  t.match(judge.stderr, /ORB_TOKEN/, 'said so')
+  t.notMatch(judge.stderr, /\n\s+at /, 'no stack trace')
+
+  const p = proxy(t, 'http://127.0.0.1:1', [])
+  t.ok(await until(() => p.url() !== undefined, 10_000), 'the proxy is up')
+  const reply = await fetch(`${p.url()!}/api/bot/v1/app`, { headers: { authorization: `Bearer ${DEMO.token}` } })
+  t.equal(reply.status, 502, '502')
+  const body = await reply.json() as { error: { message: string, code: number } }
+  t.equal(body.error.code, 502, 'in the spec\'s Error shape')
+  t.match(body.error.message, /could not be reached/, 'saying why')
+  p.child.kill('SIGTERM')
+  t.equal(await exitOf(p.child), 0, 'no server finding for what the proxy answered itself: exit 0')
+})
