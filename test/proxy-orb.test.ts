@@ -18,6 +18,7 @@ import { DEMO } from './helpers/orb.js'
 import { ROOT } from './helpers/root.js'
 
 const BOT = join(ROOT, 'examples', 'orb-bot-events', 'bot.mjs')
+const WEBHOOK_BOT = join(ROOT, 'examples', 'orb-bot-webhook', 'bot.mjs')
 
 interface Report { checks: Array<{ id: string, verdict: string }>, server?: ServerFinding[] }
 const read = (file: string): Report => JSON.parse(readFileSync(file, 'utf8')) as Report
@@ -38,25 +39,33 @@ async function exitOf (child: ChildProcess): Promise<number | null> {
   return await new Promise((resolve) => child.once('exit', (code) => resolve(code)))
 }
 
-interface Proxied { child: ChildProcess, stderr: () => string, url: () => string | undefined }
+interface Proxied { child: ChildProcess, stdout: () => string, stderr: () => string, url: () => string | undefined }
 
 /** `orbtest proxy orb` in front of `upstream`, as a process of its own, with the app's token in ORB_TOKEN. */
-function proxy (t: Test, upstream: string, flags: string[], command: string[] = []): Proxied {
+function proxy (
+  t: Test,
+  upstream: string,
+  flags: string[],
+  command: string[] = [],
+  env: NodeJS.ProcessEnv = {}
+): Proxied {
   const dir = scratch(t)
   const ready = join(dir, 'ready.json')
   const child = spawn(process.execPath, [CLI, 'proxy', 'orb', '--upstream', upstream, '--listen', '0',
     '--ready-file', ready, ...flags, ...(command.length === 0 ? [] : ['--', ...command])], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     // A HOME of its own: the reference bot keeps its cursor there.
-    env: { ...process.env, ORB_TOKEN: DEMO.token, ORB_APP_ID: 'app_demo', HOME: dir }
+    env: { ...process.env, ORB_TOKEN: DEMO.token, ORB_APP_ID: 'app_demo', HOME: dir, ...env }
   })
   t.teardown(() => { child.kill('SIGKILL') })
+  let stdout = ''
   let stderr = ''
+  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
   child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
   const url = (): string | undefined => existsSync(ready)
     ? (JSON.parse(readFileSync(ready, 'utf8')) as { proxy: { url: string } }).proxy.url
     : undefined
-  return { child, stderr: () => stderr, url }
+  return { child, stdout: () => stdout, stderr: () => stderr, url }
 }
 
 interface Through { proxy: Report, direct: Record<string, string>, code: number | null, stderr: string, dir: string }
@@ -284,4 +293,61 @@ t.test('PROXY-15 usage mistakes are one line and exit 2; an upstream out of reac
   t.match(body.error.message, /could not be reached/, 'saying why')
   p.child.kill('SIGTERM')
   t.equal(await exitOf(p.child), 0, 'no server finding for what the proxy answered itself: exit 0')
+})
+
+/** A loopback port free a moment ago, for a bot that must be told its port before it starts. */
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+interface Delivered { report: Report, code: number | null, stderr: string, deliveries: Array<{ outcome: string }> }
+
+/**
+ * The reference webhook bot (with `args`) behind the proxy, which is the app's endpoint at a fake Orb (with
+ * `faults`): a member types the bot's command, and the run ends once the Orb has logged that delivery.
+ */
+async function webhookThroughProxy (t: Test, args: string[], faults: OrbFault[] = []): Promise<Delivered> {
+  const fake: OrbMock = await startOrbMock({ port: 0, faults })
+  t.teardown(async () => { await fake.close() })
+  const port = await freePort()
+  const report = join(scratch(t), 'proxy.json')
+  const p = proxy(t, fake.url, ['--judge', report, '--webhook-to', `http://127.0.0.1:${port}/`],
+    [process.execPath, WEBHOOK_BOT, ...args], { PORT: String(port) })
+  t.ok(await until(() => p.url() !== undefined && p.stdout().includes('listening on'), 15_000), 'the bot listens')
+  const put = await fetch(`${fake.url}/api/bot/v1/commands`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${DEMO.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ commands: [{ name: 'ping', description: 'Ping', args: [], right: 'send_messages' }] })
+  })
+  t.equal(put.status, 200, 'the developer registered the bot\'s command')
+  fake.control.setEndpoint('app_demo', `${p.url()!}/webhook`)
+  fake.control.invoke({ server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada', name: 'ping' })
+  const log = (): Array<{ outcome: string }> =>
+    fake.control.deliveries('app_demo').deliveries as Array<{ outcome: string }>
+  t.ok(await until(() => log().length > 0, 15_000), 'the Orb delivered the command to the proxy')
+  p.child.kill('SIGTERM')
+  const code = await exitOf(p.child)
+  return { report: read(report), code, stderr: p.stderr(), deliveries: log() }
+}
+
+t.test('PROXY-16 --webhook-to: the Orb\'s delivery goes on to the bot and its answer back, judged (ORB-097); a clean bot and Orb pass', async (t) => {
+  const r = await webhookThroughProxy(t, [])
+  t.same(r.deliveries.map((d) => d.outcome), ['delivered'], 'the Orb counted the bot\'s answer as delivered')
+  t.equal(verdicts(r.report)['ORB-097'], 'pass', 'the command answered in time with a notice (ORB-097)')
+  t.equal(verdicts(r.report)['ORB-096'], 'not-exercised', 'no event came twice')
+  t.same(r.report.server, [], 'the delivery held to the spec: signed, named, an Event without cursor')
+  t.equal(r.code, 0, 'exit 0')
+})
+
+t.test('PROXY-17 --webhook-to: a bot without a notice fails ORB-097; an Orb that signs another body gives ORB-091', async (t) => {
+  const late = await webhookThroughProxy(t, ['--fault', 'no-notice'])
+  t.equal(verdicts(late.report)['ORB-097'], 'fail', 'a command answered without {"notice"}: ORB-097 failed')
+  t.equal(late.code, 1, 'exit 1')
+  const forged = await webhookThroughProxy(t, [], ['signature-parsed-body'])
+  t.same((forged.report.server ?? []).map((f) => f.id), ['ORB-091'], 'the Orb\'s signature is a server finding')
+  t.equal(verdicts(forged.report)['ORB-097'], 'not-exercised', 'a delivery the proxy cannot verify is not judged')
 })

@@ -93,6 +93,7 @@ export const PROXY_ORB_FLAGS = {
   upstream: { type: 'string', placeholder: 'URL', parse: parse.url, help: "the Orb's URL (https://orb.example): where the bot's calls go on to" },
   listen: { type: 'string', placeholder: 'HOST:PORT', parse: parse.loopback, default: '127.0.0.1:8787', help: "where the proxy listens, on loopback only (the app's token passes through it); the bot's ORB_URL\nnames it; port 0 picks a free one" },
   judge: { type: 'string', placeholder: 'FILE', parse: parse.path, help: "judge the bot rules on the traffic and write the report to FILE at stop (.html, .json, .xml or TAP);\nneeds the app's token in ORB_TOKEN" },
+  'webhook-to': { type: 'string', placeholder: 'URL', parse: parse.url, help: "the bot's webhook endpoint: the proxy is then the app's endpoint too, and hands each of the Orb's\ndeliveries (a POST to a path outside /api/) on to URL, and the bot's answer back" },
   record: PROXY_ORBTILE_FLAGS.record,
   'strict-server': { type: 'boolean', help: 'a reply of the Orb that the spec does not allow (a server finding) fails the run too; else\nserver findings are reported and counted only' },
   'ready-file': COMMON_FLAGS['ready-file'],

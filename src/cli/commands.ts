@@ -171,16 +171,18 @@ const proxyOrb = command({
   name: 'proxy',
   verb: 'orb',
   summary: ['proxy orb', 'stand between a bot and a real Orb, and judge the bot live'],
-  usage: 'orbtest proxy orb --upstream URL [--listen HOST:PORT] [--judge FILE] [--strict-server]\n' +
-    '                         [--record FILE] [--ready-file PATH] [-- COMMAND [ARGS…]]',
+  usage: 'orbtest proxy orb --upstream URL [--listen HOST:PORT] [--webhook-to URL] [--judge FILE]\n' +
+    '                         [--strict-server] [--record FILE] [--ready-file PATH] [-- COMMAND [ARGS…]]',
   help: [
     "Forwards a bot's calls to a real Orb (or any server of the bot API) and its replies back: each request as it came",
     'but for its Host, which names the Orb (TLS included), and the headers of one connection. Each reply of the Orb',
     "is read against the spec (its schema, the Error body, a 429's Retry-After): server findings, each with its",
     'ledger id. With --judge (the app\'s token in ORB_TOKEN), the bot rules are judged on every exchange; rules that',
     'need a scenario (a member, a forged delivery, a restart) stay not exercised. With a COMMAND, the bot is started',
-    'with ORB_URL naming the proxy, and the proxy stops when it exits. With --record, every exchange is written to a',
-    'file, secrets taken out, for `orbtest parity` to replay against the fake Orb.',
+    'with ORB_URL naming the proxy, and the proxy stops when it exits. With --webhook-to, the proxy is the app\'s',
+    "endpoint too: the Orb's deliveries (a POST outside /api/) are checked (signature, headers, body) and handed on to",
+    'the bot, whose answers are judged. With --record, every exchange is written to a file, secrets taken out, for',
+    '`orbtest parity` to replay against the fake Orb.',
     'Exit 0 when no required rule was broken, 1 when one was, 2 for a usage error.'
   ].join('\n'),
   flags: PROXY_ORB_FLAGS,

@@ -11,6 +11,7 @@ import { EXIT_CODES, type CommandInput, type Outcome } from './command.js'
 import { UsageError } from '../shared/usage-error.js'
 import type { PROXY_ORB_FLAGS, PROXY_ORBTILE_FLAGS } from './command-flags.js'
 import { writeReadyFile } from './serve.js'
+import type { DeliveryListener } from '../proxy/orb.js'
 import { Recorder } from '../proxy/recording.js'
 
 /** What the judge's report says the traffic passed through. */
@@ -101,24 +102,37 @@ export async function proxyOrb (input: CommandInput<typeof PROXY_ORB_FLAGS>): Pr
   if (flags.judge !== undefined && token === '') {
     throw new UsageError("--judge needs the app's token in ORB_TOKEN (the bot's own): the judge holds the bot's calls to it")
   }
-  const [{ startOrbProxy }, { orbServerFindings }] = await Promise.all([
+  const [{ startOrbProxy }, { orbServerFindings, orbDeliveryReader }] = await Promise.all([
     import('../proxy/orb.js'), import('../../conformance/server/orb/passive.js')
   ])
+  const webhookTo = flags['webhook-to']
   const judge = flags.judge === undefined
     ? undefined
-    : (await import('../../conformance/client/orb/judge.js')).startOrbJudge(flags.judge, token, VIA_ORB)
+    : (await import('../../conformance/client/orb/judge.js'))
+        .startOrbJudge(flags.judge, token, VIA_ORB, webhookTo !== undefined)
   const server = new ServerReading()
   const recorded: { recorder?: Recorder } = {}
   const tap = readingServer(judge?.tap, (x) => {
     server.add(orbServerFindings(x))
     recorded.recorder?.exchange(x)
   })
-  const proxy = await startOrbProxy({ upstream, ...flags.listen, tap })
+  const delivered = orbDeliveryReader(token)
+  const deliveries: DeliveryListener = {
+    sent: (d) => {
+      server.add(delivered(d))
+      judge?.deliveries.sent(d)
+    },
+    answered: (d, answer) => { judge?.deliveries.answered(d, answer) }
+  }
+  const proxy = await startOrbProxy({ upstream, ...flags.listen, tap, webhookTo, deliveries })
   let ran: 'ran' | 'not-started' = 'ran'
   try {
     if (flags.record !== undefined) recorded.recorder = new Recorder(flags.record, 'orb', token, tap.now!())
     if (flags['ready-file'] !== undefined) writeReadyFile(flags['ready-file'], { proxy: { url: proxy.url } })
     process.stderr.write(`orbtest: proxy on ${proxy.url} in front of ${upstream.href}; the bot's ORB_URL names it\n`)
+    if (webhookTo !== undefined) {
+      process.stderr.write(`orbtest: the Orb's deliveries to ${proxy.url}/<any path> go on to ${webhookTo.href}\n`)
+    }
     ran = command.length === 0
       ? await stopped().then(() => 'ran' as const)
       : await runClient(command, { ORB_URL: proxy.url })

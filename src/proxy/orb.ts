@@ -4,12 +4,15 @@
 // hop-by-hop headers of RFC 9110, 7.6.1, which belong to one connection. The reply comes back the same way, its
 // body streamed as it arrives (a held `GET /events?wait=25` is held through the proxy too). A copy of each exchange,
 // bounded, goes to the WireTap as a fake's tap reports it, so that the bot checks and the server's findings read
-// the same exchanges they read on a fake.
+// the same exchanges they read on a fake. With `webhookTo`, the proxy is also the app's endpoint: the Orb's webhook
+// deliveries (a POST to any path outside /api/) go on to the bot's own endpoint, read whole first (a delivery is one
+// small JSON event, and what the bot does after it is judged from when it went), and the bot's answer goes back.
 import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES } from 'node:http'
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import type { Socket } from 'node:net'
 import { StartupError } from '../shared/startup-error.js'
+import { ORB_A11_DELIVERY } from '../spec/orb.js'
 import type { TapExchange, TapHead, WireTap } from '../shared/tap.js'
 
 /** A body's copy for the tap stops here; the bytes themselves all go through. The bot API's bodies are small. */
@@ -30,6 +33,26 @@ export interface OrbProxyOptions {
   host: string
   port: number
   tap?: WireTap
+  /** The bot's webhook endpoint, where deliveries go on to; and who is told of each. */
+  webhookTo?: URL
+  deliveries?: DeliveryListener
+}
+
+/** A delivery the Orb made, as it came (its headers, lower-case names, and its body). */
+export interface DeliveryIn {
+  headers: Record<string, string>
+  body: string
+}
+
+/** What the bot answered a delivery: its status and body, or why there was none; the times by the tap's clock. */
+export type DeliveryAnswer =
+  | { status: number, body: string, ms: number, writtenAt: number | undefined }
+  | { error: string, ms: number, writtenAt: number | undefined }
+
+/** Told when a delivery goes on to the bot (before a byte of it does), and when the bot has answered it. */
+export interface DeliveryListener {
+  sent(d: DeliveryIn): void
+  answered(d: DeliveryIn, answer: DeliveryAnswer): void
 }
 
 export interface OrbProxy {
@@ -45,7 +68,14 @@ export async function startOrbProxy (o: OrbProxyOptions): Promise<OrbProxy> {
     throw new StartupError('ORBTEST_UPSTREAM_URL', `--upstream must be an http or https URL, not ${o.upstream.href}`)
   }
   const forward = forwarder(o.upstream, o.tap)
-  const server = createServer({ requestTimeout: 0, headersTimeout: 60_000 }, forward.handle)
+  const deliver = o.webhookTo === undefined ? undefined : deliverer(o.webhookTo, o.deliveries, o.tap)
+  const server = createServer({ requestTimeout: 0, headersTimeout: 60_000 }, (request, response) => {
+    if (deliver !== undefined && request.method === 'POST' && request.url?.startsWith('/api/') !== true) {
+      deliver(request, response)
+    } else {
+      forward.handle(request, response)
+    }
+  })
   server.on('connection', forward.connected)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -147,19 +177,25 @@ function relayRequest (request: IncomingMessage, out: ReturnType<typeof httpRequ
 /** The upstream's reply goes back as it comes, its status and headers first; a copy is kept for the tap. */
 function relayReply (reply: IncomingMessage, response: ServerResponse, exchange: Exchange): void {
   const status = reply.statusCode ?? 502
-  const named = new Set(String(reply.headers.connection ?? '').split(',').map((h) => h.trim().toLowerCase()))
-  const headers: Array<[string, string]> = []
-  for (let i = 0; i + 1 < reply.rawHeaders.length; i += 2) {
-    const lower = reply.rawHeaders[i]!.toLowerCase()
-    if (!HOP.has(lower) && !named.has(lower)) headers.push([reply.rawHeaders[i]!, reply.rawHeaders[i + 1]!])
-  }
   exchange.replied(status, reply.headers)
-  response.writeHead(status, reply.statusMessage, headers.flat())
+  response.writeHead(status, reply.statusMessage, endToEnd(reply))
   reply.on('data', (chunk: Buffer) => { exchange.replyChunk(chunk) })
   reply.pipe(response)
   // An upstream that cuts its reply short cuts the client's too: what came is not a whole reply.
   reply.once('aborted', () => { response.destroy() })
   reply.once('error', () => { response.destroy() })
+}
+
+/** A reply's headers as a flat list for writeHead, in their order and case, less those of one hop. */
+function endToEnd (reply: IncomingMessage, drop: readonly string[] = []): string[] {
+  const named = new Set(String(reply.headers.connection ?? '').split(',').map((h) => h.trim().toLowerCase()))
+  const out: string[] = []
+  for (let i = 0; i + 1 < reply.rawHeaders.length; i += 2) {
+    const lower = reply.rawHeaders[i]!.toLowerCase()
+    if (HOP.has(lower) || named.has(lower) || drop.includes(lower)) continue
+    out.push(reply.rawHeaders[i]!, reply.rawHeaders[i + 1]!)
+  }
+  return out
 }
 
 /** The upstream could not be reached (or failed before its reply's head): a 502 in the spec's Error shape. */
@@ -269,6 +305,53 @@ function headerRecord (headers: IncomingHttpHeaders): Record<string, string> {
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
   }
   return out
+}
+
+/** How long the bot has to answer a delivery: the longest an Orb waits for one (ORB-A11), after which it has failed. */
+const DELIVERY_TIMEOUT_MS = ORB_A11_DELIVERY.eventTimeoutMs
+
+/** Hands each delivery on to the bot's endpoint, and its answer back; a bot out of reach gets the Orb a 502. */
+function deliverer (
+  to: URL,
+  listener: DeliveryListener | undefined,
+  tap: WireTap | undefined
+): (request: IncomingMessage, response: ServerResponse) => void {
+  const now = (): number => tap?.now?.() ?? performance.now()
+  return (request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+    request.once('end', () => {
+      const body = Buffer.concat(chunks)
+      const d: DeliveryIn = { headers: headerRecord(request.headers), body: body.toString('utf8') }
+      listener?.sent(d)
+      const started = now()
+      let writtenAt: number | undefined
+      const out = (to.protocol === 'https:' ? httpsRequest : httpRequest)(to, {
+        method: 'POST',
+        headers: forwardHeaders(request.headers, request.rawHeaders, to.host),
+        timeout: DELIVERY_TIMEOUT_MS
+      })
+      out.once('finish', () => { writtenAt = now() })
+      out.once('timeout', () => { out.destroy(new Error(`no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`)) })
+      out.once('response', (reply) => {
+        const answer: Buffer[] = []
+        reply.on('data', (chunk: Buffer) => { answer.push(chunk) })
+        reply.once('end', () => {
+          const text = Buffer.concat(answer)
+          const status = reply.statusCode ?? 0
+          listener?.answered(d, { status, body: text.toString('utf8'), ms: now() - started, writtenAt })
+          // Read whole, the answer goes back with its own length.
+          response.writeHead(reply.statusCode ?? 502, endToEnd(reply, ['content-length'])).end(text)
+        })
+      })
+      out.once('error', (err) => {
+        listener?.answered(d, { error: err.message, ms: now() - started, writtenAt })
+        if (response.headersSent) return
+        response.writeHead(502, { 'content-type': 'text/plain' }).end('the bot did not answer')
+      })
+      out.end(body)
+    })
+  }
 }
 
 /** Tells the tap of a connection opening or closing; a listener that throws is told so. */

@@ -50,7 +50,7 @@ export async function send (
  * What a call can carry only from this delivery: its event id (as sent, and as its body says), its message's id and
  * the word that ends its text.
  */
-function marksOf (d: WebhookDelivery): string[] {
+export function marksOf (d: Pick<WebhookDelivery, 'event' | 'body'>): string[] {
   const marks = new Set<string>([d.event])
   // A body that is not JSON carries no mark but the event id its header names.
   const event = parseJson(d.body)

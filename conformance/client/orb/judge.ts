@@ -3,22 +3,35 @@
 import { judgedSummaries, writeJudgedReport, type JudgedRun, type JudgedVia } from '../core/judged.js'
 import type { CheckSummary, ServerFinding } from '../core/journal.js'
 import { stalls } from '../core/stall.js'
+import type { DeliveryAnswer, DeliveryIn, DeliveryListener } from '../../../src/proxy/orb.js'
 import type { WireTap } from '../../../src/shared/tap.js'
 import { ORB_CLIENT_CHECKS } from './checks.js'
+import { marksOf } from './deliver.js'
+import { isObject, parseJson } from './model.js'
 import { OrbObserver } from './observer.js'
+import { hasNotice, signature } from './webhook-kit.js'
 
 /**
  * Checks that need what only a scenario knows, left out when judging traffic alone: the bot's process (whether an
  * encrypted message crashed it, ORB-036; which process acted on an event, across a restart, ORB-048; how it stops,
- * OBC-06) and the deliveries the suite makes and forges (ORB-095, ORB-096, ORB-097).
+ * OBC-06) and the forgeries the suite makes (ORB-095: a delivery the proxy cannot verify may be the Orb's, signed
+ * with a token the proxy was not given).
  */
-export const ORB_SCENARIO_ONLY = ['ORB-036', 'ORB-048', 'OBC-06', 'ORB-095', 'ORB-096', 'ORB-097']
+export const ORB_SCENARIO_ONLY = ['ORB-036', 'ORB-048', 'OBC-06', 'ORB-095']
+/** Checks of the deliveries a webhook bot answers: judged only when the proxy hands the Orb's deliveries on. */
+export const ORB_DELIVERY_CHECKS = ['ORB-096', 'ORB-097']
 
-const JUDGED = ORB_CLIENT_CHECKS.filter((c) => !ORB_SCENARIO_ONLY.includes(c.id))
+/** The checks a judged run applies. */
+function judgedChecks (deliveries: boolean): typeof ORB_CLIENT_CHECKS {
+  return ORB_CLIENT_CHECKS.filter((c) =>
+    !ORB_SCENARIO_ONLY.includes(c.id) && (deliveries || !ORB_DELIVERY_CHECKS.includes(c.id)))
+}
 
 /** The bot rules judged live: the tap to read the traffic with, the verdicts so far, and the report at the end. */
 export interface OrbJudge {
   tap: WireTap
+  /** Journals each delivery the proxy hands on to the bot, and the bot's answer. */
+  deliveries: DeliveryListener
   state(): { checks: CheckSummary[], requests: number, since: string }
   /** Ends the run: writes the report (its form by FILE's extension); whether every required bot rule held. */
   finish(server?: readonly ServerFinding[]): { passed: boolean, requests: number }
@@ -29,7 +42,8 @@ export interface OrbJudge {
  * and what the report never shows. The channels are not known (the bot API lists none): a post's channel clause of
  * ORB-032 is judged only on what Orb answered.
  */
-export function startOrbJudge (file: string, token: string, via: JudgedVia): OrbJudge {
+export function startOrbJudge (file: string, token: string, via: JudgedVia, webhook = false): OrbJudge {
+  const JUDGED = judgedChecks(webhook)
   const release = stalls.hold()
   const observer = new OrbObserver(token, new Map(), JUDGED.map((c) => c.id))
   let requests = 0
@@ -52,6 +66,7 @@ export function startOrbJudge (file: string, token: string, via: JudgedVia): Orb
       malformed: (connection, reason, bytes) => { observer.malformed(connection, reason, bytes) },
       failed: (part, message) => { observer.tapFailed(part, message) }
     },
+    deliveries: deliveryJournal(observer, token),
     state: () => ({ checks: judgedSummaries(run, observer.peek()), requests, since: run.since }),
     finish: (server) => {
       release()
@@ -62,6 +77,66 @@ export function startOrbJudge (file: string, token: string, via: JudgedVia): Orb
         dropped: observer.journal.dropped
       }
       return { passed: writeJudgedReport(file, run, judged, server), requests }
+    }
+  }
+}
+
+/** What a delivery is: its event (by its header), whether its signature holds under the token, its body's event. */
+function readDelivery (d: DeliveryIn, token: string): {
+  event: string
+  genuine: boolean
+  type: string
+  body: Record<string, unknown> | undefined
+} {
+  const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(d.headers['x-orb-signature'] ?? '') ?? []
+  const genuine = t !== undefined && v1 === signature(token, Number(t), d.body)
+  const parsed = parseJson(d.body)
+  const body = isObject(parsed) ? parsed : undefined
+  return { event: d.headers['x-orb-event'] ?? '', genuine, type: String(body?.type ?? 'unknown'), body }
+}
+
+/**
+ * Journals the Orb's deliveries as the suite journals its own (deliver.ts): when one went on to the bot, with the
+ * marks only it carries, and the bot's answer. A second delivery of an event is a retry.
+ */
+function deliveryJournal (o: OrbObserver, token: string): DeliveryListener {
+  const seen = new Set<string>()
+  const open = new Map<DeliveryIn, { at: number, duplicate: boolean }>()
+  const dataOf = (d: DeliveryIn, duplicate: boolean): Record<string, unknown> => {
+    const r = readDelivery(d, token)
+    const kind = r.genuine ? 'genuine' : 'unverified'
+    return { genuine: r.genuine, kind, type: r.type, duplicate, ...(r.body === undefined ? {} : { event: r.body }) }
+  }
+  return {
+    sent: (d) => {
+      const r = readDelivery(d, token)
+      const duplicate = seen.has(r.event)
+      seen.add(r.event)
+      open.set(d, { at: o.now(), duplicate })
+      o.action('wire', 'delivery-sent', `the Orb's ${duplicate ? 'second ' : ''}${r.type} delivery ${r.event}`, {
+        genuine: r.genuine,
+        kind: r.genuine ? 'genuine' : 'unverified',
+        type: r.type,
+        duplicate,
+        eventId: r.event,
+        marks: marksOf({ event: r.event, body: d.body }),
+        encrypted: false
+      })
+    },
+    answered: (d, answer: DeliveryAnswer) => {
+      const { at, duplicate } = open.get(d) ?? { at: o.now(), duplicate: false }
+      open.delete(d)
+      const reply = 'error' in answer
+        ? { error: answer.error }
+        : { status: answer.status, notice: hasNotice(answer.body), reply: answer.body.slice(0, 300) }
+      const how = 'error' in answer ? answer.error : `${answer.status} in ${Math.round(answer.ms)} ms`
+      o.action('wire', 'delivery', `the bot's answer to the delivery: ${how}`, {
+        ...dataOf(d, duplicate),
+        ...reply,
+        ms: answer.ms,
+        sentAt: at,
+        ...(answer.writtenAt === undefined ? {} : { writtenAt: answer.writtenAt })
+      })
     }
   }
 }

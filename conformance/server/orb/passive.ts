@@ -4,7 +4,8 @@
 import type { TapExchange } from '../../../src/shared/tap.js'
 import type { ServerFinding } from '../../client/core/journal.js'
 import { ORB_SPEC, orbReplyValidator } from '../../../src/spec/orb.js'
-import { PROXY_ANSWERED } from '../../../src/proxy/orb.js'
+import { PROXY_ANSWERED, type DeliveryIn } from '../../../src/proxy/orb.js'
+import { signature } from '../../client/orb/webhook-kit.js'
 
 /** The rule that states each operation's success reply, where the ledger gives one. */
 const REPLY_RULES: Readonly<Record<string, string>> = {
@@ -84,5 +85,41 @@ function errorFindings (x: TapExchange, body: { value: unknown } | undefined, ad
   const retry = x.replyHeaders['retry-after']
   if (x.status === 429 && (retry === undefined || !/^\d+$/.test(retry.trim()))) {
     add('ORB-099', 'MUST', `a 429 without an integer Retry-After (${retry ?? 'none'})`)
+  }
+}
+
+/**
+ * What the Orb's webhook deliveries show (through `orbtest proxy orb --webhook-to`): each a POST of an Event without
+ * `cursor` (ORB-090), signed under the app's token (ORB-091), with its event and its attempt named, an attempt never
+ * named twice (ORB-092). Without the token, the signature is not judged.
+ */
+export function orbDeliveryReader (token: string): (d: DeliveryIn) => ServerFinding[] {
+  const attempts = new Set<string>()
+  let n = 0
+  return (d) => {
+    n++
+    const found: ServerFinding[] = []
+    const event = d.headers['x-orb-event']
+    const attempt = d.headers['x-orb-delivery']
+    const add: Add = (id, level, message) => {
+      found.push({ id, level, request: 0, what: `delivery ${n} (${event ?? 'no X-Orb-Event'})`, message })
+    }
+    if (event === undefined || attempt === undefined) {
+      add('ORB-092', 'MUST', 'a delivery without X-Orb-Event or X-Orb-Delivery')
+    } else if (attempts.has(attempt)) {
+      add('ORB-092', 'MUST', `a second delivery named ${attempt}: each attempt has its own`)
+    }
+    if (attempt !== undefined) attempts.add(attempt)
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(d.headers['x-orb-signature'] ?? '') ?? []
+    if (token !== '' && (t === undefined || v1 !== signature(token, Number(t), d.body))) {
+      add('ORB-091', 'MUST', 'a delivery whose X-Orb-Signature is not t=<ms>,v1=<HMAC of "<t>.<body>"> under the app\'s token')
+    }
+    const body = parsed(d.body)?.value
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      add('ORB-090', 'MUST', 'a delivery whose body is no JSON Event')
+    } else if ('cursor' in body) {
+      add('ORB-090', 'MUST', 'a delivered Event carries a cursor; only GET /events gives one')
+    }
+    return found
   }
 }
