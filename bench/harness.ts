@@ -306,3 +306,70 @@ export const pairedRounds = (rounds: SlicedRound[]): Paired => paired(
   { orbtest: rounds.map((r) => r.loads.orbtest), baseline: rounds.map((r) => r.loads.baseline) },
   rounds.map((r) => r.ratio)
 )
+
+export interface OrbServer {
+  child: ChildProcess
+  url: string
+}
+
+/** A fake Orb (throttles off) or the bare baseline Orb, on a free port: spawn to ready file. */
+export async function launchOrb (kind: Kind, dir: string, n: number): Promise<OrbServer> {
+  const ready = join(dir, `orb-${kind}-${n}.ready`)
+  const args =
+    kind === 'orbtest'
+      ? [
+          CLI,
+          'orb',
+          '--orb-port',
+          '0',
+          '--control-port',
+          '0',
+          '--ready-file',
+          ready,
+          '--rate-limit',
+          'off',
+          '--log-level',
+          'silent'
+        ]
+      : [BASELINE_ORB, '--port', '0', '--ready-file', ready]
+  const child = spawnServer(args)
+  while (!existsSync(ready)) {
+    if (child.exitCode !== null) throw new Error(`${kind} orb exited with ${child.exitCode}`)
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  const { orb } = JSON.parse(readFileSync(ready, 'utf8')) as { orb: { url: string } }
+  return { child, url: orb.url }
+}
+
+/** autocannon against an Orb at `url`, with the demo app's token: ROUNDS' worth of one route, its CPU too. */
+export async function loadHttp (url: string, method: 'GET' | 'POST', pid: number | undefined, body?: unknown,
+  timing = { warm: 1, seconds: SECONDS }): Promise<Load> {
+  const run = (duration: number) =>
+    autocannon({
+      url,
+      connections: CONNECTIONS,
+      duration,
+      method,
+      headers: {
+        authorization: `Bearer ${DEMO_TOKEN}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' })
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+  if (timing.warm > 0) await run(timing.warm) // warm-up, not counted
+  const before = cpuMs(pid)
+  const result = await run(timing.seconds)
+  const after = cpuMs(pid)
+  const { requests, latency } = result
+  const cpuUs = before === undefined || after === undefined || requests.total === 0
+    ? undefined
+    : ((after - before) * 1000) / requests.total
+  return {
+    rps: requests.average,
+    requests: requests.total,
+    p50: latency.p50,
+    p99: latency.p99,
+    non2xx: result.non2xx,
+    ...(cpuUs === undefined ? {} : { cpuUs })
+  }
+}

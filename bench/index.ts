@@ -9,15 +9,13 @@
  * dashboard's rows), BENCH_DASHBOARD=0 (skip them: they need Chromium), BENCH_ONLY=proxy (only `orbtest proxy`'s row),
  * BENCH_PROF=DIR (CPU profiles of the servers).
  */
-import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import autocannon from 'autocannon'
 import {
-  ADAPTER, BASELINE_ORB, call, CLI, CONNECTIONS, cpuMs, DEMO_TOKEN, KINDS, launch, load, median, medianRound,
+  ADAPTER, call, CLI, CONNECTIONS, cpuMs, KINDS, launch, launchOrb, load, loadHttp, median, medianRound,
   pairedRounds, percentile, prepareAdapter, ROUNDS, root, SECONDS, slicedRound, spawnServer, STARTS, stop, WAKEUPS,
   type Kind, type Load, type Paired, type Server, type SlicedRound
 } from './harness.js'
@@ -26,7 +24,7 @@ import { spread, upStartup, type Spread, type UpStartup } from './startup-up.js'
 import { clientSuiteSeconds, fakeStarts } from './client.js'
 import { judgeAlone } from './judge.js'
 import { memoryLines, memoryRows } from './memory.js'
-import { proxyLine, proxyRow } from './proxy.js'
+import { orbProxyRow, proxyLine, proxyRow } from './proxy.js'
 
 /** `orbtest orbtile` against one bare fastify on a socket (bench/baseline-server.ts): spawn to ready file. */
 const SESSION_PATH = `/a/v1/adapters/${ADAPTER}/sessions/s1`
@@ -81,71 +79,6 @@ async function throughputs (dir: string): Promise<{ info: Paired, sessions: Pair
     }
   }
   return { info: pairedRounds(rounds.info), sessions: pairedRounds(rounds.sessions) }
-}
-
-interface OrbServer {
-  child: ChildProcess
-  url: string
-}
-
-async function launchOrb (kind: Kind, dir: string, n: number): Promise<OrbServer> {
-  const ready = join(dir, `orb-${kind}-${n}.ready`)
-  const args =
-    kind === 'orbtest'
-      ? [
-          CLI,
-          'orb',
-          '--orb-port',
-          '0',
-          '--control-port',
-          '0',
-          '--ready-file',
-          ready,
-          '--rate-limit',
-          'off',
-          '--log-level',
-          'silent'
-        ]
-      : [BASELINE_ORB, '--port', '0', '--ready-file', ready]
-  const child = spawnServer(args)
-  while (!existsSync(ready)) {
-    if (child.exitCode !== null) throw new Error(`${kind} orb exited with ${child.exitCode}`)
-    await new Promise((resolve) => setTimeout(resolve, 1))
-  }
-  const { orb } = JSON.parse(readFileSync(ready, 'utf8')) as { orb: { url: string } }
-  return { child, url: orb.url }
-}
-
-async function loadHttp (url: string, method: 'GET' | 'POST', pid: number | undefined, body?: unknown,
-  timing = { warm: 1, seconds: SECONDS }): Promise<Load> {
-  const run = (duration: number) =>
-    autocannon({
-      url,
-      connections: CONNECTIONS,
-      duration,
-      method,
-      headers: {
-        authorization: `Bearer ${DEMO_TOKEN}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' })
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-  if (timing.warm > 0) await run(timing.warm) // warm-up, not counted
-  const before = cpuMs(pid)
-  const result = await run(timing.seconds)
-  const after = cpuMs(pid)
-  const { requests, latency } = result
-  const cpuUs = before === undefined || after === undefined || requests.total === 0
-    ? undefined
-    : ((after - before) * 1000) / requests.total
-  return {
-    rps: requests.average,
-    requests: requests.total,
-    p50: latency.p50,
-    p99: latency.p99,
-    non2xx: result.non2xx,
-    ...(cpuUs === undefined ? {} : { cpuUs })
-  }
 }
 
 // The fake Orb's message routes (throttles off) beside the bare baseline: fresh pairs each round, loaded in
@@ -543,6 +476,7 @@ try {
   }
   if (process.env.BENCH_ONLY === 'proxy') {
     process.stdout.write(`${proxyLine(await proxyRow(dir, SLICES, SLICE_S))}\n`)
+    process.stdout.write(`${proxyLine(await orbProxyRow(dir, SLICES, SLICE_S), 'GET /app through proxy')}\n`)
     process.exit(0)
   }
   if (process.env.BENCH_ONLY === 'dashboard') {
@@ -567,6 +501,7 @@ try {
   const j = await judgeThroughput(dir)
   const ja = judgeAlone()
   const px = await proxyRow(dir, SLICES, SLICE_S)
+  const opx = await orbProxyRow(dir, SLICES, SLICE_S)
   const d = process.env.BENCH_DASHBOARD === '0' ? undefined : await dashboardRows(dir)
   const m = await memoryRows(dir)
   const fs = await fakeStarts()
@@ -592,6 +527,7 @@ try {
     `${'Orb webhooks'.padEnd(26)}${h.deliveriesPerSecond.toFixed(0)} signed deliveries/s to a local receiver`,
     `${'session update, --judge'.padEnd(26)}judged ${j.judged.rps.toFixed(0)} req/s   same fake unjudged ${j.plain.rps.toFixed(0)} req/s   ratio ${(j.ratio * 100).toFixed(0)}%  (goal >= 90%; slices ${(j.min * 100).toFixed(0)}–${(j.max * 100).toFixed(0)}%, a second unjudged fake ${(j.control * 100).toFixed(0)}%)  server CPU per request ${j.cpuUs.judged.toFixed(1)} vs ${j.cpuUs.plain.toFixed(1)} µs`,
     proxyLine(px),
+    proxyLine(opx, 'GET /app through proxy'),
     `${'judge alone'.padEnd(26)}${ja.checks.toFixed(2)} µs per heartbeat with every check   ${ja.none.toFixed(2)} µs with none (journal, model and views)   ratio ${(ja.checks / ja.none).toFixed(2)}x`,
     ...(d === undefined ? [`${'dashboard'.padEnd(26)}skipped (BENCH_DASHBOARD=0)`] : dashboardLine(d)),
     ...memoryLines(m),
@@ -603,7 +539,7 @@ try {
   process.stdout.write(`${lines.join('\n')}\n`)
   const results = join(root, 'bench', 'results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, proxy: px, dashboard: d, memory: m, upStartup: u, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
+  writeFileSync(join(results, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, startup: s, ...t, wakeup: w, orb: o, fanIn: f, webhooks: h, judge: j, judgeAlone: ja, proxy: px, orbProxy: opx, dashboard: d, memory: m, upStartup: u, fakeStart: fs, clientSuite: cs, ratios }, null, 2)}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
