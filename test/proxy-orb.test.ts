@@ -1,9 +1,10 @@
 // `orbtest proxy orb` in front of a fake Orb that stands in for a real one: the reference bot runs through the proxy
 // (a real CLI process), the fake judges the same traffic itself, and the two judges must agree; the Orb's replies are
 // read against the spec; what the upstream receives is what the bot sent, but for its Host.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import type { ServerFinding } from '../conformance/client/core/journal.js'
@@ -350,4 +351,35 @@ t.test('PROXY-17 --webhook-to: a bot without a notice fails ORB-097; an Orb that
   const forged = await webhookThroughProxy(t, [], ['signature-parsed-body'])
   t.same((forged.report.server ?? []).map((f) => f.id), ['ORB-091'], 'the Orb\'s signature is a server finding')
   t.equal(verdicts(forged.report)['ORB-097'], 'not-exercised', 'a delivery the proxy cannot verify is not judged')
+})
+
+t.test('PROXY-18 an https upstream: the proxy speaks TLS to it, with Host and the certificate\'s name its own', async (t) => {
+  const dir = scratch(t)
+  const key = join(dir, 'key.pem')
+  const cert = join(dir, 'cert.pem')
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+      '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'],
+    { stdio: 'ignore' })
+  } catch (err) {
+    t.skip(`no openssl to make a certificate with: ${(err as Error).message}`)
+    return
+  }
+  const hosts: string[] = []
+  const server = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
+    hosts.push(req.headers.host ?? '')
+    json(res, 200, { id: 'app_demo' })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const port = (server.address() as { port: number }).port
+  // The certificate is trusted as a real Orb's is, through the CA list Node reads at start.
+  const p = proxy(t, `https://localhost:${port}`, [], [], { NODE_EXTRA_CA_CERTS: cert })
+  t.ok(await until(() => p.url() !== undefined, 10_000), 'the proxy is up')
+  const reply = await fetch(`${p.url()!}/api/bot/v1/app`, { headers: { authorization: `Bearer ${DEMO.token}` } })
+  t.equal(reply.status, 200, 'the upstream\'s answer, over TLS')
+  t.same(await reply.json(), { id: 'app_demo' }, 'its body')
+  t.same(hosts, [`localhost:${port}`], 'Host names the upstream')
+  p.child.kill('SIGTERM')
+  t.equal(await exitOf(p.child), 0, 'exit 0')
 })
