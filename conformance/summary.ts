@@ -35,7 +35,7 @@ export interface RunSummary {
   rows: SummaryRow[]
   /** True when no required rule failed (expected failures aside): the run's exit code was 0. */
   passed: boolean
-  /** A judged run's source of traffic: `orbtest up --judge` or `orbtest proxy orbtile`. */
+  /** A judged run's source of traffic: `orbtest up --judge`, `orbtest proxy orbtile` or `orbtest proxy orb`. */
   via?: string
   /** What the server answered that it may not, read by `orbtest proxy`. */
   server?: Array<{ id: string, level: string, what: string, message: string }>
@@ -125,7 +125,8 @@ function clientRun (json: Record<string, unknown>): RunSummary {
         : { replay: `${base} ${flags} -- ${command.map(shellWord).join(' ')}` })
     }
   })
-  const via = /\(orbtest proxy orbtile\)$/.test(str(json.title) ?? '') ? 'orbtest proxy orbtile' : 'orbtest up --judge'
+  // A judged report's title ends with the command whose traffic it judged (`… (orbtest proxy orb)`).
+  const via = /\((orbtest [^()]+)\)$/.exec(str(json.title) ?? '')?.[1] ?? 'orbtest up --judge'
   return {
     kind: judged ? 'judge' : 'client',
     title: str(json.title) ?? `${str(json.suite) ?? 'client'} client conformance`,

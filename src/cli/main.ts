@@ -88,8 +88,11 @@ function faultOutcome (
 ): { line: string, outcome: Outcome } {
   const message = (fault as Error).message
   if (fault instanceof UsageError) {
-    const known = COMMANDS.some((c) => c.name === name)
-    return { line: `${message}. Run 'orbtest ${known ? `${name!} ` : ''}--help'.`, outcome: 'refused' }
+    // The command's own --help where it is known (`orbtest proxy orb --help`), else its name's, else orbtest's.
+    const known = command === undefined
+      ? COMMANDS.some((c) => c.name === name) ? name : undefined
+      : [command.name, command.verb].filter((w) => w !== undefined).join(' ')
+    return { line: `${message}. Run 'orbtest ${known === undefined ? '' : `${known} `}--help'.`, outcome: 'refused' }
   }
   if (command?.refuses?.(fault) === true) return { line: message, outcome: 'refused' }
   if (fault instanceof StartupError) return { line: message, outcome: 'failed' }
