@@ -265,6 +265,13 @@ t.test('PARITY-10 bindings: an integer id or cursor the recorded Orb made is put
     'a message only the recorded Orb had (a member\'s, in an event the replay did not get): the request follows')
   t.same(b.unbound('/api/bot/v1/messages', [], '{"channel": "ch_general", "content": "77"}'), [],
     'not where it is text')
+  const kinds = new Bindings('orbtest-secret-abcdef-', [], 'live-token')
+  kinds.learn({ events: [], next: 120 }, { events: [], next: 3 })
+  kinds.learn({ id: 120, chainId: 8453 }, { id: 7, chainId: 10143 })
+  t.equal(kinds.target('/api/bot/v1/events?after=120'), '/api/bot/v1/events?after=3', 'a cursor, as a cursor')
+  t.equal(kinds.target('/api/bot/v1/messages/120'), '/api/bot/v1/messages/7', 'the same number, as an id')
+  t.equal(kinds.target('/api/bot/v1/messages/8453'), '/api/bot/v1/messages/8453',
+    'a chain\'s id is no id of the Orb\'s')
 })
 
 t.test('PARITY-06 shapes: keys and types, lists merged, an empty list not compared; a request with an unbound value follows', async (t) => {

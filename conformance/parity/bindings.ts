@@ -13,15 +13,29 @@ const SHORTEST_BOUND = 4
 const MADE_BY_SERVER = /(^|_)id$|[a-z]Id$|^uid$|token|cursor|^next$/i
 
 /**
- * Where a client carries a number a server made back to it: the Orb's message ids and event cursors are integers
- * (`reply_to`, `before`, `after`, `/messages/{id}`). Only there is a bound number put back, so that a limit or a
- * wait that happens to equal an id is left as it was.
+ * The Orb's message ids and event cursors are integers. A server makes an id in a member `id` or `…_id`, a cursor in
+ * `next` or `cursor`; the two are bound apart (a cursor and an id may be the same number and stand for different
+ * things), and others (a chain's id, a count) not at all.
  */
-const REFERS = String.raw`reply_to|before|after|[a-z_]*_id|id|[a-z]+Id`
-/** A number as the value of a referring member of a JSON body: the member's text, then the number. */
-const BODY_NUMBER = new RegExp(String.raw`("(?:${REFERS})"\s*:\s*)(-?\d+)(?=\s*[,}\]])`, 'g')
-/** A number as a whole path segment, or as the value of a referring query parameter. */
-const TARGET_NUMBER = new RegExp(String.raw`(/|[?&](?:${REFERS})=)(\d+)(?=$|[/?&#])`, 'g')
+const NUMBER_KINDS = { id: /^id$|_id$/i, cursor: /^(next|cursor)$/i } as const
+type NumberKind = keyof typeof NUMBER_KINDS
+
+/**
+ * Where a client carries such a number back: an id as a whole path segment (`/messages/{id}`), in `before` or a
+ * member named for an id (`reply_to`, `…_id`); a cursor in `after`. Only there is a bound number put back, so that a
+ * limit or a wait that happens to equal one is left as it was. Each pattern's first group is the text before the
+ * number, its second the number.
+ */
+const REFERS: Record<NumberKind, { target: RegExp, body: RegExp }> = {
+  id: {
+    target: /(\/|[?&](?:before|[a-z_]*_id|id)=)(\d+)(?=$|[/?&#])/g,
+    body: /("(?:reply_to|before|[a-z_]*_id|id)"\s*:\s*)(-?\d+)(?=\s*[,}\]])/g
+  },
+  cursor: {
+    target: /([?&]after=)(\d+)(?=$|[&#])/g,
+    body: /("after"\s*:\s*)(\d+)(?=\s*[,}\]])/g
+  }
+}
 
 function escapeRegExp (s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -39,9 +53,9 @@ function alternation (values: Iterable<string>): string {
 export class Bindings {
   readonly #values = new Map<string, string>()
   readonly #missed = new Set<string>()
-  /** Integers the recorded server made (ids, cursors) and their counterparts; those the replay did not make. */
-  readonly #numbers = new Map<number, number>()
-  readonly #missedNumbers = new Set<number>()
+  /** Integers the recorded server made (ids, cursors), by kind, and their counterparts; those the replay lacked. */
+  readonly #numbers: Record<NumberKind, Map<number, number>> = { id: new Map(), cursor: new Map() }
+  readonly #missedNumbers: Record<NumberKind, Set<number>> = { id: new Set(), cursor: new Set() }
   readonly #placeholder: RegExp
 
   /** The credential's placeholders are bound to this server's credential from the start. */
@@ -71,9 +85,10 @@ export class Bindings {
   }
 
   #learnNumber (recorded: number, replayed: unknown, member: string): void {
-    if (!Number.isInteger(recorded) || recorded === replayed || !MADE_BY_SERVER.test(member)) return
-    if (typeof replayed === 'number') this.#numbers.set(recorded, replayed)
-    else this.#missedNumbers.add(recorded)
+    const kind = (Object.keys(NUMBER_KINDS) as NumberKind[]).find((k) => NUMBER_KINDS[k].test(member))
+    if (kind === undefined || !Number.isInteger(recorded) || recorded === replayed) return
+    if (typeof replayed === 'number') this.#numbers[kind].set(recorded, replayed)
+    else this.#missedNumbers[kind].add(recorded)
   }
 
   #bindable (value: string, member: string): boolean {
@@ -95,8 +110,10 @@ export class Bindings {
       const whole = new RegExp(`(?<=^|[/?=&])${escapeRegExp(v)}(?=$|[/?&#])`)
       if (whole.test(target) || headers.includes(v) || body.includes(JSON.stringify(v))) found.add(v)
     }
-    for (const m of [...target.matchAll(TARGET_NUMBER), ...body.matchAll(BODY_NUMBER)]) {
-      if (this.#missedNumbers.has(Number(m[2]))) found.add(m[2]!)
+    for (const kind of Object.keys(REFERS) as NumberKind[]) {
+      for (const m of [...target.matchAll(REFERS[kind].target), ...body.matchAll(REFERS[kind].body)]) {
+        if (this.#missedNumbers[kind].has(Number(m[2]))) found.add(m[2]!)
+      }
     }
     return [...found]
   }
@@ -108,16 +125,21 @@ export class Bindings {
     const ids = plain.length === 0 ? '' : `|(?<=^|[/?=&])(?:${alternation(new Set([...plain, ...encoded.keys()]))})(?=$|[/?&#])`
     const strings = t.replace(new RegExp(`${this.#placeholder.source}${ids}`, 'g'), (m) =>
       this.#values.get(m) ?? encoded.get(m) ?? m)
-    return this.#putNumbers(strings, TARGET_NUMBER)
+    return this.#putNumbers(strings, 'target')
   }
 
-  /** Each bound number where `pattern` finds one (its first group the text before it, its second the number). */
-  #putNumbers (text: string, pattern: RegExp): string {
-    if (this.#numbers.size === 0) return text
-    return text.replace(pattern, (m, before: string, n: string) => {
-      const put = this.#numbers.get(Number(n))
-      return put === undefined ? m : `${before}${put}`
-    })
+  /** Each bound number where a client refers to one of its kind, in a target or a body. */
+  #putNumbers (text: string, where: 'target' | 'body'): string {
+    let out = text
+    for (const kind of Object.keys(REFERS) as NumberKind[]) {
+      const bound = this.#numbers[kind]
+      if (bound.size === 0) continue
+      out = out.replace(REFERS[kind][where], (m, before: string, n: string) => {
+        const put = bound.get(Number(n))
+        return put === undefined ? m : `${before}${put}`
+      })
+    }
+    return out
   }
 
   /** A header's value: placeholders put back, or a value that is wholly a bound one replaced. */
@@ -136,7 +158,7 @@ export class Bindings {
       if (put !== undefined) return JSON.stringify(put).slice(1, -1)
       return quoted.get(m) ?? m
     })
-    return this.#putNumbers(strings, BODY_NUMBER)
+    return this.#putNumbers(strings, 'body')
   }
 
   #isPlaceholder (v: string): boolean {

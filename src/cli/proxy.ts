@@ -99,8 +99,9 @@ export async function proxyOrb (input: CommandInput<typeof PROXY_ORB_FLAGS>): Pr
   const upstream = flags.upstream
   if (upstream === undefined) throw new UsageError('give --upstream URL: the Orb to stand in front of')
   const token = process.env.ORB_TOKEN ?? ''
-  if (flags.judge !== undefined && token === '') {
-    throw new UsageError("--judge needs the app's token in ORB_TOKEN (the bot's own): the judge holds the bot's calls to it")
+  if ((flags.judge !== undefined || flags.record !== undefined) && token === '') {
+    const which = flags.judge !== undefined ? '--judge' : '--record'
+    throw new UsageError(`${which} needs the app's token in ORB_TOKEN (the bot's own): the judge holds the bot's calls to it, and a recording puts the fake's token in its place`)
   }
   const [{ startOrbProxy }, { orbServerFindings, orbDeliveryReader }] = await Promise.all([
     import('../proxy/orb.js'), import('../../conformance/server/orb/passive.js')
@@ -135,7 +136,7 @@ export async function proxyOrb (input: CommandInput<typeof PROXY_ORB_FLAGS>): Pr
     }
     ran = command.length === 0
       ? await stopped().then(() => 'ran' as const)
-      : await runClient(command, { ORB_URL: proxy.url })
+      : await runClient(command, { ORB_URL: proxy.url }, (event) => { judge?.bot(event) })
   } finally {
     await proxy.close()
     recorded.recorder?.close()
@@ -190,15 +191,26 @@ async function runCommand (
   return await runClient(command, { ORBTILE_DISCOVERY: discovery, ...(home === undefined ? {} : { HOME: home }) })
 }
 
-/** Runs the client with `env` added to the proxy's own, until it exits or the proxy is told to stop (then stops it). */
-async function runClient (command: readonly string[], env: NodeJS.ProcessEnv): Promise<'ran' | 'not-started'> {
+/**
+ * Runs the client with `env` added to the proxy's own, until it exits or the proxy is told to stop (then stops it);
+ * `told` hears when it starts and when the proxy stops it.
+ */
+async function runClient (
+  command: readonly string[],
+  env: NodeJS.ProcessEnv,
+  told: (event: 'start' | 'stop') => void = () => undefined
+): Promise<'ran' | 'not-started'> {
   const { ClientProcess } = await import('../../conformance/client/core/process.js')
   const client = new ClientProcess(command, { ...process.env, ...env }, () => performance.now(), (stream, line) => {
     ;(stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`)
   })
+  told('start')
   const stop = stopped(() => { killGroup(client.pid) })
   const ended = await Promise.race([client.exited, stop.then(() => undefined)])
-  if (ended === undefined) await client.stop(STOP_GRACE_MS)
+  if (ended === undefined) {
+    told('stop')
+    await client.stop(STOP_GRACE_MS)
+  }
   if (ended?.how !== 'not-started') return 'ran'
   process.stderr.write(`orbtest: cannot run ${command[0]!}: ${ended.error ?? ''}\n`)
   return 'not-started'

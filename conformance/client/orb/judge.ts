@@ -14,12 +14,13 @@ import { hasNotice, signature } from './webhook-kit.js'
 /**
  * Checks that need what only a scenario knows, left out when judging traffic alone: the bot's process (whether an
  * encrypted message crashed it, ORB-036; which process acted on an event, across a restart, ORB-048; how it stops,
- * OBC-06) and the forgeries the suite makes (ORB-095: a delivery the proxy cannot verify may be the Orb's, signed
- * with a token the proxy was not given).
+ * OBC-06), the forgeries the suite makes (ORB-095: a delivery the proxy cannot verify may be the Orb's, signed with
+ * a token the proxy was not given) and the duplicates it sends (ORB-096: a real Orb sends an event again only after
+ * its first attempt failed, when acting on it again may be right).
  */
-export const ORB_SCENARIO_ONLY = ['ORB-036', 'ORB-048', 'OBC-06', 'ORB-095']
+export const ORB_SCENARIO_ONLY = ['ORB-036', 'ORB-048', 'OBC-06', 'ORB-095', 'ORB-096']
 /** Checks of the deliveries a webhook bot answers: judged only when the proxy hands the Orb's deliveries on. */
-export const ORB_DELIVERY_CHECKS = ['ORB-096', 'ORB-097']
+export const ORB_DELIVERY_CHECKS = ['ORB-097']
 
 /** The checks a judged run applies. */
 function judgedChecks (deliveries: boolean): typeof ORB_CLIENT_CHECKS {
@@ -32,6 +33,8 @@ export interface OrbJudge {
   tap: WireTap
   /** Journals each delivery the proxy hands on to the bot, and the bot's answer. */
   deliveries: DeliveryListener
+  /** The bot's process, when the proxy runs it: started, and stopped (a delivery then in flight is not its fault). */
+  bot(event: 'start' | 'stop'): void
   state(): { checks: CheckSummary[], requests: number, since: string }
   /** Ends the run: writes the report (its form by FILE's extension); whether every required bot rule held. */
   finish(server?: readonly ServerFinding[]): { passed: boolean, requests: number }
@@ -62,11 +65,18 @@ export function startOrbJudge (file: string, token: string, via: JudgedVia, webh
         requests++
         return undefined
       },
-      exchange: (x) => { observer.exchange(x) },
+      exchange: (x) => {
+        learnSecrets(observer, token, x.headers.authorization, x.reply)
+        observer.exchange(x)
+      },
       malformed: (connection, reason, bytes) => { observer.malformed(connection, reason, bytes) },
       failed: (part, message) => { observer.tapFailed(part, message) }
     },
     deliveries: deliveryJournal(observer, token),
+    bot: (event) => {
+      if (event === 'start') observer.action('harness', 'bot-start', 'the proxy started the bot')
+      else observer.action('harness', 'stop', 'the proxy stopped the bot (SIGTERM)')
+    },
     state: () => ({ checks: judgedSummaries(run, observer.peek()), requests, since: run.since }),
     finish: (server) => {
       release()
@@ -126,6 +136,11 @@ function deliveryJournal (o: OrbObserver, token: string): DeliveryListener {
     answered: (d, answer: DeliveryAnswer) => {
       const { at, duplicate } = open.get(d) ?? { at: o.now(), duplicate: false }
       open.delete(d)
+      // Never written to the bot (it was not listening yet, or any more): it had nothing to answer.
+      if ('error' in answer && answer.writtenAt === undefined) {
+        o.action('harness', 'delivery-unreached', `the delivery did not reach the bot (${answer.error}): not judged`)
+        return
+      }
       const reply = 'error' in answer
         ? { error: answer.error }
         : { status: answer.status, notice: hasNotice(answer.body), reply: answer.body.slice(0, 300) }
@@ -139,4 +154,18 @@ function deliveryJournal (o: OrbObserver, token: string): DeliveryListener {
       })
     }
   }
+}
+
+/** Members of a reply whose values are secrets (a voice grant's token, a rotated token): kept out of the report. */
+const SECRET_MEMBER = /"([A-Za-z_]*(?:token|secret)[A-Za-z_]*)"\s*:\s*"([^"\\]{8,})"/gi
+
+/**
+ * What the report must not show besides the app's token: a Bearer the bot sent that is not it (ORB_TOKEN mistyped,
+ * or another app's), and a secret a reply carried.
+ */
+function learnSecrets (o: OrbObserver, token: string, authorization: string | undefined, reply: string): void {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1]
+  if (bearer !== undefined && bearer !== token) o.secrets.add(bearer, 'a token the bot sent')
+  if (!/token|secret/i.test(reply)) return
+  for (const m of reply.matchAll(SECRET_MEMBER)) o.secrets.add(m[2]!, 'a secret of a reply')
 }

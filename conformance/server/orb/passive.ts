@@ -4,7 +4,7 @@
 import type { TapExchange } from '../../../src/shared/tap.js'
 import type { ServerFinding } from '../../client/core/journal.js'
 import { ORB_SPEC, orbReplyValidator } from '../../../src/spec/orb.js'
-import { PROXY_ANSWERED, type DeliveryIn } from '../../../src/proxy/orb.js'
+import { PROXY_ANSWERED, UNREAD, type DeliveryIn } from '../../../src/proxy/orb.js'
 import { signature } from '../../client/orb/webhook-kit.js'
 
 /** The rule that states each operation's success reply, where the ledger gives one. */
@@ -44,7 +44,8 @@ type Add = (id: string, level: ServerFinding['level'], message: string) => void
 
 /** What one exchange shows of the Orb; none for a reply that never came whole, or one the proxy made itself. */
 export function orbServerFindings (x: TapExchange): ServerFinding[] {
-  if (!x.finished || x.notes.some((n) => n.startsWith(PROXY_ANSWERED))) return []
+  // Nor for one whose body the proxy could not read (cut at its copy's limit, or in an encoding it does not read).
+  if (!x.finished || x.notes.some((n) => n.startsWith(PROXY_ANSWERED) || n.startsWith(UNREAD))) return []
   const found: ServerFinding[] = []
   const what = `${x.method} ${x.target.split('?', 1)[0]!} -> ${x.status}`
   const add: Add = (id, level, message) => { found.push({ id, level, request: x.request, what, message }) }
