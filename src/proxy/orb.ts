@@ -51,9 +51,10 @@ export interface OrbProxyOptions {
   deliveries?: DeliveryListener
 }
 
-/** A delivery the Orb made, as it came (its headers, lower-case names, and its body). */
+/** A delivery the Orb made, as it came: its headers (lower-case names), its body's bytes, and their text. */
 export interface DeliveryIn {
   headers: Record<string, string>
+  raw: Buffer
   body: string
 }
 
@@ -370,7 +371,7 @@ function deliverer (
     request.on('data', (chunk: Buffer) => { chunks.push(chunk) })
     request.once('end', () => {
       const body = Buffer.concat(chunks)
-      const d: DeliveryIn = { headers: headerRecord(request.headers), body: body.toString('utf8') }
+      const d: DeliveryIn = { headers: headerRecord(request.headers), raw: body, body: body.toString('utf8') }
       listener?.sent(d)
       const started = now()
       let writtenAt: number | undefined

@@ -9,7 +9,8 @@ import { ORB_CLIENT_CHECKS } from './checks.js'
 import { marksOf } from './deliver.js'
 import { isObject, parseJson } from './model.js'
 import { OrbObserver } from './observer.js'
-import { hasNotice, signature } from './webhook-kit.js'
+import { hasNotice } from './webhook-kit.js'
+import { verifySignature } from '../../server/orb/receiver.js'
 
 /**
  * Checks that need what only a scenario knows, left out when judging traffic alone: the bot's process (whether an
@@ -98,8 +99,7 @@ function readDelivery (d: DeliveryIn, token: string): {
   type: string
   body: Record<string, unknown> | undefined
 } {
-  const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(d.headers['x-orb-signature'] ?? '') ?? []
-  const genuine = t !== undefined && v1 === signature(token, Number(t), d.body)
+  const genuine = verifySignature(d.headers['x-orb-signature'], d.raw, token).ok
   const parsed = parseJson(d.body)
   const body = isObject(parsed) ? parsed : undefined
   return { event: d.headers['x-orb-event'] ?? '', genuine, type: String(body?.type ?? 'unknown'), body }

@@ -5,7 +5,7 @@ import type { TapExchange } from '../../../src/shared/tap.js'
 import type { ServerFinding } from '../../client/core/journal.js'
 import { ORB_SPEC, orbReplyValidator } from '../../../src/spec/orb.js'
 import { PROXY_ANSWERED, UNREAD, type DeliveryIn } from '../../../src/proxy/orb.js'
-import { signature } from '../../client/orb/webhook-kit.js'
+import { verifySignature } from './receiver.js'
 
 /** The rule that states each operation's success reply, where the ledger gives one. */
 const REPLY_RULES: Readonly<Record<string, string>> = {
@@ -111,10 +111,8 @@ export function orbDeliveryReader (token: string): (d: DeliveryIn) => ServerFind
       add('ORB-092', 'MUST', `a second delivery named ${attempt}: each attempt has its own`)
     }
     if (attempt !== undefined) attempts.add(attempt)
-    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(d.headers['x-orb-signature'] ?? '') ?? []
-    if (token !== '' && (t === undefined || v1 !== signature(token, Number(t), d.body))) {
-      add('ORB-091', 'MUST', 'a delivery whose X-Orb-Signature is not t=<ms>,v1=<HMAC of "<t>.<body>"> under the app\'s token')
-    }
+    const signed = token === '' ? undefined : verifySignature(d.headers['x-orb-signature'], d.raw, token)
+    if (signed?.ok === false) add('ORB-091', 'MUST', `a delivery not signed under the app's token: ${signed.why}`)
     const body = parsed(d.body)?.value
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       add('ORB-090', 'MUST', 'a delivery whose body is no JSON Event')
