@@ -17,6 +17,7 @@ import type { TapExchange } from '../src/shared/tap.js'
 import { CLI } from './helpers/cli.js'
 import { scratch } from './helpers/fake.js'
 import { DEMO } from './helpers/orb.js'
+import { exitOf, until } from './helpers/process.js'
 import { ROOT } from './helpers/root.js'
 
 const BOT = join(ROOT, 'examples', 'orb-bot-events', 'bot.mjs')
@@ -26,20 +27,6 @@ interface Report { checks: Array<{ id: string, verdict: string }>, server?: Serv
 const read = (file: string): Report => JSON.parse(readFileSync(file, 'utf8')) as Report
 const verdicts = (report: Report): Record<string, string> =>
   Object.fromEntries(report.checks.map((c) => [c.id, c.verdict]))
-
-/** Resolves once `ready` holds, looking every 100 ms for at most `ms`. */
-async function until (ready: () => boolean, ms: number): Promise<boolean> {
-  for (let waited = 0; waited < ms; waited += 100) {
-    if (ready()) return true
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return ready()
-}
-
-async function exitOf (child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return child.exitCode
-  return await new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-}
 
 interface Proxied { child: ChildProcess, stdout: () => string, stderr: () => string, url: () => string | undefined }
 

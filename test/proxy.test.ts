@@ -1,7 +1,7 @@
 // `orbtest proxy orbtile` in front of a fake Orbtile that stands in for the real app: the adapter runs through the
 // proxy (a real CLI process running the reference adapter), the fake judges the same traffic itself, and the two
 // judges must agree.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createServer as createHttpServer, request } from 'node:http'
@@ -17,6 +17,7 @@ import type { Fault } from '../src/orbtile-mock/faults.js'
 import type { TapExchange } from '../src/shared/tap.js'
 import { CLI } from './helpers/cli.js'
 import { readDiscovery, scratch, startFake } from './helpers/fake.js'
+import { exitOf, until } from './helpers/process.js'
 import { ROOT } from './helpers/root.js'
 
 const ADAPTER = join(ROOT, 'examples', 'orbtile-adapter-node', 'adapter.mjs')
@@ -25,20 +26,6 @@ interface Report { checks: Array<{ id: string, verdict: string }>, server?: Serv
 const read = (file: string): Report => JSON.parse(readFileSync(file, 'utf8')) as Report
 const verdicts = (report: Report): Record<string, string> =>
   Object.fromEntries(report.checks.map((c) => [c.id, c.verdict]))
-
-/** Resolves once `ready` holds, looking every 100 ms for at most `ms`. */
-async function until (ready: () => boolean, ms: number): Promise<boolean> {
-  for (let waited = 0; waited < ms; waited += 100) {
-    if (ready()) return true
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return ready()
-}
-
-async function exitOf (child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return child.exitCode
-  return await new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-}
 
 interface Through {
   proxy: Record<string, string>

@@ -29,6 +29,16 @@ export interface JudgedRun {
   started: number
 }
 
+/** A judged run that begins now. */
+export function judgedRun (
+  suite: JudgedRun['suite'],
+  api: string,
+  via: JudgedVia,
+  defs: ReadonlyArray<CheckDef<any>>
+): JudgedRun {
+  return { suite, api, via, defs, since: new Date().toISOString(), started: performance.now() }
+}
+
 /** Each check's summary over a judged run's findings: the live verdicts and the report's are this one function. */
 export function judgedSummaries (run: JudgedRun, findings: CheckFinding[]): CheckSummary[] {
   return summarize(run.defs, [{ name: 'judged', findings }], { strict: false })

@@ -1,6 +1,6 @@
 // `orbtest proxy orb --judge FILE`: the bot rules judged live on whatever the bot sends through the proxy, with no
 // scenario: no member talks, no delivery is forged, nothing restarts the bot.
-import { judgedSummaries, writeJudgedReport, type JudgedRun, type JudgedVia } from '../core/judged.js'
+import { judgedRun, judgedSummaries, writeJudgedReport, type JudgedVia } from '../core/judged.js'
 import type { CheckSummary, ServerFinding } from '../core/journal.js'
 import { stalls } from '../core/stall.js'
 import type { DeliveryAnswer, DeliveryIn, DeliveryListener } from '../../../src/proxy/orb.js'
@@ -51,14 +51,7 @@ export function startOrbJudge (file: string, token: string, via: JudgedVia, webh
   const release = stalls.hold()
   const observer = new OrbObserver(token, new Map(), JUDGED.map((c) => c.id))
   let requests = 0
-  const run: JudgedRun = {
-    suite: 'orb',
-    api: 'Orb bot API',
-    via,
-    defs: JUDGED,
-    since: new Date().toISOString(),
-    started: performance.now()
-  }
+  const run = judgedRun('orb', 'Orb bot API', via, JUDGED)
   return {
     tap: {
       now: () => observer.now(),

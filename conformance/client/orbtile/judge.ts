@@ -1,4 +1,4 @@
-import { judgedSummaries, writeJudgedReport, type JudgedRun, type JudgedVia } from '../core/judged.js'
+import { judgedRun, judgedSummaries, writeJudgedReport, type JudgedVia } from '../core/judged.js'
 import type { CheckSummary, ServerFinding } from '../core/journal.js'
 import type { OrbtileTap } from '../../../src/orbtile-mock/index.js'
 import { CHECKS } from './checks/index.js'
@@ -60,14 +60,7 @@ export function startJudge (file: string, token: () => string, via: JudgedVia = 
     }
     return observer
   }
-  const run: JudgedRun = {
-    suite: 'orbtile',
-    api: 'Orbtile Adapter Protocol v1.2',
-    via,
-    defs: JUDGED,
-    since: new Date().toISOString(),
-    started: performance.now()
-  }
+  const run = judgedRun('orbtile', 'Orbtile Adapter Protocol v1.2', via, JUDGED)
   return {
     tap: {
       // The tap stamps each exchange by the journal's clock (a head's arrival, its reply's going). An exchange is
