@@ -310,6 +310,8 @@ export const pairedRounds = (rounds: SlicedRound[]): Paired => paired(
 export interface OrbServer {
   child: ChildProcess
   url: string
+  /** The control server's URL (orbtest's fake only). */
+  control?: string
 }
 
 /** A fake Orb (throttles off) or the bare baseline Orb, on a free port: spawn to ready file. */
@@ -337,8 +339,9 @@ export async function launchOrb (kind: Kind, dir: string, n: number): Promise<Or
     if (child.exitCode !== null) throw new Error(`${kind} orb exited with ${child.exitCode}`)
     await new Promise((resolve) => setTimeout(resolve, 1))
   }
-  const { orb } = JSON.parse(readFileSync(ready, 'utf8')) as { orb: { url: string } }
-  return { child, url: orb.url }
+  type Ready = { orb: { url: string }, control?: { url: string } }
+  const { orb, control } = JSON.parse(readFileSync(ready, 'utf8')) as Ready
+  return { child, url: orb.url, ...(control === undefined ? {} : { control: control.url }) }
 }
 
 /** autocannon against an Orb at `url`, with the demo app's token: ROUNDS' worth of one route, its CPU too. */

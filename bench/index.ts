@@ -264,28 +264,8 @@ async function webhookRate (dir: string): Promise<{ deliveriesPerSecond: number 
   })
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   const port = (receiver.address() as AddressInfo).port
-  const ready = join(dir, 'hooks.ready')
-  const child = spawnServer(
-    [
-      CLI,
-      'orb',
-      '--orb-port',
-      '0',
-      '--control-port',
-      '0',
-      '--ready-file',
-      ready,
-      '--rate-limit',
-      'off',
-      '--log-level',
-      'silent'
-    ]
-  )
-  while (!existsSync(ready)) {
-    if (child.exitCode !== null) throw new Error(`webhook orb exited with ${child.exitCode}`)
-    await new Promise((resolve) => setTimeout(resolve, 1))
-  }
-  const { control } = JSON.parse(readFileSync(ready, 'utf8')) as { control: { url: string } }
+  const { child, control: controlUrl } = await launchOrb('orbtest', dir, 1000)
+  const control = { url: controlUrl! }
   const agent = new Agent({ keepAlive: true, maxSockets: 20 })
   const host = { host: new URL(control.url).host }
   await httpJson(`${control.url}/control/orb/apps/app_demo/endpoint`, 'PUT', host, { url: `http://127.0.0.1:${port}/hook` }, agent)
