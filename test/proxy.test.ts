@@ -8,15 +8,18 @@ import { createServer as createHttpServer, request } from 'node:http'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { renderHtml } from '../conformance/client/core/html.js'
-import type { ClientRunReport, ServerFinding } from '../conformance/client/core/journal.js'
+import type { ClientRunReport, Millis, ServerFinding } from '../conformance/client/core/journal.js'
 import { clientJson, clientJunit } from '../conformance/client/core/report.js'
+import { CHECKS } from '../conformance/client/orbtile/checks/index.js'
 import { startJudge } from '../conformance/client/orbtile/judge.js'
+import { OrbtileModel } from '../conformance/client/orbtile/model.js'
 import { serverFindings } from '../conformance/server/orbtile/passive.js'
 import { markdownSummary, readRunReport } from '../conformance/summary.js'
 import type { Fault } from '../src/orbtile-mock/faults.js'
 import type { TapExchange } from '../src/shared/tap.js'
 import { CLI } from './helpers/cli.js'
 import { readDiscovery, scratch, startFake } from './helpers/fake.js'
+import { judge as judged, Journal } from './helpers/journal.js'
 import { exitOf, until } from './helpers/process.js'
 import { ROOT } from './helpers/root.js'
 
@@ -84,15 +87,17 @@ t.test('PROXY-02 a faulty adapter through the proxy is caught under the rule it 
 })
 
 t.test(
-  'PROXY-03 the proxy\'s socket and file are private; the token passes through; a new token and the app\'s quitting follow',
+  'PROXY-03 the proxy\'s socket and file are private; the token passes through; a new token and the app\'s quitting follow, and the judge\'s journal shows them',
   async (t) => {
     const fake = await startFake(t, { autoAllow: true })
     const dir = scratch(t)
     const mine = join(dir, 'adapter-api.json')
     const ready = join(dir, 'ready.json')
+    const report = join(dir, 'report.json')
     const upstream = join(fake.dir, 'home', 'adapter-api.json')
+    const first = fake.token
     const proxy = spawn(process.execPath, [CLI, 'proxy', 'orbtile', '--upstream', upstream, '--discovery', mine,
-      '--ready-file', ready], { stdio: 'ignore' })
+      '--ready-file', ready, '--judge', report], { stdio: 'ignore' })
     t.teardown(() => { proxy.kill('SIGKILL') })
     t.ok(await until(() => existsSync(ready), 10_000), 'the ready file is written')
     const file = readDiscovery(mine)
@@ -109,8 +114,75 @@ t.test(
     t.equal(await exitOf(proxy), 0, 'SIGTERM stops it, exit 0')
     t.notOk(existsSync(file.socketPath), 'its socket is removed')
     t.notOk(existsSync(ready), 'and the ready file')
+    const text = readFileSync(report, 'utf8')
+    const run = JSON.parse(text) as ClientRunReport
+    const actions = run.scenarios[0]!.journal.flatMap((e) => e.kind === 'action' && e.actor === 'app' ? [e] : [])
+    t.same(actions.map((a) => [a.name, a.data]), [
+      ['regenerate', { token: '<discovery token 2>', leasesEnd: true }],
+      ['away', { away: true }]
+    ], 'the journal: the new token (every lease ended), then the app away, when the proxy saw them')
+    t.notOk(text.includes(first) || text.includes(fake.token), 'no discovery token in the report')
   }
 )
+
+t.test('PROXY-09 the app\'s file changing under the proxy is journalled as the scenarios journal it: a move is a restart, a file back with its old token ends no lease', async (t) => {
+  const report = join(scratch(t), 'report.json')
+  let token = 'discovery-token-one-0123456789'
+  const judge = startJudge(report, () => token, { command: 'orbtest proxy orbtile', receiver: 'the proxy' })
+  judge.begin()
+  judge.app({ kind: 'token', token })
+  judge.app({ kind: 'away' })
+  judge.app({ kind: 'back', token })
+  token = 'discovery-token-two-0123456789'
+  judge.app({ kind: 'moved', token })
+  judge.app({ kind: 'away' })
+  token = 'discovery-token-three-0123456789'
+  judge.app({ kind: 'back', token })
+  judge.finish()
+  const run = JSON.parse(readFileSync(report, 'utf8')) as ClientRunReport
+  const actions = run.scenarios[0]!.journal.flatMap((e) => e.kind === 'action' && e.actor === 'app' ? [e] : [])
+  t.same(actions.map((a) => [a.name, a.data]), [
+    ['away', { away: true }],
+    ['api-on', { away: false }],
+    ['away', { away: true }],
+    ['move', { token: '<discovery token 2>', leasesEnd: true, away: false }],
+    ['away', { away: true }],
+    ['restart', { token: '<discovery token 3>', leasesEnd: true, away: false }]
+  ], 'the same token is no change; away and back; a move is away and back with a new token')
+})
+
+t.test('OT-113 PROXY-09 a session\'s silence while the proxy saw the app away is not the adapter\'s fault', async (t) => {
+  const id = 'com.example.proxy'
+  const lease = 'adapter-token-0123456789'
+  const headers = { host: 'localhost', 'content-type': 'application/json', authorization: 'Bearer discovery-token-0' }
+  const silent = (away: boolean): string => {
+    const j = new Journal(headers)
+    j.action(0, 'harness', 'start')
+    j.exchange({
+      method: 'PUT',
+      path: `/a/v1/adapters/${id}`,
+      body: { name: 'Proxy', palette: { baseHue: 250 } },
+      reply: { adapter: { id }, enabled: true, keypadDecisions: true, warnings: [], adapterToken: lease },
+      at: 5,
+      end: 10
+    })
+    const session = (at: Millis, body: Record<string, unknown>): void => {
+      const path = `/a/v1/adapters/${id}/sessions/s1`
+      j.exchange({ path, headers: { 'x-orbtile-adapter-token': lease }, body, reply: { session: {} }, at })
+    }
+    session(100, { ttlSeconds: 10 })
+    if (away) {
+      j.action(4000, 'app', 'away', { away: true })
+      j.action(9000, 'app', 'api-on', { away: false })
+    }
+    session(16_000, {})
+    j.action(17_000, 'harness', 'stop')
+    const model = new OrbtileModel('discovery-token-0', Date.now())
+    return judged(CHECKS.find((c) => c.id === 'OT-113')!, model, j.entries, 17_000).verdict
+  }
+  t.equal(silent(false), 'fail', '16 s of silence with ttlSeconds 10, the app there all along')
+  t.not(silent(true), 'fail', 'the same silence while the app was away for 5 s of it')
+})
 
 t.test('PROXY-04 a usage mistake or an app that is not there: one line, exit 2', async (t) => {
   const dir = scratch(t)

@@ -70,9 +70,13 @@ export async function proxyOrbtile (input: CommandInput<typeof PROXY_ORBTILE_FLA
       upstream: flags.upstream ?? resolveDiscoveryPath(),
       discovery,
       tap,
-      onUpstream: (change) => { if (change.kind !== 'away') recorded.recorder?.credential(change.file.token) }
+      onUpstream: (change) => {
+        if (change.kind !== 'away') recorded.recorder?.credential(change.file.token)
+        judge?.app(change.kind === 'away' ? change : { kind: change.kind, token: change.file.token })
+      }
     })
     started.token = proxy.token
+    judge?.begin()
     if (flags.record !== undefined) recorded.recorder = new Recorder(flags.record, 'orbtile', proxy.token(), tap.now!())
     try {
       if (flags['ready-file'] !== undefined) {

@@ -28,8 +28,18 @@ export const JUDGE_FIRST = 200
 export interface Judge {
   /** The tap to start the fake Orbtile with. */
   tap: OrbtileTap
+  /**
+   * Begins the journal now (its clock's 0), with the app's token as it stands; without it, the first exchange or
+   * change of the app's file begins it. A proxy calls it once the upstream's file has been read.
+   */
+  begin(): void
   /** The verdicts so far (`GET /control/judge`). */
   state(): { checks: CheckSummary[], requests: number, since: string }
+  /**
+   * The app's discovery file changed under a proxy (`orbtest proxy orbtile`): it is gone, back, on another socket,
+   * or holds a new token. The journal shows it when it was seen, and the checks read it as the scenarios' own.
+   */
+  app(change: AppChange): void
   /**
    * Ends the run: writes the report (its form by FILE's extension), with what the server answered that it may not
    * when a proxy read that too, and says whether every required client rule held.
@@ -37,28 +47,29 @@ export interface Judge {
   finish(server?: readonly ServerFinding[]): { passed: boolean, requests: number }
 }
 
+/** A change of the app's discovery file, as a proxy sees it: `token` is the file's token after the change. */
+export type AppChange = { kind: 'away' } | { kind: 'back' | 'moved' | 'token', token: string }
+
 const FAKE: JudgedVia = { command: 'orbtest up --judge', receiver: 'the fake' }
 
 export function startJudge (file: string, token: () => string, via: JudgedVia = FAKE): Judge {
   const release = stalls.hold()
   let observer: Observer | undefined
   let requests = 0
-  const obs = (): Observer => {
-    const current = token()
-    observer ??= new Observer(current, {
-      keep: JUDGE_KEEP,
-      first: JUDGE_FIRST,
-      only: JUDGED.map((c) => c.id)
-    })
-    // A new discovery token (regenerated, or the app restarted through the control API) ends every lease.
-    if (observer.model.discoveryToken !== current) {
-      observer.secrets.add(current, 'discovery token')
-      observer.action('app', 'regenerate', 'the discovery token changed: every lease ended', {
-        token: current,
-        leasesEnd: true
-      })
-    }
+  const made = (): Observer => {
+    observer ??= new Observer(token(), { keep: JUDGE_KEEP, first: JUDGE_FIRST, only: JUDGED.map((c) => c.id) })
     return observer
+  }
+  const obs = (): Observer => {
+    const o = made()
+    const current = token()
+    // A new discovery token (regenerated, or the app restarted through the control API) ends every lease. While a
+    // proxy's upstream file is gone there is no token ('') to compare.
+    if (current !== '' && o.model.discoveryToken !== current) {
+      const ends = { token: current, leasesEnd: true }
+      o.action('app', 'regenerate', 'the discovery token changed: every lease ended', ends)
+    }
+    return o
   }
   const run = judgedRun('orbtile', 'Orbtile Adapter Protocol v1.2', via, JUDGED)
   return {
@@ -76,6 +87,8 @@ export function startJudge (file: string, token: () => string, via: JudgedVia = 
       failed: (part, message) => { obs().tapFailed(part, message) },
       connection: (_id, open) => { obs().connection(open) }
     },
+    begin: () => { made() },
+    app: (change) => { appChanged(made(), change) },
     // The live verdicts and the report's are one function of the same findings: they agree at every moment.
     state: () => ({ checks: judgedSummaries(run, obs().peek()), requests, since: run.since }),
     finish: (server) => {
@@ -84,5 +97,30 @@ export function startJudge (file: string, token: () => string, via: JudgedVia = 
       const judged = { findings: o.findings(o.now()), journal: o.journal.entries(), dropped: o.journal.dropped }
       return { passed: writeJudgedReport(file, run, judged, server), requests }
     }
+  }
+}
+
+/**
+ * Journals a change of the app's file seen by a proxy, under the names the scenarios give the same events. A new
+ * token ends every lease (OT-023: a regeneration or a restart). A move to another socket is a restart: the app was
+ * away, for a moment at least, which excuses the adapter's silence then; the proxy's own socket stays where it was,
+ * so the adapter has no new socket to reach (OT-002's clause for a move is not exercised). A file that comes back
+ * with its old token may be the Adapter API turned on again (OT-A03), which ends no lease.
+ */
+function appChanged (o: Observer, change: AppChange): void {
+  if (change.kind === 'away') {
+    o.action('app', 'away', "the app's discovery file is gone: the app quit, or its Adapter API is off", { away: true })
+    return
+  }
+  const renewed = change.token !== o.model.discoveryToken
+  const ends = renewed ? { token: change.token, leasesEnd: true } : {}
+  const lost = renewed ? ' with a new token: every lease ended' : ''
+  if (change.kind === 'token') {
+    if (renewed) o.action('app', 'regenerate', 'the discovery token changed: every lease ended', ends)
+  } else if (change.kind === 'moved') {
+    o.action('app', 'away', 'the app restarts', { away: true })
+    o.action('app', 'move', `the app is back on another socket${lost}`, { ...ends, away: false })
+  } else {
+    o.action('app', renewed ? 'restart' : 'api-on', `the app's discovery file is back${lost}`, { ...ends, away: false })
   }
 }
