@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { bodyShape, differencesOf } from '../conformance/parity/compare.js'
 import { Bindings } from '../conformance/parity/bindings.js'
-import type { Replayed } from '../conformance/parity/replay.js'
+import { heldNoLonger, type Replayed } from '../conformance/parity/replay.js'
 import { parity } from '../conformance/parity/run.js'
 import type { ParityReport } from '../conformance/parity/report.js'
 import type { Fault } from '../src/orbtile-mock/faults.js'
@@ -335,6 +335,25 @@ t.test('PARITY-07 a bot\'s session on a fake Orb replays with no difference; a c
   t.same(report.differences.map((x) => [x.route, x.kind, x.cause, x.recorded, x.replayed]),
     [['POST /api/bot/v1/messages', 'status', 'world', '200', '404 404']], 'the post to ch_two, told as the world\'s')
   t.match(d.stdout, /0 difference\(s\) of behaviour/, 'said in words')
+})
+
+t.test('PARITY-11 an Orb long poll answered early is replayed with a wait no longer than it was held (a whole second up)', async (t) => {
+  const base = { n: 1, connection: 1, method: 'GET', headers: {}, status: 200, replyHeaders: {}, reply: '{}' }
+  const held = (target: string, at: number, end: number, more?: Partial<RecordedExchange>): string =>
+    heldNoLonger(target, { ...base, target, at, end, finished: true, ...more })
+  t.equal(held('/api/bot/v1/events?after=4&wait=25', 1000, 1300), '/api/bot/v1/events?after=4&wait=1',
+    'answered after 0.3 s: wait=1')
+  t.equal(held('/api/bot/v1/events?wait=25&after=4', 0, 7200), '/api/bot/v1/events?wait=8&after=4', 'after 7.2 s: 8')
+  t.equal(held('/api/bot/v1/events?after=4&wait=25', 0, 25_004), '/api/bot/v1/events?after=4&wait=25',
+    'held its whole wait: kept')
+  t.equal(held('/api/bot/v1/events?after=4&wait=0', 0, 3), '/api/bot/v1/events?after=4&wait=0', 'no wait: kept')
+  t.equal(held('/api/bot/v1/events?after=4&wait=30', 0, 2, { status: 400 }), '/api/bot/v1/events?after=4&wait=30',
+    'a wait refused: sent as it was, to be refused again')
+  t.equal(held('/api/bot/v1/events?wait=25', 0, 900, { finished: false }), '/api/bot/v1/events?wait=25',
+    'a poll the bot gave up: sent as it was (and given up when the bot did)')
+  t.equal(held('/api/bot/v1/messages?wait=25', 0, 10), '/api/bot/v1/messages?wait=25', 'not a poll: as it came')
+  t.equal(held('/api/bot/v1/events?after=4&await=25', 0, 10), '/api/bot/v1/events?after=4&await=25',
+    'a parameter that only ends in wait: as it came')
 })
 
 t.test('PARITY-08 the replay keeps the client\'s pace: 66 requests at 60 ms apart, under the limit when recorded, are under it replayed', async (t) => {

@@ -119,7 +119,7 @@ function playOne (
   }
   if (route.host !== undefined) headers.host = route.host
   if (body !== undefined) headers['content-length'] = body.length
-  const target = bindings.target(x.target)
+  const target = heldNoLonger(bindings.target(x.target), x)
   const values = Object.values(headers).flatMap((v) => Array.isArray(v) ? v : [String(v)])
   const unbound = bindings.unbound(target, values, body?.toString('utf8') ?? '')
   // A reply the client did not wait for: the request is given up when the client gave it up.
@@ -130,6 +130,20 @@ function playOne (
     return { recorded: x, replayed, unbound }
   })
   return { written: sent.written, done }
+}
+
+/**
+ * A long poll of the Orb's that the recorded server answered is held here no longer than it was there: its `wait` is
+ * cut to the recorded time, rounded up to a whole second. What ended the wait early (an event a member sent) is not
+ * replayed, so the fake would hold the poll for the whole wait (up to 25 s), and every request after it with it; with
+ * the shorter wait it answers when the recorded server did, with the events it has. A poll the server held for its
+ * whole wait keeps it, and a refused one (a wait out of range) is sent as it was.
+ */
+export function heldNoLonger (target: string, x: RecordedExchange): string {
+  if (x.method !== 'GET' || x.status !== 200 || !x.finished || !/\/events(?:\?|$)/.test(target)) return target
+  const held = Math.max(1, Math.ceil((x.end - x.at) / 1000))
+  return target.replace(/([?&]wait=)(\d+)(?=$|[&#])/, (all, before: string, wait: string) =>
+    Number(wait) > held ? `${before}${held}` : all)
 }
 
 /** The JSON a text holds, or undefined for one that holds none. */
