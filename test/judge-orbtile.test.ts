@@ -196,6 +196,23 @@ t.test('OT-019 OTC-25 a missing adapter token fails once the adapter surely had 
     'on another connection, once the registration\'s own connection carried another request: its reply was read')
 })
 
+t.test('OT-019 a re-registration without the token that the app answers with a new token found no live lease (a restart the journal did not see): not judged; one refused 401 fails', async (t) => {
+  const reRegistered = (status: number, reply: unknown): string => {
+    const j = registered()
+    session(j, 100, {}, 's1', 1)
+    const body = { name: 'Judge', palette: { baseHue: 250 } }
+    j.exchange({ method: 'PUT', path: `/a/v1/adapters/${ID}`, body, reply, status, at: 5000, connection: 4 })
+    return judge(check('OT-019'), model(), j.entries, 6000).verdict
+  }
+  const fresh = {
+    adapter: { id: ID }, enabled: true, keypadDecisions: true, warnings: [], adapterToken: 'adapter-token-new-01234567'
+  }
+  t.equal(reRegistered(200, fresh), 'pass', 'a new token given: the lease had ended unseen, the adapter had none to send')
+  t.equal(reRegistered(200, { ...fresh, adapterToken: LEASE }), 'fail', 'the same token given back: the lease was live')
+  const refused = { error: { code: 'unauthorized', message: 'm', field: 'X-Orbtile-Adapter-Token' } }
+  t.equal(reRegistered(401, refused), 'fail', 'refused: the lease was live and the token missing')
+})
+
 t.test('OT-011 OT-012 a form the spec does not write (a port, a parameter) is non-strict; another value fails', async (t) => {
   const verdict = (id: string, headers: Record<string, string>): string => {
     const j = new Journal({ ...HEADERS, ...headers })

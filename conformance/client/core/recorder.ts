@@ -81,7 +81,7 @@ export class JournalRecorder {
     return numbered
   }
 
-  /** Keeps an entry for good: a violation cites it. */
+  /** Keeps an entry for good: a violation cites it, or it is one of the rare events a timeline must show. */
   pin (seq: number): void {
     if (this.#pinned.has(seq) || seq < this.#opening.length) return
     const entry = this.#entries.find((e) => e.seq === seq)

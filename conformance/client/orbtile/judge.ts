@@ -101,26 +101,34 @@ export function startJudge (file: string, token: () => string, via: JudgedVia = 
 }
 
 /**
- * Journals a change of the app's file seen by a proxy, under the names the scenarios give the same events. A new
- * token ends every lease (OT-023: a regeneration or a restart). A move to another socket is a restart: the app was
- * away, for a moment at least, which excuses the adapter's silence then; the proxy's own socket stays where it was,
- * so the adapter has no new socket to reach (OT-002's clause for a move is not exercised). A file that comes back
- * with its old token may be the Adapter API turned on again (OT-A03), which ends no lease.
+ * Journals a change of the app's file seen by a proxy, under the names the scenarios give the same events, each
+ * entry kept in the report's timeline however long the run. A new token ends every lease (OT-023: a regeneration or
+ * a restart), and so does a move to another socket, which only a restart makes; the app was away then, for a moment
+ * at least, which excuses the adapter's silence. The proxy's own socket stays where it was, so the adapter has no new
+ * socket to reach (OT-002's clause for a move is not exercised). A file that comes back with its old token may be
+ * the Adapter API turned on again (OT-A03), which ends no lease; if it was a restart, the app's replies tell (a
+ * registration given a new token, OT-A06).
  */
 function appChanged (o: Observer, change: AppChange): void {
+  const say = (name: string, text: string, data: Record<string, unknown>): void => {
+    o.journal.pin(o.action('app', name, text, data).seq)
+  }
   if (change.kind === 'away') {
-    o.action('app', 'away', "the app's discovery file is gone: the app quit, or its Adapter API is off", { away: true })
+    say('away', "the app's discovery file is gone: the app quit, or its Adapter API is off", { away: true })
     return
   }
   const renewed = change.token !== o.model.discoveryToken
-  const ends = renewed ? { token: change.token, leasesEnd: true } : {}
-  const lost = renewed ? ' with a new token: every lease ended' : ''
+  const token = renewed ? { token: change.token } : {}
   if (change.kind === 'token') {
-    if (renewed) o.action('app', 'regenerate', 'the discovery token changed: every lease ended', ends)
+    if (renewed) say('regenerate', 'the discovery token changed: every lease ended', { ...token, leasesEnd: true })
   } else if (change.kind === 'moved') {
-    o.action('app', 'away', 'the app restarts', { away: true })
-    o.action('app', 'move', `the app is back on another socket${lost}`, { ...ends, away: false })
+    say('away', 'the app restarts', { away: true })
+    say('move', 'the app is back on another socket: every lease ended', { ...token, leasesEnd: true, away: false })
+  } else if (renewed) {
+    say('restart', "the app's discovery file is back with a new token: every lease ended", {
+      ...token, leasesEnd: true, away: false
+    })
   } else {
-    o.action('app', renewed ? 'restart' : 'api-on', `the app's discovery file is back${lost}`, { ...ends, away: false })
+    say('api-on', "the app's discovery file is back", { away: false })
   }
 }

@@ -3,7 +3,7 @@
 import { seconds, type Outcomes } from '../../core/check.js'
 import type { JournalExchange, Millis } from '../../core/journal.js'
 import { windowMs } from '../../core/windows.js'
-import { view, type LeaseView, type OrbtileModel } from '../model.js'
+import { isObject, view, type LeaseView, type OrbtileModel } from '../model.js'
 import { at, judged, onItsWay, type OrbtileCheck } from './define.js'
 
 /**
@@ -106,6 +106,10 @@ const OT_019: OrbtileCheck = {
         const lease = model.leaseBefore
         // Before its first registration's reply (or once the app ended the lease) the adapter has no token to send.
         if (lease === undefined || lease.ended || entry.at <= lease.since) return
+        // A registration given a new token found no live lease (OT-A06): the app had ended it unseen (a restart
+        // that kept the discovery token), so the adapter had none to send.
+        if (v.route === 'register' && v.ok && isObject(v.reply) && typeof v.reply.adapterToken === 'string' &&
+          v.reply.adapterToken !== lease.token) return
         if (entry.headers['x-orbtile-adapter-token'] === lease.token) {
           show(lease.token, entry.at)
           out.exercised('token')
