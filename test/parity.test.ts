@@ -354,6 +354,34 @@ t.test('PARITY-11 an Orb long poll answered early is replayed with a wait no lon
   t.equal(held('/api/bot/v1/messages?wait=25', 0, 10), '/api/bot/v1/messages?wait=25', 'not a poll: as it came')
   t.equal(held('/api/bot/v1/events?after=4&await=25', 0, 10), '/api/bot/v1/events?after=4&await=25',
     'a parameter that only ends in wait: as it came')
+  for (const wait of ['60', '025', '2.0', '-1']) {
+    t.equal(held(`/api/bot/v1/events?wait=${wait}`, 0, 10), `/api/bot/v1/events?wait=${wait}`,
+      `wait=${wait}, which the spec does not allow, answered 200 by the recorded server: as it came, for the fake to answer`)
+  }
+  t.equal(held('/api/bot/v1/events?wait=25&wait=25', 0, 10), '/api/bot/v1/events?wait=25&wait=25',
+    'two waits: as they came')
+  t.equal(held('/api/bot/v1/events/x?wait=25', 0, 10), '/api/bot/v1/events/x?wait=25', 'another path: as it came')
+
+  // A bot's poll that a member's post answered after 0.3 s, recorded and replayed against a fresh fake Orb.
+  const dir = scratch(t)
+  const file = join(dir, 'poll.jsonl')
+  const rec = recordingTap(file, () => DEMO.token, 'orb')
+  const fake = await startOrbMock({ port: 0, tap: rec.tap })
+  const bot = new OrbClient(`${fake.url}/api/bot/v1`, DEMO.token)
+  const polled = bot.get('/events?after=0&wait=25')
+  setTimeout(() => {
+    const mention = { server: 'srv_orbit', channel: 'ch_general', member: 'mem_ada', content: '<@app_demo> hi' }
+    fake.control.memberPost(mention)
+  }, 300)
+  t.equal((await polled).json?.events?.length, 1, 'recorded: the poll answered early with the mention')
+  await fake.close()
+  rec.close()
+  const out = join(dir, 'parity.json')
+  const r = await cli(['parity', file, '--json', out])
+  const report = JSON.parse(readFileSync(out, 'utf8')) as ParityReport
+  t.equal(r.code, 0, 'parity held')
+  t.equal(report.shortened, 1, 'the poll went with a shorter wait, and the report counts it')
+  t.match(r.stdout, /1 long poll\(s\) sent with a shorter wait/, 'said in words')
 })
 
 t.test('PARITY-08 the replay keeps the client\'s pace: 66 requests at 60 ms apart, under the limit when recorded, are under it replayed', async (t) => {

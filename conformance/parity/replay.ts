@@ -7,6 +7,7 @@
 import { Agent, request as httpRequest, type ClientRequest, type OutgoingHttpHeaders } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Recording, RecordedExchange } from '../../src/proxy/recording.js'
+import { ORB_LIMITS } from '../../src/spec/orb.js'
 import { Bindings } from './bindings.js'
 
 /** What the server replayed against answered. `error` when it did not answer (a refused or cut connection). */
@@ -22,6 +23,8 @@ export interface Replayed {
   replayed: ReplayedReply
   /** Values of the recorded server the request carried that the replay could not put back (a reply that differed). */
   unbound: string[]
+  /** The target as sent, when a long poll's wait was cut to the time the recorded server held it (heldNoLonger). */
+  shortened?: string
 }
 
 /** Where requests go: a Unix socket (Orbtile) or a host and port (the Orb). */
@@ -119,7 +122,8 @@ function playOne (
   }
   if (route.host !== undefined) headers.host = route.host
   if (body !== undefined) headers['content-length'] = body.length
-  const target = heldNoLonger(bindings.target(x.target), x)
+  const bound = bindings.target(x.target)
+  const target = heldNoLonger(bound, x)
   const values = Object.values(headers).flatMap((v) => Array.isArray(v) ? v : [String(v)])
   const unbound = bindings.unbound(target, values, body?.toString('utf8') ?? '')
   // A reply the client did not wait for: the request is given up when the client gave it up.
@@ -127,7 +131,7 @@ function playOne (
   const sent = send(route, { method: x.method, path: target, headers, body }, giveUpMs)
   const done = sent.reply.then((replayed) => {
     bindings.learn(parseJson(x.reply), parseJson(replayed.text))
-    return { recorded: x, replayed, unbound }
+    return { recorded: x, replayed, unbound, ...(target === bound ? {} : { shortened: target }) }
   })
   return { written: sent.written, done }
 }
@@ -136,14 +140,21 @@ function playOne (
  * A long poll of the Orb's that the recorded server answered is held here no longer than it was there: its `wait` is
  * cut to the recorded time, rounded up to a whole second. What ended the wait early (an event a member sent) is not
  * replayed, so the fake would hold the poll for the whole wait (up to 25 s), and every request after it with it; with
- * the shorter wait it answers when the recorded server did, with the events it has. A poll the server held for its
- * whole wait keeps it, and a refused one (a wait out of range) is sent as it was.
+ * the shorter wait it answers when the recorded server did, with the events it has. Only a wait the spec allows is
+ * cut (one `wait`, an integer in ORB-050's range, written plainly), since both servers must take any such wait: one
+ * the spec refuses, a poll the server held for its whole wait and any other request are sent as they came.
  */
 export function heldNoLonger (target: string, x: RecordedExchange): string {
-  if (x.method !== 'GET' || x.status !== 200 || !x.finished || !/\/events(?:\?|$)/.test(target)) return target
+  const [path = '', query] = target.split('?', 2)
+  if (x.method !== 'GET' || x.status !== 200 || !x.finished || !path.endsWith('/events') || query === undefined) {
+    return target
+  }
+  const waits = query.split('&').filter((p) => p.startsWith('wait='))
+  const wait = waits.length === 1 && /^wait=(0|[1-9]\d*)$/.test(waits[0]!) ? Number(waits[0]!.slice(5)) : NaN
+  const { minimum, maximum } = ORB_LIMITS.pollWaitSeconds
   const held = Math.max(1, Math.ceil((x.end - x.at) / 1000))
-  return target.replace(/([?&]wait=)(\d+)(?=$|[&#])/, (all, before: string, wait: string) =>
-    Number(wait) > held ? `${before}${held}` : all)
+  if (!(wait >= minimum && wait <= maximum) || wait <= held) return target
+  return `${path}?${query.split('&').map((p) => p === waits[0] ? `wait=${held}` : p).join('&')}`
 }
 
 /** The JSON a text holds, or undefined for one that holds none. */

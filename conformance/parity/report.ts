@@ -20,6 +20,8 @@ export interface ParityReport {
   exchanges: number
   /** Exchanges whose recorded reply was whole, so that there was something to compare. */
   compared: number
+  /** Long polls sent with a shorter wait: the recorded server answered them early (an event came). */
+  shortened: number
   differences: Difference[]
   causes: Record<DifferenceCause, number>
   counts: ParityCount[]
@@ -49,6 +51,7 @@ export function parityReport (
     against,
     exchanges: replayed.length,
     compared: replayed.filter((x) => x.recorded.finished).length,
+    shortened: replayed.filter((x) => x.shortened !== undefined).length,
     differences,
     causes,
     counts: [...counts.values()].sort((a, b) => a.route.localeCompare(b.route) || a.kind.localeCompare(b.kind))
@@ -73,6 +76,9 @@ export function parityText (r: ParityReport, shown = 50): string {
     `orbtest parity: ${r.exchanges} exchanges of ${r.recording} replayed against ${r.against}; ${r.compared} compared` +
       (cut === 0 ? '' : ` (${cut} cut in the recording)`)
   ]
+  if (r.shortened > 0) {
+    lines.push(`  ${r.shortened} long poll(s) sent with a shorter wait: the recorded server answered them early`)
+  }
   for (const cause of ['behaviour', 'world', 'follows'] as const) {
     lines.push(`  ${r.causes[cause]} difference(s) ${CAUSE_WORDS[cause]}`)
   }
@@ -110,7 +116,7 @@ td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top
 .behaviour{color:#b00020}</style></head><body>
 <h1>Parity of ${escapeHtml(r.api === 'orbtile' ? 'the fake Orbtile' : 'the fake Orb')}</h1>
 <p>${r.exchanges} exchanges of <code>${escapeHtml(r.recording)}</code> replayed against ${escapeHtml(r.against)};
-${r.compared} compared.</p>
+${r.compared} compared${r.shortened > 0 ? `; ${r.shortened} long poll(s) sent with a shorter wait, as the recorded server answered them early` : ''}.</p>
 <p class="${parityHeld(r) ? '' : 'behaviour'}">${verdict} Differences: ${r.causes.behaviour} of behaviour,
 ${r.causes.world} of the world, ${r.causes.follows} following an earlier one.</p>
 <h2>By route</h2>
