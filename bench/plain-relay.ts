@@ -6,7 +6,7 @@
 //
 // LISTEN and UPSTREAM are each a Unix socket's path or, when all digits, a port on 127.0.0.1 (LISTEN 0 picks one).
 // The ready file says where it listens: {"socket"} or {"url"}.
-import { writeFileSync } from 'node:fs'
+import { renameSync, writeFileSync } from 'node:fs'
 import { connect, createServer, type AddressInfo } from 'node:net'
 
 const [listen = '', upstream = '', ready = ''] = process.argv.slice(2)
@@ -26,7 +26,9 @@ const onListening = (): void => {
   const where = typeof address === 'string'
     ? { socket: address }
     : { url: `http://127.0.0.1:${(address as AddressInfo).port}` }
-  writeFileSync(ready, JSON.stringify(where))
+  // Written whole, then renamed: the bench reads the file as soon as it is there.
+  writeFileSync(`${ready}.tmp`, JSON.stringify(where))
+  renameSync(`${ready}.tmp`, ready)
 }
 const at = port(listen)
 if (at === undefined) server.listen(listen, onListening)
