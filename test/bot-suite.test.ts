@@ -75,11 +75,18 @@ t.test('BOT-04 bad bots get a verdict, never a hung run; one that never reaches 
     t.match(r.tap, /the client never reached the fake in any scenario/)
   }
   t.equal(check(garbage, 'ORB-097').verdict, 'fail', 'answers garbage: ORB-097', { got: garbage.tap.slice(0, 2000) })
-  t.equal(check(hang, 'ORB-097').verdict, 'fail', 'never answers: ORB-097 fails')
-  // Its last delivery is cut either by the suite's 5 s wait or by the stop at the scenario's end, whichever is first.
-  t.match(check(hang, 'ORB-097').reason, /no complete reply within 5000 ms|socket hang up/)
+  // A bot that never answers: each typed command goes unanswered past ORB-097's 4 s, until the suite's 5 s wait or
+  // the stop at the scenario's end cuts it. A fail, unless the judge itself stalled for most of that last second (the
+  // run shares a loaded machine with four others and the rest of the tests): then it cannot be sure, and says so
+  // (judge-orb's ORB-097 tests hold that reasoning at explicit times). Never a pass.
+  const hung = check(hang, 'ORB-097')
+  t.ok(hung.verdict === 'fail' || hung.verdict === 'inconclusive', `never answers: ORB-097 ${hung.verdict}`)
+  t.equal(hung.clauses.notice?.exercised, 0, 'no typed command counted as answered')
+  t.ok((hung.clauses.notice?.violations ?? 0) + (hung.clauses.notice?.inconclusive ?? 0) > 0, 'each one judged')
+  t.match(hung.reason, /no complete reply within 5000 ms|socket hang up|the run ended before a reply came/)
+  t.equal(hang.code, hung.verdict === 'fail' ? 1 : 0, 'exit 1 on the fail, 0 when it could not be sure')
   t.equal(check(flood, 'ORB-032').verdict, 'fail', 'floods: ORB-032 fails')
-  for (const r of [garbage, hang, flood]) t.equal(r.code, 1, 'exit 1')
+  for (const r of [garbage, flood]) t.equal(r.code, 1, 'exit 1')
   for (const r of [quitter, deaf, garbage, hang, flood]) settle(t, r)
   t.ok(performance.now() - badStarted < 90_000, 'every run ended within its scenario, the delivery timeout and the stop grace')
 })

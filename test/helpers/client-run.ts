@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import type { ClauseCount } from '../../conformance/client/core/journal.js'
 import { conformance } from '../../src/cli/main.js'
 import { ROOT } from './root.js'
 
@@ -19,6 +20,7 @@ export interface Run {
       id: string
       verdict: string
       violationCount: number
+      clauses: Record<string, ClauseCount>
       reason?: string
       note?: string
       replay?: { seed: number; path: string }
