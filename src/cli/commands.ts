@@ -199,9 +199,10 @@ const parity = command({
     "Replays a recording's requests, in their order and with their overlap, against a fresh fake of the same API",
     'started with the FAKE FLAGS below (set it up as the recorded server was), and compares each reply with the',
     'recorded one: status, error code, body shape (keys and types, not values) and the headers the specs name. The',
-    'tokens and ids the recorded server made are put back as the fake makes them. Each difference is one of',
-    'behaviour, of the world (a thing or setting one server has and the other lacks), or one that follows an',
-    'earlier difference. docs/proxy.md says how to read the report.'
+    'tokens and ids the recorded server made are put back as the fake makes them, and an Orb long poll the',
+    'recorded server answered early (a member\'s event, which is not replayed) is sent with its wait cut to that',
+    'time. Each difference is one of behaviour, of the world (a thing or setting one server has and the other',
+    'lacks), or one that follows an earlier difference. docs/proxy.md says how to read the report.'
   ].join('\n'),
   column: 26,
   flags: PARITY_FLAGS,
