@@ -314,14 +314,17 @@ export interface OrbServer {
   control?: string
 }
 
-/** A fake Orb (throttles off) or the bare baseline Orb, on a free port: spawn to ready file. */
-export async function launchOrb (kind: Kind, dir: string, n: number): Promise<OrbServer> {
+/** A fake Orb (throttles off; `extra`: more of its flags) or the bare Orb baseline, on a free port, ready. */
+export async function launchOrb (
+  kind: Kind, dir: string, n: number, extra: readonly string[] = []
+): Promise<OrbServer> {
   const ready = join(dir, `orb-${kind}-${n}.ready`)
   const args =
     kind === 'orbtest'
       ? [
           CLI,
           'orb',
+          ...extra,
           '--orb-port',
           '0',
           '--control-port',

@@ -9,14 +9,14 @@
  * dashboard's rows), BENCH_DASHBOARD=0 (skip them: they need Chromium), BENCH_ONLY=proxy (only `orbtest proxy`'s row),
  * BENCH_PROF=DIR (CPU profiles of the servers).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   ADAPTER, call, CLI, CONNECTIONS, cpuMs, KINDS, launch, launchOrb, load, loadHttp, median, medianRound,
-  pairedRounds, percentile, prepareAdapter, ROUNDS, root, SECONDS, slicedRound, spawnServer, STARTS, stop, WAKEUPS,
+  pairedRounds, percentile, prepareAdapter, ROUNDS, root, SECONDS, slicedRound, STARTS, stop, WAKEUPS,
   type Kind, type Load, type Paired, type Server, type SlicedRound
 } from './harness.js'
 import { dashboardRows, type DashboardRows } from './dashboard.js'
@@ -175,30 +175,9 @@ function httpJson (
  * bot holding the event.
  */
 async function fanIn (dir: string): Promise<{ bots: number; eventsPerSecond: number; median: number; p99: number }> {
-  const ready = join(dir, 'fan-in.ready')
-  const child = spawnServer(
-    [
-      CLI,
-      'orb',
-      '--world',
-      fanInWorld(dir),
-      '--orb-port',
-      '0',
-      '--control-port',
-      '0',
-      '--ready-file',
-      ready,
-      '--rate-limit',
-      'off',
-      '--log-level',
-      'silent'
-    ]
-  )
-  while (!existsSync(ready)) {
-    if (child.exitCode !== null) throw new Error(`fan-in orb exited with ${child.exitCode}`)
-    await new Promise((resolve) => setTimeout(resolve, 1))
-  }
-  const { orb, control } = JSON.parse(readFileSync(ready, 'utf8')) as { orb: { url: string }, control: { url: string } }
+  const { child, url, control: controlUrl } = await launchOrb('orbtest', dir, 1100, ['--world', fanInWorld(dir)])
+  const orb = { url }
+  const control = { url: controlUrl! }
   const agent = new Agent({ keepAlive: true, maxSockets: BOTS + 20 })
   const sent = new Map<number, bigint>()
   const latencies: number[] = []

@@ -19,6 +19,7 @@ import { scratch } from './helpers/fake.js'
 import { DEMO } from './helpers/orb.js'
 import { exitOf, until } from './helpers/process.js'
 import { ROOT } from './helpers/root.js'
+import { exchangeOf } from './helpers/tap-exchange.js'
 
 const BOT = join(ROOT, 'examples', 'orb-bot-events', 'bot.mjs')
 const WEBHOOK_BOT = join(ROOT, 'examples', 'orb-bot-webhook', 'bot.mjs')
@@ -222,25 +223,13 @@ t.test('PROXY-13 an Orb that breaks the spec gives server findings under their i
   }
 })
 
-/** One exchange as the proxy's tap gives it. */
-function exchange (over: Partial<TapExchange>): TapExchange {
-  return {
-    request: 1,
-    connection: 1,
-    method: 'GET',
-    target: '/api/bot/v1/events?after=0',
-    httpVersion: '1.1',
-    headers: {},
-    body: undefined,
-    contentLength: 0,
-    status: 200,
-    replyHeaders: { 'content-type': 'application/json' },
-    reply: '{"events": [], "next": 0, "mode": "events"}',
-    finished: true,
-    notes: [],
-    ...over
-  }
-}
+/** One exchange as the proxy's tap gives it: an events reply as the spec gives it, unless `over` says otherwise. */
+const exchange = (over: Partial<TapExchange>): TapExchange => exchangeOf({
+  target: '/api/bot/v1/events?after=0',
+  replyHeaders: { 'content-type': 'application/json' },
+  reply: '{"events": [], "next": 0, "mode": "events"}',
+  ...over
+})
 
 t.test('PROXY-14 server findings: none for what the spec allows, a cut reply, one the proxy made, or a path outside the API', async (t) => {
   t.same(orbServerFindings(exchange({})), [], 'an events reply as the spec gives it')

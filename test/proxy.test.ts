@@ -21,6 +21,7 @@ import { CLI } from './helpers/cli.js'
 import { readDiscovery, scratch, startFake } from './helpers/fake.js'
 import { judge as judged, Journal } from './helpers/journal.js'
 import { exitOf, until } from './helpers/process.js'
+import { exchangeOf as exchange } from './helpers/tap-exchange.js'
 import { ROOT } from './helpers/root.js'
 
 const ADAPTER = join(ROOT, 'examples', 'orbtile-adapter-node', 'adapter.mjs')
@@ -252,26 +253,6 @@ t.test('PROXY-05 an app whose /info is no Info gives a server finding (OT-034), 
     t.equal(code, strict ? 1 : 0, strict ? 'exit 1 with --strict-server' : 'exit 0 without it')
   }
 })
-
-/** An exchange as the relay reports one: `GET /a/v1/info` answered 200 with `{}`, unless said otherwise. */
-function exchange (x: Partial<TapExchange>): TapExchange {
-  return {
-    request: 1,
-    connection: 1,
-    method: 'GET',
-    target: '/a/v1/info',
-    httpVersion: '1.1',
-    headers: {},
-    body: undefined,
-    contentLength: 0,
-    status: 200,
-    replyHeaders: {},
-    reply: '{}',
-    finished: true,
-    notes: [],
-    ...x
-  }
-}
 
 const EVENTS = '/a/v1/adapters/a.b/events'
 const ERROR = (code: string): string => JSON.stringify({ error: { code, message: 'm' } })
